@@ -1,0 +1,129 @@
+package dev.tidemark.transforms;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.util.Iterator;
+import java.util.TreeSet;
+import org.apache.beam.sdk.coders.CannotProvideCoderException;
+import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.coders.CoderRegistry;
+import org.apache.beam.sdk.transforms.Combine.CombineFn;
+import org.joda.time.Instant;
+
+/**
+ * Combines the events of one account in one window into {@link Features}. Associative and
+ * commutative (sums, maxima, set unions, a latest-by-event-time choice with a deterministic
+ * tie-break), so runners may lift it before the shuffle.
+ */
+public final class AggregateFeaturesFn
+    extends CombineFn<PaymentEvent, AggregateFeaturesFn.Accumulator, Features> {
+
+  /** Mutable running aggregate; private to the combine. */
+  public static final class Accumulator {
+    long count;
+    long sumCents;
+    long maxCents;
+    final TreeSet<String> merchants = new TreeSet<>();
+    final TreeSet<String> countries = new TreeSet<>();
+    long latestEventMillis = Long.MIN_VALUE;
+    long latestIngestionMillis = Long.MIN_VALUE;
+
+    void addEvent(long eventMillis, long ingestionMillis) {
+      if (eventMillis > latestEventMillis
+          || (eventMillis == latestEventMillis && ingestionMillis > latestIngestionMillis)) {
+        latestEventMillis = eventMillis;
+        latestIngestionMillis = ingestionMillis;
+      }
+    }
+  }
+
+  @Override
+  public Accumulator createAccumulator() {
+    return new Accumulator();
+  }
+
+  @Override
+  public Accumulator addInput(Accumulator acc, PaymentEvent event) {
+    acc.count++;
+    acc.sumCents = Math.addExact(acc.sumCents, event.amountCents());
+    acc.maxCents = Math.max(acc.maxCents, event.amountCents());
+    if (event.merchantId() != null) {
+      acc.merchants.add(event.merchantId());
+    }
+    if (event.country() != null) {
+      acc.countries.add(event.country());
+    }
+    acc.addEvent(event.eventTime().getMillis(), event.ingestionTime().getMillis());
+    return acc;
+  }
+
+  @Override
+  public Accumulator mergeAccumulators(Iterable<Accumulator> accumulators) {
+    Iterator<Accumulator> it = accumulators.iterator();
+    Accumulator merged = it.hasNext() ? it.next() : createAccumulator();
+    while (it.hasNext()) {
+      Accumulator other = it.next();
+      merged.count += other.count;
+      merged.sumCents = Math.addExact(merged.sumCents, other.sumCents);
+      merged.maxCents = Math.max(merged.maxCents, other.maxCents);
+      merged.merchants.addAll(other.merchants);
+      merged.countries.addAll(other.countries);
+      merged.addEvent(other.latestEventMillis, other.latestIngestionMillis);
+    }
+    return merged;
+  }
+
+  @Override
+  public Features extractOutput(Accumulator acc) {
+    return new Features(
+        acc.count,
+        acc.sumCents,
+        acc.maxCents,
+        acc.merchants.size(),
+        acc.countries.size(),
+        Instant.ofEpochMilli(acc.latestEventMillis),
+        Instant.ofEpochMilli(acc.latestIngestionMillis));
+  }
+
+  @Override
+  public Coder<Accumulator> getAccumulatorCoder(
+      CoderRegistry registry, Coder<PaymentEvent> inputCoder) throws CannotProvideCoderException {
+    return AccumulatorCoder.INSTANCE;
+  }
+
+  @Override
+  public Coder<Features> getDefaultOutputCoder(
+      CoderRegistry registry, Coder<PaymentEvent> inputCoder) {
+    return Features.FeaturesCoder.of();
+  }
+
+  /** Compact coder for the accumulator (sets in sorted order, so it is deterministic). */
+  static final class AccumulatorCoder extends Codec.DataCoder<Accumulator> {
+    static final AccumulatorCoder INSTANCE = new AccumulatorCoder();
+
+    @Override
+    void write(Accumulator value, DataOutputStream out) throws IOException {
+      out.writeLong(value.count);
+      out.writeLong(value.sumCents);
+      out.writeLong(value.maxCents);
+      Codec.writeStrings(java.util.List.copyOf(value.merchants), out);
+      Codec.writeStrings(java.util.List.copyOf(value.countries), out);
+      out.writeLong(value.latestEventMillis);
+      out.writeLong(value.latestIngestionMillis);
+    }
+
+    @Override
+    Accumulator read(DataInputStream in) throws IOException {
+      Accumulator acc = new Accumulator();
+      acc.count = in.readLong();
+      acc.sumCents = in.readLong();
+      acc.maxCents = in.readLong();
+      acc.merchants.addAll(Codec.readStrings(in));
+      acc.countries.addAll(Codec.readStrings(in));
+      acc.latestEventMillis = in.readLong();
+      acc.latestIngestionMillis = in.readLong();
+      return acc;
+    }
+  }
+}

@@ -1,0 +1,63 @@
+package dev.tidemark.transforms;
+
+import org.apache.beam.sdk.metrics.Counter;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.PTransform;
+import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.transforms.windowing.IntervalWindow;
+import org.apache.beam.sdk.transforms.windowing.PaneInfo;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollection;
+import org.joda.time.Instant;
+
+/**
+ * Turns each fired pane of {@link ComputeFeatures} into a {@link Decision}: the stable decision id
+ * of (account, window), the pane as version, the features, and the clocks. {@code processingTime}
+ * is when this step saw the fired pane (the wall clock of the worker); the event and ingestion
+ * clocks come from the pane's latest event.
+ *
+ * <p>Counts {@code decisions} and {@code decisions.EARLY|ON_TIME|LATE}.
+ */
+public final class AssembleDecisions
+    extends PTransform<PCollection<KV<String, Features>>, PCollection<Decision>> {
+
+  private AssembleDecisions() {}
+
+  public static AssembleDecisions create() {
+    return new AssembleDecisions();
+  }
+
+  @Override
+  public PCollection<Decision> expand(PCollection<KV<String, Features>> panes) {
+    return panes
+        .apply("ToDecision", ParDo.of(new AssembleDecisionFn()))
+        .setCoder(Decision.DecisionCoder.of());
+  }
+
+  /** One decision per pane. */
+  static final class AssembleDecisionFn extends DoFn<KV<String, Features>, Decision> {
+    private final Counter decisions = TidemarkMetrics.counter(TidemarkMetrics.DECISIONS);
+
+    @ProcessElement
+    public void processElement(
+        @Element KV<String, Features> pane,
+        IntervalWindow window,
+        PaneInfo paneInfo,
+        OutputReceiver<Decision> out) {
+      String timing = paneInfo.getTiming().name();
+      decisions.inc();
+      TidemarkMetrics.counter(TidemarkMetrics.DECISIONS_PREFIX + timing).inc();
+      out.output(
+          Decision.unscored(
+              pane.getKey(),
+              window.start(),
+              window.end(),
+              timing,
+              paneInfo.getIndex(),
+              paneInfo.isFirst(),
+              paneInfo.isLast(),
+              pane.getValue(),
+              Instant.now()));
+    }
+  }
+}

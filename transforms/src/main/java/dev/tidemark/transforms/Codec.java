@@ -1,0 +1,124 @@
+package dev.tidemark.transforms;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.beam.sdk.coders.AtomicCoder;
+import org.apache.beam.sdk.coders.CoderException;
+import org.checkerframework.checker.nullness.qual.Nullable;
+import org.joda.time.Instant;
+
+/**
+ * The field encodings shared by Tidemark's compact coders: length-prefixed UTF-8 strings, nullable
+ * values behind a presence byte, instants as epoch milliseconds.
+ *
+ * <p>Every coder built on it is deterministic: equal values encode to equal bytes, so the types can
+ * be used as keys and compared across replays.
+ */
+final class Codec {
+  private Codec() {}
+
+  /** Reads and writes one value type on data streams; the base of every Tidemark coder. */
+  abstract static class DataCoder<T> extends AtomicCoder<T> {
+    abstract void write(T value, DataOutputStream out) throws IOException;
+
+    abstract T read(DataInputStream in) throws IOException;
+
+    @Override
+    public final void encode(T value, OutputStream outStream) throws IOException {
+      if (value == null) {
+        throw new CoderException("cannot encode a null " + getClass().getSimpleName() + " value");
+      }
+      DataOutputStream out = new DataOutputStream(outStream);
+      write(value, out);
+      out.flush();
+    }
+
+    @Override
+    public final T decode(InputStream inStream) throws IOException {
+      return read(new DataInputStream(inStream));
+    }
+
+    @Override
+    public final void verifyDeterministic() {}
+
+    @Override
+    public final boolean consistentWithEquals() {
+      return true;
+    }
+  }
+
+  static void writeString(String value, DataOutputStream out) throws IOException {
+    writeBytes(value.getBytes(java.nio.charset.StandardCharsets.UTF_8), out);
+  }
+
+  static String readString(DataInputStream in) throws IOException {
+    return new String(readBytes(in), java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  static void writeNullableString(@Nullable String value, DataOutputStream out) throws IOException {
+    out.writeBoolean(value != null);
+    if (value != null) {
+      writeString(value, out);
+    }
+  }
+
+  static @Nullable String readNullableString(DataInputStream in) throws IOException {
+    return in.readBoolean() ? readString(in) : null;
+  }
+
+  static void writeBytes(byte[] value, DataOutputStream out) throws IOException {
+    out.writeInt(value.length);
+    out.write(value);
+  }
+
+  static byte[] readBytes(DataInputStream in) throws IOException {
+    int length = in.readInt();
+    if (length < 0) {
+      throw new CoderException("negative length " + length);
+    }
+    byte[] bytes = new byte[length];
+    in.readFully(bytes);
+    return bytes;
+  }
+
+  static void writeInstant(Instant value, DataOutputStream out) throws IOException {
+    out.writeLong(value.getMillis());
+  }
+
+  static Instant readInstant(DataInputStream in) throws IOException {
+    return Instant.ofEpochMilli(in.readLong());
+  }
+
+  static void writeNullableInstant(@Nullable Instant value, DataOutputStream out)
+      throws IOException {
+    out.writeBoolean(value != null);
+    if (value != null) {
+      writeInstant(value, out);
+    }
+  }
+
+  static @Nullable Instant readNullableInstant(DataInputStream in) throws IOException {
+    return in.readBoolean() ? readInstant(in) : null;
+  }
+
+  static void writeStrings(List<String> values, DataOutputStream out) throws IOException {
+    out.writeInt(values.size());
+    for (String value : values) {
+      writeString(value, out);
+    }
+  }
+
+  static List<String> readStrings(DataInputStream in) throws IOException {
+    int size = in.readInt();
+    List<String> values = new ArrayList<>(size);
+    for (int i = 0; i < size; i++) {
+      values.add(readString(in));
+    }
+    return values;
+  }
+}

@@ -1,0 +1,358 @@
+package dev.tidemark.transforms;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.beam.sdk.coders.InstantCoder;
+import org.apache.beam.sdk.coders.KvCoder;
+import org.apache.beam.sdk.coders.NullableCoder;
+import org.apache.beam.sdk.coders.StringUtf8Coder;
+import org.apache.beam.sdk.coders.VarIntCoder;
+import org.apache.beam.sdk.transforms.Combine;
+import org.apache.beam.sdk.transforms.Create;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.Flatten;
+import org.apache.beam.sdk.transforms.MapElements;
+import org.apache.beam.sdk.transforms.PTransform;
+import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.transforms.SimpleFunction;
+import org.apache.beam.sdk.transforms.windowing.AfterPane;
+import org.apache.beam.sdk.transforms.windowing.AfterProcessingTime;
+import org.apache.beam.sdk.transforms.windowing.AfterWatermark;
+import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.apache.beam.sdk.transforms.windowing.GlobalWindows;
+import org.apache.beam.sdk.transforms.windowing.SlidingWindows;
+import org.apache.beam.sdk.transforms.windowing.Trigger;
+import org.apache.beam.sdk.transforms.windowing.Trigger.OnceTrigger;
+import org.apache.beam.sdk.transforms.windowing.Window;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollection;
+import org.apache.beam.sdk.values.PCollectionList;
+import org.apache.beam.sdk.values.PCollectionTuple;
+import org.apache.beam.sdk.values.TimestampedValue;
+import org.apache.beam.sdk.values.TupleTag;
+import org.apache.beam.sdk.values.TupleTagList;
+import org.apache.beam.sdk.values.WindowingStrategy.AccumulationMode;
+import org.checkerframework.checker.nullness.qual.Nullable;
+import org.joda.time.Duration;
+import org.joda.time.Instant;
+
+/**
+ * Per-account features in event-time sliding windows, with explicit triggers, allowed lateness and
+ * too-late capture.
+ *
+ * <p>The four windowing decisions, all explicit: {@code SlidingWindows.of(size).every(period)}
+ * (fixed windows when they are equal); a trigger {@code AfterWatermark.pastEndOfWindow()} with
+ * early firings a processing-time delay after the first element of a pane (or on every element for
+ * a zero delay, or none) and late firings likewise; {@code withAllowedLateness(lateness)}; and
+ * accumulating (default) or discarding panes. Output: one {@code KV<accountId, Features>} per fired
+ * pane per account and window, in that window, with the pane's {@code PaneInfo}.
+ *
+ * <p>Too-late capture: Beam drops data behind window end plus allowed lateness and only bumps its
+ * {@code droppedDueToLateness} counter. Here every event passes {@link GateTooLateFn} first, which
+ * diverts each window the event is too late for to {@link Result#tooLate()} (with the missed
+ * windows; an event that misses only some of its sliding windows is {@code partiallyLate} and still
+ * counts in the others) and holds the watermark so that Beam never drops what it passes. Every
+ * unique event is therefore either windowed or too late, and the runner's own drop counters stay at
+ * zero. Cost: one extra keyed shuffle onto {@link #withGateShards gate shards} (default one, so the
+ * gate is one serial step), and a watermark at the windowing step that trails the source's by up to
+ * one window period.
+ *
+ * <p>Input must be in the global window, timestamped with event time (the output of {@link
+ * DeduplicateEvents}).
+ *
+ * <pre>{@code
+ * ComputeFeatures.Result features = unique.apply("ComputeFeatures",
+ *     ComputeFeatures.of(Duration.standardMinutes(5), Duration.standardSeconds(30))
+ *         .withEarlyFiringDelay(Duration.standardSeconds(10))
+ *         .withAllowedLateness(Duration.standardHours(1)));
+ * }</pre>
+ */
+public final class ComputeFeatures
+    extends PTransform<PCollection<PaymentEvent>, ComputeFeatures.Result> {
+
+  public static final Duration DEFAULT_WINDOW_SIZE = Duration.standardMinutes(5);
+  public static final Duration DEFAULT_WINDOW_PERIOD = Duration.standardSeconds(30);
+  public static final Duration DEFAULT_EARLY_FIRING_DELAY = Duration.standardSeconds(10);
+  public static final Duration DEFAULT_LATE_FIRING_DELAY = Duration.ZERO;
+  public static final Duration DEFAULT_ALLOWED_LATENESS = Duration.standardHours(1);
+  public static final AccumulationMode DEFAULT_ACCUMULATION_MODE =
+      AccumulationMode.ACCUMULATING_FIRED_PANES;
+  public static final int DEFAULT_GATE_SHARDS = 1;
+
+  private final Duration size;
+  private final Duration period;
+  private final @Nullable Duration earlyFiringDelay;
+  private final Duration lateFiringDelay;
+  private final Duration allowedLateness;
+  private final AccumulationMode accumulationMode;
+  private final int gateShards;
+
+  private ComputeFeatures(
+      Duration size,
+      Duration period,
+      @Nullable Duration earlyFiringDelay,
+      Duration lateFiringDelay,
+      Duration allowedLateness,
+      AccumulationMode accumulationMode,
+      int gateShards) {
+    this.size = size;
+    this.period = period;
+    this.earlyFiringDelay = earlyFiringDelay;
+    this.lateFiringDelay = lateFiringDelay;
+    this.allowedLateness = allowedLateness;
+    this.accumulationMode = accumulationMode;
+    this.gateShards = gateShards;
+  }
+
+  /** Sliding windows of {@code size} starting every {@code period}; the other settings default. */
+  public static ComputeFeatures of(Duration size, Duration period) {
+    if (size == null || size.getMillis() <= 0) {
+      throw new IllegalArgumentException(
+          "window size must be a positive duration such as PT5M, got " + size + " (--windowSize)");
+    }
+    if (period == null || period.getMillis() <= 0) {
+      throw new IllegalArgumentException(
+          "window period must be a positive duration such as PT30S, got "
+              + period
+              + " (--windowPeriod)");
+    }
+    if (period.isLongerThan(size)) {
+      throw new IllegalArgumentException(
+          "window period "
+              + period
+              + " is longer than window size "
+              + size
+              + ": events between windows would be lost; set --windowPeriod to at most"
+              + " --windowSize (equal gives fixed windows)");
+    }
+    if (size.getMillis() % period.getMillis() != 0) {
+      throw new IllegalArgumentException(
+          "window size "
+              + size
+              + " is not a whole multiple of period "
+              + period
+              + "; choose a period that divides the size (e.g. PT5M every PT30S)");
+    }
+    return new ComputeFeatures(
+        size,
+        period,
+        DEFAULT_EARLY_FIRING_DELAY,
+        DEFAULT_LATE_FIRING_DELAY,
+        DEFAULT_ALLOWED_LATENESS,
+        DEFAULT_ACCUMULATION_MODE,
+        DEFAULT_GATE_SHARDS);
+  }
+
+  /** Early firings this long after the first element of a pane; zero fires on every element. */
+  public ComputeFeatures withEarlyFiringDelay(Duration delay) {
+    return new ComputeFeatures(
+        size,
+        period,
+        checkDelay(delay, "early firing delay", "--earlyFiringDelay"),
+        lateFiringDelay,
+        allowedLateness,
+        accumulationMode,
+        gateShards);
+  }
+
+  /** No early (speculative) panes: only on-time and late ones. */
+  public ComputeFeatures withoutEarlyFirings() {
+    return new ComputeFeatures(
+        size, period, null, lateFiringDelay, allowedLateness, accumulationMode, gateShards);
+  }
+
+  /** Late firings this long after the first late element of a pane; zero fires on every one. */
+  public ComputeFeatures withLateFiringDelay(Duration delay) {
+    return new ComputeFeatures(
+        size,
+        period,
+        earlyFiringDelay,
+        checkDelay(delay, "late firing delay", "--lateFiringDelay"),
+        allowedLateness,
+        accumulationMode,
+        gateShards);
+  }
+
+  /** How long after the end of a window late events still revise it. */
+  public ComputeFeatures withAllowedLateness(Duration lateness) {
+    if (lateness == null || lateness.getMillis() < 0) {
+      throw new IllegalArgumentException(
+          "allowed lateness must be zero or positive, such as PT1H, got "
+              + lateness
+              + "; set it with withAllowedLateness(...) or --allowedLateness");
+    }
+    return new ComputeFeatures(
+        size, period, earlyFiringDelay, lateFiringDelay, lateness, accumulationMode, gateShards);
+  }
+
+  /** Whether each pane carries everything so far (accumulating) or only what is new. */
+  public ComputeFeatures withAccumulationMode(AccumulationMode mode) {
+    if (mode != AccumulationMode.ACCUMULATING_FIRED_PANES
+        && mode != AccumulationMode.DISCARDING_FIRED_PANES) {
+      throw new IllegalArgumentException(
+          "accumulation mode must be ACCUMULATING or DISCARDING, got "
+              + mode
+              + " (--accumulationMode)");
+    }
+    return new ComputeFeatures(
+        size, period, earlyFiringDelay, lateFiringDelay, allowedLateness, mode, gateShards);
+  }
+
+  /**
+   * How many keys the too-late gate spreads over (its parallelism). Each shard holds the watermark
+   * at its own bound, so a shard that sees no events for a long time (or none yet) holds back the
+   * whole windowing step: use more than one shard only for streams dense enough that every shard
+   * sees events every few window periods.
+   */
+  public ComputeFeatures withGateShards(int shards) {
+    if (shards < 1) {
+      throw new IllegalArgumentException("gate shards must be at least 1, got " + shards);
+    }
+    return new ComputeFeatures(
+        size, period, earlyFiringDelay, lateFiringDelay, allowedLateness, accumulationMode, shards);
+  }
+
+  private static Duration checkDelay(Duration delay, String what, String flag) {
+    if (delay == null || delay.getMillis() < 0) {
+      throw new IllegalArgumentException(
+          what + " must be zero or positive, such as PT10S, got " + delay + " (" + flag + ")");
+    }
+    return delay;
+  }
+
+  /** Zero delay: fire on every element; otherwise a processing-time delay after the first. */
+  private static OnceTrigger firing(Duration delay) {
+    return delay.getMillis() == 0
+        ? AfterPane.elementCountAtLeast(1)
+        : AfterProcessingTime.pastFirstElementInPane().plusDelayOf(delay);
+  }
+
+  /** The trigger: watermark, with the configured early and late firings. */
+  Trigger trigger() {
+    return earlyFiringDelay == null
+        ? AfterWatermark.pastEndOfWindow().withLateFirings(firing(lateFiringDelay))
+        : AfterWatermark.pastEndOfWindow()
+            .withEarlyFirings(firing(earlyFiringDelay))
+            .withLateFirings(firing(lateFiringDelay));
+  }
+
+  @Override
+  public Result expand(PCollection<PaymentEvent> events) {
+    if (!(events.getWindowingStrategy().getWindowFn() instanceof GlobalWindows)) {
+      throw new IllegalArgumentException(
+          "ComputeFeatures windows its input itself; give it events in the global window");
+    }
+    SlidingWindows windowFn = SlidingWindows.of(size).every(period);
+    KvCoder<Integer, PaymentEvent> shardedCoder =
+        KvCoder.of(VarIntCoder.of(), NullableCoder.of(PaymentEvent.PaymentEventCoder.of()));
+
+    List<TimestampedValue<KV<Integer, PaymentEvent>>> seeds = new ArrayList<>();
+    for (int shard = 0; shard < gateShards; shard++) {
+      seeds.add(TimestampedValue.of(KV.of(shard, null), BoundedWindow.TIMESTAMP_MIN_VALUE));
+    }
+    PCollection<KV<Integer, PaymentEvent>> sharded =
+        events
+            .apply("ShardForGate", MapElements.via(new ShardFn(gateShards)))
+            .setCoder(shardedCoder);
+    PCollection<KV<Integer, PaymentEvent>> seeded =
+        PCollectionList.of(sharded)
+            .and(
+                events
+                    .getPipeline()
+                    .apply("GateSeeds", Create.timestamped(seeds).withCoder(shardedCoder)))
+            .apply("SeedGate", Flatten.pCollections());
+
+    TupleTag<KV<Instant, PaymentEvent>> gatedTag = new TupleTag<KV<Instant, PaymentEvent>>() {};
+    TupleTag<TooLateRecord> tooLateTag = new TupleTag<TooLateRecord>() {};
+    PCollectionTuple gated =
+        seeded.apply(
+            "GateTooLateEvents",
+            ParDo.of(new GateTooLateFn(windowFn, allowedLateness, period, gatedTag, tooLateTag))
+                .withOutputTags(gatedTag, TupleTagList.of(tooLateTag)));
+    gated.get(tooLateTag).setCoder(TooLateRecord.TooLateRecordCoder.of());
+
+    Window<KV<Instant, PaymentEvent>> windowing =
+        Window.<KV<Instant, PaymentEvent>>into(windowFn)
+            .triggering(trigger())
+            .withAllowedLateness(allowedLateness);
+    windowing =
+        accumulationMode == AccumulationMode.ACCUMULATING_FIRED_PANES
+            ? windowing.accumulatingFiredPanes()
+            : windowing.discardingFiredPanes();
+
+    PCollection<KV<String, Features>> features =
+        gated
+            .get(gatedTag)
+            .setCoder(KvCoder.of(InstantCoder.of(), PaymentEvent.PaymentEventCoder.of()))
+            .apply("WindowFeatures", windowing)
+            .apply("DropMissedWindows", ParDo.of(new KeepOpenWindowsFn(allowedLateness)))
+            .setCoder(KvCoder.of(StringUtf8Coder.of(), PaymentEvent.PaymentEventCoder.of()))
+            .apply("AggregateFeatures", Combine.perKey(new AggregateFeaturesFn()));
+    return new Result(
+        PCollectionTuple.of(FEATURES_TAG, features).and(tooLateTag, gated.get(tooLateTag)),
+        FEATURES_TAG,
+        tooLateTag);
+  }
+
+  private static final TupleTag<KV<String, Features>> FEATURES_TAG =
+      new TupleTag<KV<String, Features>>() {};
+
+  /** The windowed features and the too-late records. */
+  public static final class Result extends PairedOutput<KV<String, Features>, TooLateRecord> {
+    Result(
+        PCollectionTuple outputs,
+        TupleTag<KV<String, Features>> featuresTag,
+        TupleTag<TooLateRecord> tooLateTag) {
+      super(outputs, featuresTag, tooLateTag);
+    }
+
+    /** One element per fired pane per account and window, in that window. */
+    public PCollection<KV<String, Features>> features() {
+      return main();
+    }
+
+    /** Events that missed one or more of their windows (fully or partially late). */
+    public PCollection<TooLateRecord> tooLate() {
+      return audit();
+    }
+  }
+
+  /** Spreads events evenly over the gate's shards by identity. */
+  static final class ShardFn extends SimpleFunction<PaymentEvent, KV<Integer, PaymentEvent>> {
+    private final int shards;
+
+    ShardFn(int shards) {
+      this.shards = shards;
+    }
+
+    @Override
+    public KV<Integer, PaymentEvent> apply(PaymentEvent event) {
+      return KV.of(
+          Math.floorMod(31 * event.source().hashCode() + event.id().hashCode(), shards), event);
+    }
+  }
+
+  /**
+   * Drops the windows the gate reported as missed (so Beam never sees them) and keys the rest by
+   * account. Observing the window makes the runner process each window of an event separately.
+   */
+  static final class KeepOpenWindowsFn
+      extends DoFn<KV<Instant, PaymentEvent>, KV<String, PaymentEvent>> {
+    private final Duration allowedLateness;
+
+    KeepOpenWindowsFn(Duration allowedLateness) {
+      this.allowedLateness = allowedLateness;
+    }
+
+    @ProcessElement
+    public void processElement(
+        @Element KV<Instant, PaymentEvent> element,
+        BoundedWindow window,
+        OutputReceiver<KV<String, PaymentEvent>> out) {
+      if (!GateTooLateFn.isExpired(window, allowedLateness, element.getKey())) {
+        PaymentEvent event = element.getValue();
+        out.output(KV.of(event.accountId(), event));
+      }
+    }
+  }
+}

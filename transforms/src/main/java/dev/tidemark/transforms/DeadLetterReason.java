@@ -1,0 +1,54 @@
+package dev.tidemark.transforms;
+
+/**
+ * Why a record was dead-lettered. {@link #code()} is the stable, machine-readable value written in
+ * the {@code reason} field of every dead-letter record; dashboards and replays rely on it, so codes
+ * are only ever added, never renamed.
+ */
+public enum DeadLetterReason {
+  /** The record's bytes are not valid UTF-8. */
+  INVALID_UTF8("invalid_utf8"),
+  /** The record is larger than the configured maximum ({@code --maxEventBytes}). */
+  OVERSIZED_RECORD("oversized_record"),
+  /** The record is not parseable JSON. */
+  INVALID_JSON("invalid_json"),
+  /** The record is JSON but not a structured-mode CloudEvent (not an object, no specversion). */
+  NOT_A_CLOUDEVENT("not_a_cloudevent"),
+  /** The CloudEvent's specversion is not 1.0. */
+  UNSUPPORTED_SPECVERSION("unsupported_specversion"),
+  /** A required context attribute (id, source, type, time) is missing, empty or not a string. */
+  MISSING_ATTRIBUTE("missing_attribute"),
+  /** The {@code time} attribute is not an RFC 3339 timestamp. */
+  INVALID_TIME("invalid_time"),
+  /** The {@code type} attribute is not in the allow-list. */
+  UNSUPPORTED_TYPE("unsupported_type"),
+  /** The CloudEvents SDK rejected the event (for example a source that is not a URI-reference). */
+  INVALID_CLOUDEVENT("invalid_cloudevent"),
+  /** The event has no {@code data}, or its data is not a JSON object. */
+  INVALID_DATA("invalid_data"),
+  /** {@code data.accountId} is missing, empty, not a string or longer than 128 characters. */
+  INVALID_ACCOUNT_ID("invalid_account_id"),
+  /** {@code data.amount} is missing, not a number, negative, or has more than 2 decimal places. */
+  INVALID_AMOUNT("invalid_amount"),
+  /** {@code data.currency} is missing or not the pipeline's currency. */
+  INVALID_CURRENCY("invalid_currency"),
+  /** {@code data.merchantId} is present but not a non-empty string. */
+  INVALID_MERCHANT_ID("invalid_merchant_id"),
+  /** {@code data.country} is present but not an ISO 3166-1 alpha-2 code. */
+  INVALID_COUNTRY("invalid_country"),
+  /** A replay-file line that looks like a directive but cannot be applied. */
+  INVALID_DIRECTIVE("invalid_directive"),
+  /** A feature row the model could not score. */
+  SCORING_FAILED("scoring_failed");
+
+  private final String code;
+
+  DeadLetterReason(String code) {
+    this.code = code;
+  }
+
+  /** The stable machine-readable code, e.g. {@code invalid_json}. */
+  public String code() {
+    return code;
+  }
+}

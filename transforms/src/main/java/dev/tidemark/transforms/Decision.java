@@ -1,0 +1,397 @@
+package dev.tidemark.transforms;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Objects;
+import org.apache.beam.sdk.coders.DefaultCoder;
+import org.checkerframework.checker.nullness.qual.Nullable;
+import org.joda.time.Instant;
+
+/**
+ * One decision: the features of one account in one window as of one fired pane, with the four
+ * clocks, and (once scored) the model's score.
+ *
+ * <p>JSON field names are a contract shared by the file, Kafka and BigQuery sinks:
+ *
+ * <pre>
+ * decisionId   stable id of (accountId, windowStart, windowEnd): the same for every pane
+ * version      pane index; a higher version supersedes a lower one
+ * accountId, windowStart, windowEnd (RFC 3339 UTC)
+ * pane         {"timing": "EARLY"|"ON_TIME"|"LATE", "index", "isFirst", "isLast"}
+ * features     {"txnCount", "amountSum", "amountMax", "distinctMerchants", "distinctCountries"}
+ * clocks       {"eventTime", "ingestionTime", "processingTime", "decisionTime"}
+ * score, decision, model {"name", "version", "engine"}   only once scored
+ * </pre>
+ */
+@DefaultCoder(Decision.DecisionCoder.class)
+public final class Decision {
+  private final String decisionId;
+  private final String accountId;
+  private final Instant windowStart;
+  private final Instant windowEnd;
+  private final String paneTiming;
+  private final long paneIndex;
+  private final boolean firstPane;
+  private final boolean lastPane;
+  private final Features features;
+  private final Instant processingTime;
+  private final Instant decisionTime;
+  private final @Nullable Double score;
+  private final @Nullable String label;
+  private final @Nullable ModelRef model;
+
+  private Decision(
+      String decisionId,
+      String accountId,
+      Instant windowStart,
+      Instant windowEnd,
+      String paneTiming,
+      long paneIndex,
+      boolean firstPane,
+      boolean lastPane,
+      Features features,
+      Instant processingTime,
+      Instant decisionTime,
+      @Nullable Double score,
+      @Nullable String label,
+      @Nullable ModelRef model) {
+    this.decisionId = decisionId;
+    this.accountId = accountId;
+    this.windowStart = windowStart;
+    this.windowEnd = windowEnd;
+    this.paneTiming = paneTiming;
+    this.paneIndex = paneIndex;
+    this.firstPane = firstPane;
+    this.lastPane = lastPane;
+    this.features = features;
+    this.processingTime = processingTime;
+    this.decisionTime = decisionTime;
+    this.score = score;
+    this.label = label;
+    this.model = model;
+  }
+
+  /** An unscored decision for one pane; its decision time is its processing time. */
+  public static Decision unscored(
+      String accountId,
+      Instant windowStart,
+      Instant windowEnd,
+      String paneTiming,
+      long paneIndex,
+      boolean firstPane,
+      boolean lastPane,
+      Features features,
+      Instant processingTime) {
+    return new Decision(
+        decisionId(accountId, windowStart, windowEnd),
+        accountId,
+        windowStart,
+        windowEnd,
+        paneTiming,
+        paneIndex,
+        firstPane,
+        lastPane,
+        features,
+        processingTime,
+        processingTime,
+        null,
+        null,
+        null);
+  }
+
+  /** This decision with a model's score and verdict, made final at {@code decisionTime}. */
+  public Decision withScore(double score, String label, ModelRef model, Instant decisionTime) {
+    return new Decision(
+        decisionId,
+        accountId,
+        windowStart,
+        windowEnd,
+        paneTiming,
+        paneIndex,
+        firstPane,
+        lastPane,
+        features,
+        processingTime,
+        decisionTime,
+        score,
+        Objects.requireNonNull(label, "label"),
+        Objects.requireNonNull(model, "model"));
+  }
+
+  /**
+   * The stable id of (accountId, windowStart, windowEnd): the first 128 bits of the SHA-256 of the
+   * three, length-prefixed, in hex.
+   */
+  public static String decisionId(String accountId, Instant windowStart, Instant windowEnd) {
+    try {
+      MessageDigest sha = MessageDigest.getInstance("SHA-256");
+      byte[] account = accountId.getBytes(StandardCharsets.UTF_8);
+      sha.update(java.nio.ByteBuffer.allocate(4).putInt(account.length).array());
+      sha.update(account);
+      sha.update(
+          java.nio.ByteBuffer.allocate(16)
+              .putLong(windowStart.getMillis())
+              .putLong(windowEnd.getMillis())
+              .array());
+      return HexFormat.of().formatHex(sha.digest(), 0, 16);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required by every Java runtime", e);
+    }
+  }
+
+  public String decisionId() {
+    return decisionId;
+  }
+
+  /** The pane index: a later version of a decision supersedes an earlier one. */
+  public long version() {
+    return paneIndex;
+  }
+
+  public String accountId() {
+    return accountId;
+  }
+
+  public Instant windowStart() {
+    return windowStart;
+  }
+
+  public Instant windowEnd() {
+    return windowEnd;
+  }
+
+  public String paneTiming() {
+    return paneTiming;
+  }
+
+  public long paneIndex() {
+    return paneIndex;
+  }
+
+  public boolean isFirstPane() {
+    return firstPane;
+  }
+
+  public boolean isLastPane() {
+    return lastPane;
+  }
+
+  public Features features() {
+    return features;
+  }
+
+  public Instant eventTime() {
+    return features.latestEventTime();
+  }
+
+  public Instant ingestionTime() {
+    return features.latestIngestionTime();
+  }
+
+  public Instant processingTime() {
+    return processingTime;
+  }
+
+  public Instant decisionTime() {
+    return decisionTime;
+  }
+
+  public @Nullable Double score() {
+    return score;
+  }
+
+  /** {@code "review"} or {@code "allow"} once scored. */
+  public @Nullable String label() {
+    return label;
+  }
+
+  public @Nullable ModelRef model() {
+    return model;
+  }
+
+  /** One line of the decisions output. */
+  public String toJson() {
+    return Json.object(
+        out -> {
+          out.writeStringField("decisionId", decisionId);
+          out.writeNumberField("version", paneIndex);
+          out.writeStringField("accountId", accountId);
+          out.writeStringField("windowStart", Json.instant(windowStart));
+          out.writeStringField("windowEnd", Json.instant(windowEnd));
+          out.writeObjectFieldStart("pane");
+          out.writeStringField("timing", paneTiming);
+          out.writeNumberField("index", paneIndex);
+          out.writeBooleanField("isFirst", firstPane);
+          out.writeBooleanField("isLast", lastPane);
+          out.writeEndObject();
+          out.writeObjectFieldStart("features");
+          features.writeFields(out);
+          out.writeEndObject();
+          out.writeObjectFieldStart("clocks");
+          out.writeStringField("eventTime", Json.instant(eventTime()));
+          out.writeStringField("ingestionTime", Json.instant(ingestionTime()));
+          out.writeStringField("processingTime", Json.instant(processingTime));
+          out.writeStringField("decisionTime", Json.instant(decisionTime));
+          out.writeEndObject();
+          if (score != null && model != null) {
+            out.writeNumberField("score", score);
+            out.writeStringField("decision", label);
+            out.writeObjectFieldStart("model");
+            out.writeStringField("name", model.name());
+            out.writeStringField("version", model.version());
+            out.writeStringField("engine", model.engine());
+            out.writeEndObject();
+          }
+        });
+  }
+
+  @Override
+  public boolean equals(@Nullable Object o) {
+    if (!(o instanceof Decision)) {
+      return false;
+    }
+    Decision that = (Decision) o;
+    return paneIndex == that.paneIndex
+        && firstPane == that.firstPane
+        && lastPane == that.lastPane
+        && decisionId.equals(that.decisionId)
+        && accountId.equals(that.accountId)
+        && windowStart.equals(that.windowStart)
+        && windowEnd.equals(that.windowEnd)
+        && paneTiming.equals(that.paneTiming)
+        && features.equals(that.features)
+        && processingTime.equals(that.processingTime)
+        && decisionTime.equals(that.decisionTime)
+        && Objects.equals(score, that.score)
+        && Objects.equals(label, that.label)
+        && Objects.equals(model, that.model);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(decisionId, paneIndex, features);
+  }
+
+  @Override
+  public String toString() {
+    return toJson();
+  }
+
+  /** Which model scored a decision. */
+  public static final class ModelRef {
+    private final String name;
+    private final String version;
+    private final String engine;
+
+    public ModelRef(String name, String version, String engine) {
+      this.name = Objects.requireNonNull(name, "name");
+      this.version = Objects.requireNonNull(version, "version");
+      this.engine = Objects.requireNonNull(engine, "engine");
+    }
+
+    public String name() {
+      return name;
+    }
+
+    public String version() {
+      return version;
+    }
+
+    public String engine() {
+      return engine;
+    }
+
+    @Override
+    public boolean equals(@Nullable Object o) {
+      return o instanceof ModelRef
+          && name.equals(((ModelRef) o).name)
+          && version.equals(((ModelRef) o).version)
+          && engine.equals(((ModelRef) o).engine);
+    }
+
+    @Override
+    public int hashCode() {
+      return Objects.hash(name, version, engine);
+    }
+
+    @Override
+    public String toString() {
+      return name + ":" + version + " (" + engine + ")";
+    }
+  }
+
+  /** Compact, deterministic coder. */
+  public static final class DecisionCoder extends Codec.DataCoder<Decision> {
+    private static final DecisionCoder INSTANCE = new DecisionCoder();
+
+    public static DecisionCoder of() {
+      return INSTANCE;
+    }
+
+    @Override
+    void write(Decision value, DataOutputStream out) throws IOException {
+      Codec.writeString(value.decisionId, out);
+      Codec.writeString(value.accountId, out);
+      Codec.writeInstant(value.windowStart, out);
+      Codec.writeInstant(value.windowEnd, out);
+      Codec.writeString(value.paneTiming, out);
+      out.writeLong(value.paneIndex);
+      out.writeBoolean(value.firstPane);
+      out.writeBoolean(value.lastPane);
+      Features.FeaturesCoder.of().write(value.features, out);
+      Codec.writeInstant(value.processingTime, out);
+      Codec.writeInstant(value.decisionTime, out);
+      out.writeBoolean(value.score != null && value.model != null);
+      if (value.score != null && value.model != null) {
+        out.writeDouble(value.score);
+        Codec.writeString(value.label, out);
+        Codec.writeString(value.model.name, out);
+        Codec.writeString(value.model.version, out);
+        Codec.writeString(value.model.engine, out);
+      }
+    }
+
+    @Override
+    Decision read(DataInputStream in) throws IOException {
+      String decisionId = Codec.readString(in);
+      String accountId = Codec.readString(in);
+      Instant windowStart = Codec.readInstant(in);
+      Instant windowEnd = Codec.readInstant(in);
+      String paneTiming = Codec.readString(in);
+      long paneIndex = in.readLong();
+      boolean first = in.readBoolean();
+      boolean last = in.readBoolean();
+      Features features = Features.FeaturesCoder.of().read(in);
+      Instant processingTime = Codec.readInstant(in);
+      Instant decisionTime = Codec.readInstant(in);
+      Double score = null;
+      String label = null;
+      ModelRef model = null;
+      if (in.readBoolean()) {
+        score = in.readDouble();
+        label = Codec.readString(in);
+        model = new ModelRef(Codec.readString(in), Codec.readString(in), Codec.readString(in));
+      }
+      return new Decision(
+          decisionId,
+          accountId,
+          windowStart,
+          windowEnd,
+          paneTiming,
+          paneIndex,
+          first,
+          last,
+          features,
+          processingTime,
+          decisionTime,
+          score,
+          label,
+          model);
+    }
+  }
+}

@@ -1,0 +1,210 @@
+package dev.tidemark.transforms;
+
+import java.util.Arrays;
+import org.apache.beam.sdk.coders.ByteArrayCoder;
+import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.coders.KvCoder;
+import org.apache.beam.sdk.coders.StringUtf8Coder;
+import org.apache.beam.sdk.coders.VarLongCoder;
+import org.apache.beam.sdk.metrics.Counter;
+import org.apache.beam.sdk.state.StateSpec;
+import org.apache.beam.sdk.state.StateSpecs;
+import org.apache.beam.sdk.state.TimeDomain;
+import org.apache.beam.sdk.state.Timer;
+import org.apache.beam.sdk.state.TimerSpec;
+import org.apache.beam.sdk.state.TimerSpecs;
+import org.apache.beam.sdk.state.ValueState;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.PTransform;
+import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.transforms.WithKeys;
+import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.apache.beam.sdk.transforms.windowing.GlobalWindows;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollection;
+import org.apache.beam.sdk.values.PCollectionTuple;
+import org.apache.beam.sdk.values.TupleTag;
+import org.apache.beam.sdk.values.TupleTagList;
+import org.apache.beam.sdk.values.TypeDescriptors;
+import org.joda.time.Duration;
+import org.joda.time.Instant;
+
+/**
+ * Passes the first copy of every event and diverts the rest, keyed on the CloudEvents identity
+ * {@code source}+{@code id}, remembered for an event-time horizon.
+ *
+ * <p>Semantics: the key is the pair ({@code source}, {@code id}) encoded with length prefixes, so
+ * no two different pairs collide and the same {@code id} under another {@code source} is a
+ * different event. The first copy to arrive passes ({@link Result#events()}); every later copy
+ * within the horizon goes to {@link Result#duplicates()} with a flag saying whether its content
+ * equals the first copy's. A copy with different content is a <em>conflict</em> (a reused identity,
+ * which the IETF idempotency-key draft treats as an error): it is counted in {@code conflicts} and
+ * never passes.
+ *
+ * <p>Horizon and state: state for a key is cleared by an event-time timer once the watermark passes
+ * the first copy's event time plus the horizon (default {@link #DEFAULT_HORIZON}, the 24 hours
+ * Stripe keeps idempotency keys). A copy arriving after that passes again: that is the documented
+ * edge of the guarantee. The timer sets no output timestamp, so it never holds the watermark. State
+ * is one small cell per distinct key inside the horizon.
+ *
+ * <p>Why not Beam's {@code Deduplicate}: it defaults to processing time (replays would then depend
+ * on the wall clock), has no output for the diverted copies (the audit trail is lost) and does not
+ * compare content (a conflicting reuse of an identity would vanish as a mere duplicate). Input must
+ * be in the global window.
+ *
+ * <pre>{@code
+ * DeduplicateEvents.Result deduped =
+ *     events.apply("DeduplicateEvents", DeduplicateEvents.create().withHorizon(Duration.standardHours(24)));
+ * deduped.events();     // first copies
+ * deduped.duplicates(); // every other copy, with identicalPayload
+ * }</pre>
+ */
+public final class DeduplicateEvents
+    extends PTransform<PCollection<PaymentEvent>, DeduplicateEvents.Result> {
+
+  public static final Duration DEFAULT_HORIZON = Duration.standardHours(24);
+
+  private final Duration horizon;
+
+  private DeduplicateEvents(Duration horizon) {
+    this.horizon = horizon;
+  }
+
+  public static DeduplicateEvents create() {
+    return new DeduplicateEvents(DEFAULT_HORIZON);
+  }
+
+  /** How long, in event time after its first copy, an identity is remembered. */
+  public DeduplicateEvents withHorizon(Duration horizon) {
+    if (horizon == null || horizon.getMillis() <= 0) {
+      throw new IllegalArgumentException(
+          "the dedup horizon must be a positive duration such as PT24H, got "
+              + horizon
+              + "; set it with withHorizon(...) or --dedupHorizon");
+    }
+    return new DeduplicateEvents(horizon);
+  }
+
+  public Duration horizon() {
+    return horizon;
+  }
+
+  @Override
+  public Result expand(PCollection<PaymentEvent> input) {
+    if (!(input.getWindowingStrategy().getWindowFn() instanceof GlobalWindows)) {
+      throw new IllegalArgumentException(
+          "DeduplicateEvents needs its input in the global window; apply it before windowing");
+    }
+    TupleTag<PaymentEvent> eventsTag = new TupleTag<PaymentEvent>() {};
+    TupleTag<DuplicateRecord> duplicatesTag = new TupleTag<DuplicateRecord>() {};
+    Coder<KV<String, String>> keyCoder = KvCoder.of(StringUtf8Coder.of(), StringUtf8Coder.of());
+    PCollectionTuple outputs =
+        input
+            .apply(
+                "KeyBySourceAndId",
+                WithKeys.of(PaymentEvent::identity)
+                    .withKeyType(
+                        TypeDescriptors.kvs(TypeDescriptors.strings(), TypeDescriptors.strings())))
+            .setCoder(KvCoder.of(keyCoder, PaymentEvent.PaymentEventCoder.of()))
+            .apply(
+                "FirstCopyPerIdentity",
+                ParDo.of(new DeduplicateFn(horizon, eventsTag, duplicatesTag))
+                    .withOutputTags(eventsTag, TupleTagList.of(duplicatesTag)));
+    outputs.get(eventsTag).setCoder(PaymentEvent.PaymentEventCoder.of());
+    outputs.get(duplicatesTag).setCoder(DuplicateRecord.DuplicateRecordCoder.of());
+    return new Result(outputs, eventsTag, duplicatesTag);
+  }
+
+  /** The first copies and the diverted duplicates. */
+  public static final class Result extends PairedOutput<PaymentEvent, DuplicateRecord> {
+    Result(
+        PCollectionTuple outputs,
+        TupleTag<PaymentEvent> eventsTag,
+        TupleTag<DuplicateRecord> duplicatesTag) {
+      super(outputs, eventsTag, duplicatesTag);
+    }
+
+    /** The first copy of each identity, timestamped with its event time. */
+    public PCollection<PaymentEvent> events() {
+      return main();
+    }
+
+    /** Every later copy inside the horizon. */
+    public PCollection<DuplicateRecord> duplicates() {
+      return audit();
+    }
+  }
+
+  /**
+   * Keeps, per identity, the first copy's content fingerprint and event time; expires them with an
+   * event-time timer that does not hold the watermark.
+   */
+  static final class DeduplicateFn
+      extends DoFn<KV<KV<String, String>, PaymentEvent>, PaymentEvent> {
+    static final String FIRST_SEEN_STATE = "firstSeen";
+    static final String EXPIRY_TIMER = "expiry";
+
+    @StateId(FIRST_SEEN_STATE)
+    private final StateSpec<ValueState<KV<byte[], Long>>> firstSeenSpec =
+        StateSpecs.value(KvCoder.of(ByteArrayCoder.of(), VarLongCoder.of()));
+
+    @TimerId(EXPIRY_TIMER)
+    private final TimerSpec expirySpec = TimerSpecs.timer(TimeDomain.EVENT_TIME);
+
+    private final Duration horizon;
+    private final TupleTag<PaymentEvent> eventsTag;
+    private final TupleTag<DuplicateRecord> duplicatesTag;
+    private final Counter unique = TidemarkMetrics.counter(TidemarkMetrics.UNIQUE);
+    private final Counter duplicates = TidemarkMetrics.counter(TidemarkMetrics.DUPLICATES);
+    private final Counter conflicts = TidemarkMetrics.counter(TidemarkMetrics.CONFLICTS);
+
+    DeduplicateFn(
+        Duration horizon,
+        TupleTag<PaymentEvent> eventsTag,
+        TupleTag<DuplicateRecord> duplicatesTag) {
+      this.horizon = horizon;
+      this.eventsTag = eventsTag;
+      this.duplicatesTag = duplicatesTag;
+    }
+
+    @ProcessElement
+    public void processElement(
+        @Element KV<KV<String, String>, PaymentEvent> element,
+        @StateId(FIRST_SEEN_STATE) ValueState<KV<byte[], Long>> firstSeen,
+        @TimerId(EXPIRY_TIMER) Timer expiry,
+        MultiOutputReceiver out) {
+      PaymentEvent event = element.getValue();
+      KV<byte[], Long> first = firstSeen.read();
+      if (first == null) {
+        unique.inc();
+        firstSeen.write(KV.of(event.fingerprint(), event.eventTime().getMillis()));
+        Instant expiresAt = event.eventTime().plus(horizon);
+        if (expiresAt.isAfter(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
+          expiresAt = BoundedWindow.TIMESTAMP_MAX_VALUE;
+        }
+        expiry.withNoOutputTimestamp().set(expiresAt);
+        out.get(eventsTag).output(event);
+        return;
+      }
+      boolean identical = Arrays.equals(first.getKey(), event.fingerprint());
+      duplicates.inc();
+      if (!identical) {
+        conflicts.inc();
+      }
+      out.get(duplicatesTag)
+          .output(
+              new DuplicateRecord(
+                  event.source(),
+                  event.id(),
+                  event.eventTime(),
+                  identical,
+                  Instant.ofEpochMilli(first.getValue()),
+                  event.ingestionTime()));
+    }
+
+    @OnTimer(EXPIRY_TIMER)
+    public void onExpiry(@StateId(FIRST_SEEN_STATE) ValueState<KV<byte[], Long>> firstSeen) {
+      firstSeen.clear();
+    }
+  }
+}

@@ -1,0 +1,113 @@
+package dev.tidemark.transforms;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.cloudevents.jackson.JsonFormat;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import org.checkerframework.checker.nullness.qual.Nullable;
+import org.joda.time.Instant;
+import org.joda.time.format.DateTimeFormatter;
+import org.joda.time.format.ISODateTimeFormat;
+
+/**
+ * The one JSON configuration Tidemark uses: a shared {@link ObjectMapper} that keeps decimals exact
+ * and knows CloudEvents, and the RFC 3339 UTC rendering of instants used in every output record.
+ */
+public final class Json {
+  /** Thread-safe once configured; decimals stay {@link java.math.BigDecimal}. */
+  public static final ObjectMapper MAPPER =
+      new ObjectMapper()
+          .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+          .registerModule(JsonFormat.getCloudEventJacksonModule());
+
+  private static final JsonFactory FACTORY = MAPPER.getFactory();
+  private static final DateTimeFormatter RFC3339 = ISODateTimeFormat.dateTime().withZoneUTC();
+
+  private Json() {}
+
+  /** An instant as RFC 3339 in UTC with milliseconds, e.g. {@code 2026-01-01T00:05:00.000Z}. */
+  public static String instant(Instant instant) {
+    return RFC3339.print(instant);
+  }
+
+  /** Writes one JSON object; the callback writes its fields. */
+  public static String object(FieldWriter fields) {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream(256);
+    try (JsonGenerator out = FACTORY.createGenerator(bytes)) {
+      out.writeStartObject();
+      fields.write(out);
+      out.writeEndObject();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return bytes.toString(StandardCharsets.UTF_8);
+  }
+
+  /** Writes a string field only when the value is present. */
+  public static void optionalString(JsonGenerator out, String name, @Nullable String value)
+      throws IOException {
+    if (value != null) {
+      out.writeStringField(name, value);
+    }
+  }
+
+  /**
+   * The canonical form of a JSON value: object fields sorted by name, no insignificant whitespace,
+   * numbers as written. Two records with the same content in a different field order have the same
+   * canonical form.
+   */
+  public static String canonical(JsonNode node) {
+    StringBuilder out = new StringBuilder();
+    appendCanonical(node, out);
+    return out.toString();
+  }
+
+  private static void appendCanonical(JsonNode node, StringBuilder out) {
+    if (node.isObject()) {
+      List<String> names = new ArrayList<>();
+      Iterator<String> it = node.fieldNames();
+      it.forEachRemaining(names::add);
+      Collections.sort(names);
+      out.append('{');
+      for (int i = 0; i < names.size(); i++) {
+        if (i > 0) {
+          out.append(',');
+        }
+        out.append(com.fasterxml.jackson.databind.node.TextNode.valueOf(names.get(i)).toString())
+            .append(':');
+        appendCanonical(node.get(names.get(i)), out);
+      }
+      out.append('}');
+    } else if (node.isArray()) {
+      out.append('[');
+      for (int i = 0; i < node.size(); i++) {
+        if (i > 0) {
+          out.append(',');
+        }
+        appendCanonical(node.get(i), out);
+      }
+      out.append(']');
+    } else if (node.isBigDecimal()) {
+      out.append(node.decimalValue().stripTrailingZeros().toPlainString());
+    } else {
+      out.append(node.toString());
+    }
+  }
+
+  /** Writes the fields of one JSON object. */
+  @FunctionalInterface
+  public interface FieldWriter {
+    void write(JsonGenerator out) throws IOException;
+  }
+}

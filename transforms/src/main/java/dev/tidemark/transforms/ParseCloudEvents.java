@@ -1,0 +1,469 @@
+package dev.tidemark.transforms;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.cloudevents.CloudEvent;
+import io.cloudevents.CloudEventData;
+import io.cloudevents.jackson.JsonCloudEventData;
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import org.apache.beam.sdk.metrics.Counter;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.PTransform;
+import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.transforms.WithFailures;
+import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.apache.beam.sdk.values.PCollection;
+import org.apache.beam.sdk.values.PCollectionTuple;
+import org.apache.beam.sdk.values.TupleTag;
+import org.apache.beam.sdk.values.TupleTagList;
+import org.checkerframework.checker.nullness.qual.Nullable;
+import org.joda.time.Instant;
+
+/**
+ * Parses and validates structured-mode CloudEvents 1.0 carrying a payment transaction, with the
+ * CloudEvents Java SDK, into {@link PaymentEvent}s timestamped with their event time.
+ *
+ * <p>Every record ends in exactly one of two places: {@link WithFailures.Result#output()} (valid
+ * events) or {@link WithFailures.Result#failures()} (a {@link DeadLetter} with a stable {@link
+ * DeadLetterReason}, a message, the step, the origin and the original bytes). Nothing is dropped
+ * and nothing throws: the counters {@code read}, {@code valid} and {@code deadLetters.<reason>}
+ * satisfy {@code read = valid + deadLetters}.
+ *
+ * <p>Rules: required context attributes {@code specversion} (must be {@code 1.0}), {@code id},
+ * {@code source}, {@code type} (must be in the allow-list) and {@code time} (RFC 3339, the event
+ * time); {@code data} is a JSON object with {@code accountId} (non-empty string, at most 128
+ * characters), {@code amount} (a JSON number, at least 0, at most two decimal places), {@code
+ * currency} (equal to the configured currency), optional {@code merchantId} (non-empty string) and
+ * {@code country} (ISO 3166-1 alpha-2). Other data fields are ignored. Records over {@link
+ * #withMaxEventBytes} bytes or not valid UTF-8 are rejected before parsing.
+ *
+ * <p>Sources must give each record a timestamp no later than its event time (a replay or file
+ * source uses the minimum timestamp; a Kafka source assigns the event time itself), because the
+ * parsed event is output at its event time.
+ *
+ * <pre>{@code
+ * WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> parsed =
+ *     raw.apply("ParseCloudEvents", ParseCloudEvents.create().withCurrency("GBP"));
+ * }</pre>
+ */
+public final class ParseCloudEvents
+    extends PTransform<
+        PCollection<RawRecord>, WithFailures.Result<PCollection<PaymentEvent>, DeadLetter>> {
+
+  /** The default (and only shipped) event type. */
+  public static final String DEFAULT_TYPE = "payments.transaction.v1";
+
+  public static final String DEFAULT_CURRENCY = "GBP";
+  public static final int DEFAULT_MAX_EVENT_BYTES = 64 * 1024;
+  public static final int MAX_ACCOUNT_ID_LENGTH = 128;
+
+  /** The step name written in dead letters from this transform. */
+  public static final String STEP = "ParseCloudEvents";
+
+  private static final Set<String> ISO_COUNTRIES = Set.of(Locale.getISOCountries());
+
+  private final Set<String> allowedTypes;
+  private final String currency;
+  private final int maxEventBytes;
+
+  private ParseCloudEvents(Set<String> allowedTypes, String currency, int maxEventBytes) {
+    this.allowedTypes = allowedTypes;
+    this.currency = currency;
+    this.maxEventBytes = maxEventBytes;
+  }
+
+  /** Accepts {@value #DEFAULT_TYPE} in {@value #DEFAULT_CURRENCY}, up to 64 KiB per record. */
+  public static ParseCloudEvents create() {
+    return new ParseCloudEvents(Set.of(DEFAULT_TYPE), DEFAULT_CURRENCY, DEFAULT_MAX_EVENT_BYTES);
+  }
+
+  /** The CloudEvent {@code type} values to accept; others are dead-lettered. */
+  public ParseCloudEvents withAllowedTypes(Set<String> types) {
+    if (types == null
+        || types.isEmpty()
+        || types.stream().anyMatch(t -> t == null || t.isEmpty())) {
+      throw new IllegalArgumentException(
+          "allowed types must be a non-empty set of non-empty strings, e.g. "
+              + DEFAULT_TYPE
+              + "; set them with withAllowedTypes(...)");
+    }
+    return new ParseCloudEvents(new TreeSet<>(types), currency, maxEventBytes);
+  }
+
+  /** The only currency accepted in {@code data.currency}, an ISO 4217 code such as GBP. */
+  public ParseCloudEvents withCurrency(String currency) {
+    if (currency == null || !currency.matches("[A-Z]{3}")) {
+      throw new IllegalArgumentException(
+          "currency must be a three-letter ISO 4217 code such as GBP, got '"
+              + currency
+              + "'; set it with withCurrency(...)");
+    }
+    return new ParseCloudEvents(allowedTypes, currency, maxEventBytes);
+  }
+
+  /** The largest record accepted, in bytes; larger records are dead-lettered. */
+  public ParseCloudEvents withMaxEventBytes(int maxEventBytes) {
+    if (maxEventBytes < 64) {
+      throw new IllegalArgumentException(
+          "maxEventBytes must be at least 64 bytes, got "
+              + maxEventBytes
+              + "; set it with withMaxEventBytes(...)");
+    }
+    return new ParseCloudEvents(allowedTypes, currency, maxEventBytes);
+  }
+
+  @Override
+  public WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> expand(
+      PCollection<RawRecord> input) {
+    TupleTag<PaymentEvent> eventsTag = new TupleTag<PaymentEvent>() {};
+    TupleTag<DeadLetter> failuresTag = new TupleTag<DeadLetter>() {};
+    PCollectionTuple outputs =
+        input.apply(
+            "ParseAndValidate",
+            ParDo.of(
+                    new ParseCloudEventsFn(
+                        allowedTypes, currency, maxEventBytes, eventsTag, failuresTag))
+                .withOutputTags(eventsTag, TupleTagList.of(failuresTag)));
+    outputs.get(eventsTag).setCoder(PaymentEvent.PaymentEventCoder.of());
+    outputs.get(failuresTag).setCoder(DeadLetter.DeadLetterCoder.of());
+    return WithFailures.Result.of(outputs, eventsTag, failuresTag);
+  }
+
+  /** A validation failure with its reason; internal control flow of the parser. */
+  static final class Rejection extends Exception {
+    final DeadLetterReason reason;
+
+    Rejection(DeadLetterReason reason, String message) {
+      this(reason, message, null);
+    }
+
+    Rejection(DeadLetterReason reason, String message, @Nullable Throwable cause) {
+      super(message, cause, false, false);
+      this.reason = reason;
+    }
+  }
+
+  /** Parses one record; see {@link ParseCloudEvents} for the rules. */
+  static final class ParseCloudEventsFn extends DoFn<RawRecord, PaymentEvent> {
+    private final Set<String> allowedTypes;
+    private final String currency;
+    private final int maxEventBytes;
+    private final TupleTag<PaymentEvent> eventsTag;
+    private final TupleTag<DeadLetter> failuresTag;
+
+    private final Counter read = TidemarkMetrics.counter(TidemarkMetrics.READ);
+    private final Counter valid = TidemarkMetrics.counter(TidemarkMetrics.VALID);
+    private final Counter deadLetters = TidemarkMetrics.counter(TidemarkMetrics.DEAD_LETTERS);
+
+    private transient @Nullable MessageDigest digest;
+    private transient @Nullable CharsetDecoder utf8;
+
+    ParseCloudEventsFn(
+        Set<String> allowedTypes,
+        String currency,
+        int maxEventBytes,
+        TupleTag<PaymentEvent> eventsTag,
+        TupleTag<DeadLetter> failuresTag) {
+      this.allowedTypes = allowedTypes;
+      this.currency = currency;
+      this.maxEventBytes = maxEventBytes;
+      this.eventsTag = eventsTag;
+      this.failuresTag = failuresTag;
+    }
+
+    @Setup
+    public void setup() throws NoSuchAlgorithmException {
+      digest = MessageDigest.getInstance("SHA-256");
+      utf8 =
+          StandardCharsets.UTF_8
+              .newDecoder()
+              .onMalformedInput(CodingErrorAction.REPORT)
+              .onUnmappableCharacter(CodingErrorAction.REPORT);
+    }
+
+    @ProcessElement
+    public void processElement(
+        @Element RawRecord record, @Timestamp Instant timestamp, MultiOutputReceiver out) {
+      read.inc();
+      try {
+        PaymentEvent event = parse(record);
+        if (event.eventTime().isBefore(timestamp)) {
+          throw new Rejection(
+              DeadLetterReason.INVALID_TIME,
+              "event time "
+                  + event.eventTime()
+                  + " is before the timestamp "
+                  + timestamp
+                  + " its source assigned; the source must assign the event time or an earlier one");
+        }
+        valid.inc();
+        out.get(eventsTag).outputWithTimestamp(event, event.eventTime());
+      } catch (Rejection rejection) {
+        deadLetter(record, rejection, out);
+      } catch (RuntimeException e) {
+        // A bug or a library surprise on one record must not stop the pipeline: keep the record.
+        deadLetter(
+            record,
+            new Rejection(DeadLetterReason.INVALID_CLOUDEVENT, "unexpected parser error: " + e, e),
+            out);
+      }
+    }
+
+    private void deadLetter(RawRecord record, Rejection rejection, MultiOutputReceiver out) {
+      deadLetters.inc();
+      TidemarkMetrics.counter(TidemarkMetrics.DEAD_LETTERS_PREFIX + rejection.reason.code()).inc();
+      Throwable cause = rejection.getCause();
+      out.get(failuresTag)
+          .output(
+              new DeadLetter(
+                  rejection.reason,
+                  rejection.getMessage(),
+                  record.sourceError() != null ? "Source" : STEP,
+                  record.origin(),
+                  record.payload(),
+                  cause == null ? null : cause.toString()));
+    }
+
+    PaymentEvent parse(RawRecord record) throws Rejection {
+      if (record.sourceError() != null) {
+        throw new Rejection(
+            record.sourceError(), Objects.requireNonNullElse(record.sourceErrorMessage(), ""));
+      }
+      byte[] bytes = record.payload();
+      if (bytes.length > maxEventBytes) {
+        throw new Rejection(
+            DeadLetterReason.OVERSIZED_RECORD,
+            "record is "
+                + bytes.length
+                + " bytes, over the limit of "
+                + maxEventBytes
+                + " (--maxEventBytes)");
+      }
+      try {
+        utf8.reset().decode(ByteBuffer.wrap(bytes));
+      } catch (CharacterCodingException e) {
+        throw new Rejection(DeadLetterReason.INVALID_UTF8, "record is not valid UTF-8: " + e);
+      }
+      JsonNode root;
+      try {
+        root = Json.MAPPER.readTree(bytes);
+      } catch (IOException e) {
+        throw new Rejection(
+            DeadLetterReason.INVALID_JSON, "record is not valid JSON: " + firstLine(e), e);
+      }
+      if (root == null || root.isMissingNode()) {
+        throw new Rejection(DeadLetterReason.INVALID_JSON, "record is empty");
+      }
+      if (!root.isObject() || !root.has("specversion")) {
+        throw new Rejection(
+            DeadLetterReason.NOT_A_CLOUDEVENT,
+            "record is JSON but not a structured-mode CloudEvent (needs an object with"
+                + " specversion)");
+      }
+      String specVersion = root.get("specversion").asText();
+      if (!"1.0".equals(specVersion)) {
+        throw new Rejection(
+            DeadLetterReason.UNSUPPORTED_SPECVERSION,
+            "specversion is '" + specVersion + "'; only CloudEvents 1.0 is accepted");
+      }
+      for (String attribute : new String[] {"id", "source", "type", "time"}) {
+        JsonNode value = root.get(attribute);
+        if (value == null || !value.isTextual() || value.asText().isEmpty()) {
+          throw new Rejection(
+              DeadLetterReason.MISSING_ATTRIBUTE,
+              "required attribute '" + attribute + "' is missing, empty or not a string");
+        }
+      }
+      Instant eventTime;
+      String timeText = root.get("time").asText();
+      try {
+        eventTime = Instant.ofEpochMilli(OffsetDateTime.parse(timeText).toInstant().toEpochMilli());
+      } catch (DateTimeParseException | ArithmeticException e) {
+        throw new Rejection(
+            DeadLetterReason.INVALID_TIME,
+            "time '" + timeText + "' is not an RFC 3339 timestamp such as 2026-01-01T00:00:00Z");
+      }
+      if (eventTime.isBefore(BoundedWindow.TIMESTAMP_MIN_VALUE)
+          || !eventTime.isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
+        throw new Rejection(
+            DeadLetterReason.INVALID_TIME, "time '" + timeText + "' is out of range");
+      }
+      String type = root.get("type").asText();
+      if (!allowedTypes.contains(type)) {
+        throw new Rejection(
+            DeadLetterReason.UNSUPPORTED_TYPE,
+            "type '" + type + "' is not one of " + allowedTypes + " (--eventTypes)");
+      }
+      CloudEvent event;
+      try {
+        event = Json.MAPPER.treeToValue(root, CloudEvent.class);
+      } catch (JsonProcessingException | IllegalArgumentException e) {
+        throw new Rejection(
+            DeadLetterReason.INVALID_CLOUDEVENT,
+            "the CloudEvents SDK rejected the event: " + firstLine(e),
+            e);
+      }
+      ObjectNode data = dataOf(event);
+      String accountId = requiredAccountId(data);
+      long amountCents = amountCents(data);
+      JsonNode currencyNode = data.get("currency");
+      if (currencyNode == null || !currencyNode.isTextual()) {
+        throw new Rejection(
+            DeadLetterReason.INVALID_CURRENCY, "data.currency is missing or not a string");
+      }
+      if (!currency.equals(currencyNode.asText())) {
+        throw new Rejection(
+            DeadLetterReason.INVALID_CURRENCY,
+            "data.currency is '"
+                + currencyNode.asText()
+                + "' but this pipeline accepts only "
+                + currency
+                + " (--currency)");
+      }
+      String merchantId = optionalMerchant(data);
+      String country = optionalCountry(data);
+      return new PaymentEvent(
+          event.getSource().toString(),
+          event.getId(),
+          type,
+          eventTime,
+          record.ingestionTime(),
+          accountId,
+          amountCents,
+          currency,
+          merchantId,
+          country,
+          fingerprint(event, eventTime, data));
+    }
+
+    private static ObjectNode dataOf(CloudEvent event) throws Rejection {
+      CloudEventData data = event.getData();
+      JsonNode node;
+      if (data == null) {
+        throw new Rejection(DeadLetterReason.INVALID_DATA, "the event has no data");
+      } else if (data instanceof JsonCloudEventData) {
+        node = ((JsonCloudEventData) data).getNode();
+      } else {
+        try {
+          node = Json.MAPPER.readTree(data.toBytes());
+        } catch (IOException e) {
+          throw new Rejection(
+              DeadLetterReason.INVALID_DATA, "data is not JSON: " + firstLine(e), e);
+        }
+      }
+      if (node == null || !node.isObject()) {
+        throw new Rejection(DeadLetterReason.INVALID_DATA, "data is not a JSON object");
+      }
+      return (ObjectNode) node;
+    }
+
+    private static String requiredAccountId(ObjectNode data) throws Rejection {
+      JsonNode node = data.get("accountId");
+      if (node == null || !node.isTextual() || node.asText().isEmpty()) {
+        throw new Rejection(
+            DeadLetterReason.INVALID_ACCOUNT_ID,
+            "data.accountId is missing, empty or not a string");
+      }
+      String accountId = node.asText();
+      if (accountId.length() > MAX_ACCOUNT_ID_LENGTH) {
+        throw new Rejection(
+            DeadLetterReason.INVALID_ACCOUNT_ID,
+            "data.accountId is "
+                + accountId.length()
+                + " characters, over the limit of "
+                + MAX_ACCOUNT_ID_LENGTH);
+      }
+      return accountId;
+    }
+
+    private static long amountCents(ObjectNode data) throws Rejection {
+      JsonNode node = data.get("amount");
+      if (node == null || !node.isNumber()) {
+        throw new Rejection(
+            DeadLetterReason.INVALID_AMOUNT,
+            "data.amount is missing or not a JSON number (strings such as \"12.34\" are"
+                + " rejected)");
+      }
+      BigDecimal amount =
+          node.isBigDecimal() || node.isIntegralNumber()
+              ? node.decimalValue()
+              : new BigDecimal(node.asText());
+      if (amount.signum() < 0) {
+        throw new Rejection(
+            DeadLetterReason.INVALID_AMOUNT, "data.amount " + amount + " is negative");
+      }
+      if (amount.stripTrailingZeros().scale() > 2) {
+        throw new Rejection(
+            DeadLetterReason.INVALID_AMOUNT,
+            "data.amount " + amount.toPlainString() + " has more than 2 decimal places");
+      }
+      try {
+        return amount.movePointRight(2).longValueExact();
+      } catch (ArithmeticException e) {
+        throw new Rejection(
+            DeadLetterReason.INVALID_AMOUNT, "data.amount " + amount + " is too large");
+      }
+    }
+
+    private static @Nullable String optionalMerchant(ObjectNode data) throws Rejection {
+      JsonNode node = data.get("merchantId");
+      if (node == null || node.isNull()) {
+        return null;
+      }
+      if (!node.isTextual() || node.asText().isEmpty()) {
+        throw new Rejection(
+            DeadLetterReason.INVALID_MERCHANT_ID, "data.merchantId is not a non-empty string");
+      }
+      return node.asText();
+    }
+
+    private static @Nullable String optionalCountry(ObjectNode data) throws Rejection {
+      JsonNode node = data.get("country");
+      if (node == null || node.isNull()) {
+        return null;
+      }
+      if (!node.isTextual() || !ISO_COUNTRIES.contains(node.asText())) {
+        throw new Rejection(
+            DeadLetterReason.INVALID_COUNTRY,
+            "data.country " + node + " is not an ISO 3166-1 alpha-2 code such as GB");
+      }
+      return node.asText();
+    }
+
+    private byte[] fingerprint(CloudEvent event, Instant eventTime, ObjectNode data) {
+      StringBuilder content = new StringBuilder();
+      content
+          .append(event.getType())
+          .append('\n')
+          .append(eventTime.getMillis())
+          .append('\n')
+          .append(Objects.toString(event.getSubject(), ""))
+          .append('\n')
+          .append(Json.canonical(data));
+      byte[] hash = digest.digest(content.toString().getBytes(StandardCharsets.UTF_8));
+      return Arrays.copyOf(hash, 16);
+    }
+
+    private static String firstLine(Exception e) {
+      String message = String.valueOf(e.getMessage());
+      int newline = message.indexOf('\n');
+      return newline < 0 ? message : message.substring(0, newline);
+    }
+  }
+}

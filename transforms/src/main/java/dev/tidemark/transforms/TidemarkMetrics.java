@@ -1,0 +1,46 @@
+package dev.tidemark.transforms;
+
+import org.apache.beam.sdk.metrics.Counter;
+import org.apache.beam.sdk.metrics.Metrics;
+
+/**
+ * The names of Tidemark's Beam counters, one place for the transforms that count and the summary
+ * that reads them. All live in namespace {@value #NAMESPACE}.
+ */
+public final class TidemarkMetrics {
+  public static final String NAMESPACE = "tidemark";
+
+  public static final String READ = "read";
+  public static final String VALID = "valid";
+  public static final String DEAD_LETTERS = "deadLetters";
+
+  /** Prefix of the per-reason dead-letter counters, e.g. {@code deadLetters.invalid_json}. */
+  public static final String DEAD_LETTERS_PREFIX = "deadLetters.";
+
+  public static final String UNIQUE = "unique";
+  public static final String DUPLICATES = "duplicates";
+  public static final String CONFLICTS = "conflicts";
+
+  public static final String WINDOWED = "windowed";
+  public static final String TOO_LATE = "tooLate";
+  public static final String PARTIALLY_LATE = "partiallyLate";
+
+  public static final String DECISIONS = "decisions";
+
+  /** Prefix of the per-timing decision counters, e.g. {@code decisions.ON_TIME}. */
+  public static final String DECISIONS_PREFIX = "decisions.";
+
+  /**
+   * Names of the counters Beam's runners increment when they drop data behind the watermark: the
+   * GroupByKey late-data filter and the stateful ParDo runner.
+   */
+  public static final String RUNNER_DROPPED_DUE_TO_LATENESS = "droppedDueToLateness";
+
+  public static final String RUNNER_STATEFUL_PARDO_DROPPED = "StatefulParDoDropped";
+
+  private TidemarkMetrics() {}
+
+  static Counter counter(String name) {
+    return Metrics.counter(NAMESPACE, name);
+  }
+}

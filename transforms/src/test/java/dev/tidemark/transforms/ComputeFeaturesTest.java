@@ -1,0 +1,280 @@
+package dev.tidemark.transforms;
+
+import static dev.tidemark.transforms.TestEvents.Account.ALICE;
+import static dev.tidemark.transforms.TestEvents.Account.BOB;
+import static dev.tidemark.transforms.TestEvents.minutes;
+import static dev.tidemark.transforms.TestEvents.payment;
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.contains;
+import static org.hamcrest.Matchers.hasItem;
+import static org.hamcrest.Matchers.is;
+import static org.hamcrest.Matchers.lessThan;
+import static org.hamcrest.Matchers.not;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.beam.sdk.PipelineResult;
+import org.apache.beam.sdk.testing.PAssert;
+import org.apache.beam.sdk.testing.TestPipeline;
+import org.apache.beam.sdk.testing.TestStream;
+import org.apache.beam.sdk.transforms.windowing.IntervalWindow;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.TimestampedValue;
+import org.apache.beam.sdk.values.WindowingStrategy.AccumulationMode;
+import org.joda.time.Duration;
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.junit.runners.JUnit4;
+
+/**
+ * The five cases of Beam's {@code LeaderBoardTest} (on time, speculative, unobservably late,
+ * observably late, droppably late) for {@link ComputeFeatures}, plus too-late capture with sliding
+ * windows. Every test also checks that the runner itself dropped nothing.
+ */
+@RunWith(JUnit4.class)
+public class ComputeFeaturesTest {
+  @Rule public final transient TestPipeline p = TestPipeline.create();
+
+  private static final Duration FIVE_MINUTES = Duration.standardMinutes(5);
+  private static final Duration LATENESS = Duration.standardHours(1);
+  private static final IntervalWindow FIRST_WINDOW = new IntervalWindow(minutes(0), minutes(5));
+
+  private static final IntervalWindow LAST_SLIDING_WINDOW =
+      new IntervalWindow(minutes(4), minutes(9));
+
+  private static final PaymentEvent ALICE_1 = payment(ALICE, "a1", 1000, "m1", "GB", minutes(1));
+  private static final PaymentEvent ALICE_2 = payment(ALICE, "a2", 550, "m2", "FR", minutes(2));
+  private static final PaymentEvent BOB_1 = payment(BOB, "b1", 12000, "m1", "GB", minutes(3));
+
+  /** Fixed five-minute windows, one hour of lateness, early firings after 10 s. */
+  private static ComputeFeatures fixedWindows() {
+    return ComputeFeatures.of(FIVE_MINUTES, FIVE_MINUTES)
+        .withEarlyFiringDelay(Duration.standardSeconds(10))
+        .withAllowedLateness(LATENESS);
+  }
+
+  private static Features features(PaymentEvent... events) {
+    AggregateFeaturesFn fn = new AggregateFeaturesFn();
+    AggregateFeaturesFn.Accumulator acc = fn.createAccumulator();
+    for (PaymentEvent event : events) {
+      fn.addInput(acc, event);
+    }
+    return fn.extractOutput(acc);
+  }
+
+  private static TestStream.Builder<PaymentEvent> stream() {
+    return TestStream.create(PaymentEvent.PaymentEventCoder.of());
+  }
+
+  /** An event as it arrives, timestamped with its event time. */
+  private static TimestampedValue<PaymentEvent> ts(PaymentEvent event) {
+    return TimestampedValue.of(event, event.eventTime());
+  }
+
+  private PipelineResult runAndCheckNothingDropped() {
+    PipelineResult result = p.run();
+    result.waitUntilFinish();
+    assertThat("runner late-data drops", TestEvents.runnerDropped(result), is(0L));
+    return result;
+  }
+
+  @Test
+  public void onTimeEventsFireOneOnTimePane() {
+    TestStream<PaymentEvent> events =
+        stream()
+            .addElements(ts(ALICE_1), ts(ALICE_2), ts(BOB_1))
+            .advanceWatermarkTo(minutes(6))
+            .advanceWatermarkToInfinity();
+    ComputeFeatures.Result result = p.apply(events).apply(fixedWindows());
+
+    PAssert.that(result.features())
+        .inOnTimePane(FIRST_WINDOW)
+        .containsInAnyOrder(
+            KV.of(ALICE.id, features(ALICE_1, ALICE_2)), KV.of(BOB.id, features(BOB_1)));
+    PAssert.that(result.features())
+        .inWindow(FIRST_WINDOW)
+        .containsInAnyOrder(
+            KV.of(ALICE.id, features(ALICE_1, ALICE_2)), KV.of(BOB.id, features(BOB_1)));
+    PAssert.that(result.tooLate()).empty();
+    PipelineResult run = runAndCheckNothingDropped();
+    assertThat(TestEvents.counter(run, TidemarkMetrics.WINDOWED), is(3L));
+  }
+
+  @Test
+  public void speculativePanesFireAfterTheEarlyDelay() {
+    TestStream<PaymentEvent> events =
+        stream()
+            .addElements(ts(ALICE_1))
+            .advanceProcessingTime(Duration.standardSeconds(11))
+            .addElements(ts(ALICE_2))
+            .advanceProcessingTime(Duration.standardSeconds(11))
+            .advanceWatermarkTo(minutes(6))
+            .advanceWatermarkToInfinity();
+    ComputeFeatures.Result result = p.apply(events).apply(fixedWindows());
+
+    PAssert.that(result.features())
+        .inEarlyPane(FIRST_WINDOW)
+        .containsInAnyOrder(
+            KV.of(ALICE.id, features(ALICE_1)), KV.of(ALICE.id, features(ALICE_1, ALICE_2)));
+    PAssert.that(result.features())
+        .inOnTimePane(FIRST_WINDOW)
+        .containsInAnyOrder(KV.of(ALICE.id, features(ALICE_1, ALICE_2)));
+    runAndCheckNothingDropped();
+  }
+
+  @Test
+  public void unobservablyLateEventsJoinTheOnTimePane() {
+    TestStream<PaymentEvent> events =
+        stream()
+            .addElements(ts(ALICE_2))
+            .advanceWatermarkTo(minutes(4))
+            .addElements(ts(ALICE_1)) // behind the watermark, but its window has not closed
+            .advanceWatermarkToInfinity();
+    ComputeFeatures.Result result = p.apply(events).apply(fixedWindows());
+
+    PAssert.that(result.features())
+        .inOnTimePane(FIRST_WINDOW)
+        .containsInAnyOrder(KV.of(ALICE.id, features(ALICE_1, ALICE_2)));
+    PAssert.that(result.features())
+        .inWindow(FIRST_WINDOW)
+        .containsInAnyOrder(KV.of(ALICE.id, features(ALICE_1, ALICE_2)));
+    PAssert.that(result.tooLate()).empty();
+    runAndCheckNothingDropped();
+  }
+
+  @Test
+  public void observablyLateEventsReviseTheWindowInALatePane() {
+    TestStream<PaymentEvent> events =
+        stream()
+            .addElements(ts(ALICE_1))
+            .advanceWatermarkTo(minutes(6))
+            .addElements(ts(ALICE_2)) // after the on-time pane, within the allowed lateness
+            .advanceWatermarkToInfinity();
+    ComputeFeatures.Result result = p.apply(events).apply(fixedWindows());
+
+    PAssert.that(result.features())
+        .inOnTimePane(FIRST_WINDOW)
+        .containsInAnyOrder(KV.of(ALICE.id, features(ALICE_1)));
+    PAssert.that(result.features())
+        .inLatePane(FIRST_WINDOW)
+        .containsInAnyOrder(KV.of(ALICE.id, features(ALICE_1, ALICE_2)));
+    PAssert.that(result.tooLate()).empty();
+    runAndCheckNothingDropped();
+  }
+
+  @Test
+  public void discardingPanesCarryOnlyWhatIsNew() {
+    TestStream<PaymentEvent> events =
+        stream()
+            .addElements(ts(ALICE_1))
+            .advanceWatermarkTo(minutes(6))
+            .addElements(ts(ALICE_2))
+            .advanceWatermarkToInfinity();
+    ComputeFeatures.Result result =
+        p.apply(events)
+            .apply(fixedWindows().withAccumulationMode(AccumulationMode.DISCARDING_FIRED_PANES));
+
+    PAssert.that(result.features())
+        .inLatePane(FIRST_WINDOW)
+        .containsInAnyOrder(KV.of(ALICE.id, features(ALICE_2)));
+    runAndCheckNothingDropped();
+  }
+
+  @Test
+  public void droppablyLateEventsGoToTheTooLateOutput() {
+    TestStream<PaymentEvent> events =
+        stream()
+            .addElements(ts(ALICE_1))
+            .advanceWatermarkTo(minutes(6))
+            .advanceWatermarkTo(minutes(180)) // far past window end + one hour of lateness
+            .addElements(ts(ALICE_2))
+            .advanceWatermarkToInfinity();
+    ComputeFeatures.Result result = p.apply(events).apply(fixedWindows());
+
+    PAssert.that(result.features())
+        .inWindow(FIRST_WINDOW)
+        .containsInAnyOrder(KV.of(ALICE.id, features(ALICE_1)));
+    PAssert.that(result.tooLate())
+        .satisfies(
+            records -> {
+              List<TooLateRecord> all = new ArrayList<>();
+              records.forEach(all::add);
+              assertThat(all.size(), is(1));
+              TooLateRecord record = all.get(0);
+              assertThat(record.id(), is("a2"));
+              assertThat(record.accountId(), is(ALICE.id));
+              assertThat(record.eventTime(), is(minutes(2)));
+              assertThat(record.partiallyLate(), is(false));
+              assertThat(record.missedWindows(), contains(FIRST_WINDOW));
+              assertThat(
+                  "judged against a watermark bound no later than the real watermark",
+                  record.watermark().isAfter(minutes(180)),
+                  is(false));
+              return null;
+            });
+    PipelineResult run = runAndCheckNothingDropped();
+    assertThat(TestEvents.counter(run, TidemarkMetrics.TOO_LATE), is(1L));
+    assertThat(TestEvents.counter(run, TidemarkMetrics.WINDOWED), is(1L));
+  }
+
+  @Test
+  public void partiallyLateEventsCountInTheWindowsTheyDidNotMiss() {
+    Duration period = Duration.standardMinutes(1);
+    PaymentEvent early = payment(ALICE, "early", 100, "m1", "GB", minutes(0.2));
+    PaymentEvent straggler = payment(ALICE, "straggler", 700, "m9", "GB", minutes(4.5));
+    TestStream<PaymentEvent> events =
+        stream()
+            .addElements(ts(early))
+            .advanceWatermarkTo(minutes(7.99))
+            .addElements(ts(straggler))
+            .advanceWatermarkToInfinity();
+    ComputeFeatures.Result result =
+        p.apply(events)
+            .apply(
+                ComputeFeatures.of(FIVE_MINUTES, period)
+                    .withoutEarlyFirings()
+                    .withAllowedLateness(Duration.ZERO));
+
+    PAssert.that(result.features())
+        .inWindow(LAST_SLIDING_WINDOW)
+        .containsInAnyOrder(KV.of(ALICE.id, features(straggler)));
+    PAssert.that(result.features())
+        .inWindow(FIRST_WINDOW)
+        .containsInAnyOrder(KV.of(ALICE.id, features(early)));
+    PAssert.that(result.tooLate())
+        .satisfies(
+            records -> {
+              List<TooLateRecord> all = new ArrayList<>();
+              records.forEach(all::add);
+              assertThat(all.size(), is(1));
+              TooLateRecord record = all.get(0);
+              assertThat(record.partiallyLate(), is(true));
+              assertThat(record.missedWindows(), hasItem(FIRST_WINDOW));
+              assertThat(record.missedWindows(), not(hasItem(LAST_SLIDING_WINDOW)));
+              assertThat(record.missedWindows().size(), lessThan(5));
+              for (IntervalWindow missed : record.missedWindows()) {
+                assertThat(missed.maxTimestamp().isBefore(record.watermark()), is(true));
+              }
+              return null;
+            });
+    PipelineResult run = runAndCheckNothingDropped();
+    assertThat(TestEvents.counter(run, TidemarkMetrics.PARTIALLY_LATE), is(1L));
+    assertThat(TestEvents.counter(run, TidemarkMetrics.TOO_LATE), is(0L));
+    assertThat(TestEvents.counter(run, TidemarkMetrics.WINDOWED), is(2L));
+  }
+
+  @Test
+  public void rejectsWindowSettingsThatLoseEventsWithAFix() {
+    IllegalArgumentException e =
+        org.junit.Assert.assertThrows(
+            IllegalArgumentException.class,
+            () -> ComputeFeatures.of(Duration.standardMinutes(1), Duration.standardMinutes(5)));
+    assertThat(e.getMessage().contains("set --windowPeriod to at most --windowSize"), is(true));
+    IllegalArgumentException lateness =
+        org.junit.Assert.assertThrows(
+            IllegalArgumentException.class,
+            () -> fixedWindows().withAllowedLateness(Duration.standardMinutes(-1)));
+    assertThat(lateness.getMessage().contains("withAllowedLateness"), is(true));
+  }
+}
