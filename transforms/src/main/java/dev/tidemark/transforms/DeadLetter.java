@@ -10,7 +10,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.Objects;
+import org.apache.beam.sdk.coders.CoderProvider;
+import org.apache.beam.sdk.coders.CoderProviders;
 import org.apache.beam.sdk.coders.DefaultCoder;
+import org.apache.beam.sdk.values.TypeDescriptor;
 import org.checkerframework.checker.nullness.qual.Nullable;
 
 /**
@@ -132,6 +135,11 @@ public final class DeadLetter {
 
     public static DeadLetterCoder of() {
       return INSTANCE;
+    }
+
+    /** Makes {@code @DefaultCoder} work for {@link DeadLetter}. */
+    public static CoderProvider getCoderProvider() {
+      return CoderProviders.forCoder(TypeDescriptor.of(DeadLetter.class), INSTANCE);
     }
 
     @Override

@@ -38,6 +38,8 @@ public enum DeadLetterReason {
   INVALID_COUNTRY("invalid_country"),
   /** A replay-file line that looks like a directive but cannot be applied. */
   INVALID_DIRECTIVE("invalid_directive"),
+  /** A replay-file line after {@code advanceWatermarkToInfinity}: the replay had already ended. */
+  AFTER_END_OF_REPLAY("after_end_of_replay"),
   /** A feature row the model could not score. */
   SCORING_FAILED("scoring_failed");
 

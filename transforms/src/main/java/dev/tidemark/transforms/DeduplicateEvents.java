@@ -18,7 +18,7 @@ import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.transforms.WithKeys;
-import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.apache.beam.sdk.transforms.windowing.GlobalWindow;
 import org.apache.beam.sdk.transforms.windowing.GlobalWindows;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
@@ -179,8 +179,8 @@ public final class DeduplicateEvents
         unique.inc();
         firstSeen.write(KV.of(event.fingerprint(), event.eventTime().getMillis()));
         Instant expiresAt = event.eventTime().plus(horizon);
-        if (expiresAt.isAfter(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
-          expiresAt = BoundedWindow.TIMESTAMP_MAX_VALUE;
+        if (expiresAt.isAfter(GlobalWindow.INSTANCE.maxTimestamp())) {
+          expiresAt = GlobalWindow.INSTANCE.maxTimestamp(); // timers cannot outlive the window
         }
         expiry.withNoOutputTimestamp().set(expiresAt);
         out.get(eventsTag).output(event);

@@ -4,7 +4,10 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.util.Objects;
+import org.apache.beam.sdk.coders.CoderProvider;
+import org.apache.beam.sdk.coders.CoderProviders;
 import org.apache.beam.sdk.coders.DefaultCoder;
+import org.apache.beam.sdk.values.TypeDescriptor;
 import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Instant;
 
@@ -106,6 +109,11 @@ public final class DuplicateRecord {
 
     public static DuplicateRecordCoder of() {
       return INSTANCE;
+    }
+
+    /** Makes {@code @DefaultCoder} work for {@link DuplicateRecord}. */
+    public static CoderProvider getCoderProvider() {
+      return CoderProviders.forCoder(TypeDescriptor.of(DuplicateRecord.class), INSTANCE);
     }
 
     @Override

@@ -7,7 +7,10 @@ import java.io.IOException;
 import java.math.BigDecimal;
 import java.util.List;
 import java.util.Objects;
+import org.apache.beam.sdk.coders.CoderProvider;
+import org.apache.beam.sdk.coders.CoderProviders;
 import org.apache.beam.sdk.coders.DefaultCoder;
+import org.apache.beam.sdk.values.TypeDescriptor;
 import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Instant;
 
@@ -145,6 +148,11 @@ public final class Features {
 
     public static FeaturesCoder of() {
       return INSTANCE;
+    }
+
+    /** Makes {@code @DefaultCoder} work for {@link Features}. */
+    public static CoderProvider getCoderProvider() {
+      return CoderProviders.forCoder(TypeDescriptor.of(Features.class), INSTANCE);
     }
 
     @Override

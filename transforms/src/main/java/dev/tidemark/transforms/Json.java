@@ -98,8 +98,10 @@ public final class Json {
         appendCanonical(node.get(i), out);
       }
       out.append(']');
-    } else if (node.isBigDecimal()) {
-      out.append(node.decimalValue().stripTrailingZeros().toPlainString());
+    } else if (node.isNumber()) {
+      // Scientific form, never expanded: 100, 100.0 and 1E+2 are one value; 1E+999999999 stays
+      // short.
+      out.append(node.decimalValue().stripTrailingZeros().toString());
     } else {
       out.append(node.toString());
     }

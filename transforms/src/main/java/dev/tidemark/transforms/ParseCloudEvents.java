@@ -4,8 +4,6 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.cloudevents.CloudEvent;
-import io.cloudevents.CloudEventData;
-import io.cloudevents.jackson.JsonCloudEventData;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
@@ -28,6 +26,7 @@ import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.transforms.WithFailures;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.apache.beam.sdk.transforms.windowing.GlobalWindow;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.PCollectionTuple;
 import org.apache.beam.sdk.values.TupleTag;
@@ -72,6 +71,14 @@ public final class ParseCloudEvents
   public static final String DEFAULT_CURRENCY = "GBP";
   public static final int DEFAULT_MAX_EVENT_BYTES = 64 * 1024;
   public static final int MAX_ACCOUNT_ID_LENGTH = 128;
+
+  /** Amounts up to 10^15 major units; their minor units fit a {@code long}. */
+  static final int MAX_AMOUNT_INTEGER_DIGITS = 15;
+
+  /** RFC 3339 date-time: seconds required, fraction optional, Z or a numeric offset. */
+  private static final java.util.regex.Pattern RFC3339 =
+      java.util.regex.Pattern.compile(
+          "\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?([Zz]|[+-]\\d{2}:\\d{2})");
 
   /** The step name written in dead letters from this transform. */
   public static final String STEP = "ParseCloudEvents";
@@ -293,6 +300,9 @@ public final class ParseCloudEvents
       Instant eventTime;
       String timeText = root.get("time").asText();
       try {
+        if (!RFC3339.matcher(timeText).matches()) {
+          throw new DateTimeParseException("not RFC 3339", timeText, 0);
+        }
         eventTime = Instant.ofEpochMilli(OffsetDateTime.parse(timeText).toInstant().toEpochMilli());
       } catch (DateTimeParseException | ArithmeticException e) {
         throw new Rejection(
@@ -300,7 +310,7 @@ public final class ParseCloudEvents
             "time '" + timeText + "' is not an RFC 3339 timestamp such as 2026-01-01T00:00:00Z");
       }
       if (eventTime.isBefore(BoundedWindow.TIMESTAMP_MIN_VALUE)
-          || !eventTime.isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
+          || eventTime.isAfter(GlobalWindow.INSTANCE.maxTimestamp())) {
         throw new Rejection(
             DeadLetterReason.INVALID_TIME, "time '" + timeText + "' is out of range");
       }
@@ -319,7 +329,7 @@ public final class ParseCloudEvents
             "the CloudEvents SDK rejected the event: " + firstLine(e),
             e);
       }
-      ObjectNode data = dataOf(event);
+      ObjectNode data = dataOf(root);
       String accountId = requiredAccountId(data);
       long amountCents = amountCents(data);
       JsonNode currencyNode = data.get("currency");
@@ -352,23 +362,22 @@ public final class ParseCloudEvents
           fingerprint(event, eventTime, data));
     }
 
-    private static ObjectNode dataOf(CloudEvent event) throws Rejection {
-      CloudEventData data = event.getData();
-      JsonNode node;
-      if (data == null) {
-        throw new Rejection(DeadLetterReason.INVALID_DATA, "the event has no data");
-      } else if (data instanceof JsonCloudEventData) {
-        node = ((JsonCloudEventData) data).getNode();
-      } else {
-        try {
-          node = Json.MAPPER.readTree(data.toBytes());
-        } catch (IOException e) {
-          throw new Rejection(
-              DeadLetterReason.INVALID_DATA, "data is not JSON: " + firstLine(e), e);
-        }
+    /**
+     * The event's data as written in the record: it must be a JSON object ({@code data_base64} and
+     * string data are rejected, whatever their content type says).
+     */
+    private static ObjectNode dataOf(JsonNode root) throws Rejection {
+      JsonNode node = root.get("data");
+      if (node == null || node.isNull()) {
+        throw new Rejection(
+            DeadLetterReason.INVALID_DATA,
+            root.has("data_base64")
+                ? "data is not a JSON object: data_base64 is not accepted"
+                : "the event has no data");
       }
-      if (node == null || !node.isObject()) {
-        throw new Rejection(DeadLetterReason.INVALID_DATA, "data is not a JSON object");
+      if (!node.isObject()) {
+        throw new Rejection(
+            DeadLetterReason.INVALID_DATA, "data is not a JSON object: got " + node.getNodeType());
       }
       return (ObjectNode) node;
     }
@@ -381,11 +390,12 @@ public final class ParseCloudEvents
             "data.accountId is missing, empty or not a string");
       }
       String accountId = node.asText();
-      if (accountId.length() > MAX_ACCOUNT_ID_LENGTH) {
+      int characters = accountId.codePointCount(0, accountId.length());
+      if (characters > MAX_ACCOUNT_ID_LENGTH) {
         throw new Rejection(
             DeadLetterReason.INVALID_ACCOUNT_ID,
             "data.accountId is "
-                + accountId.length()
+                + characters
                 + " characters, over the limit of "
                 + MAX_ACCOUNT_ID_LENGTH);
       }
@@ -400,6 +410,8 @@ public final class ParseCloudEvents
             "data.amount is missing or not a JSON number (strings such as \"12.34\" are"
                 + " rejected)");
       }
+      // Never expand the number (1E+99999999 is 11 characters): check its size first, print it
+      // in scientific form.
       BigDecimal amount =
           node.isBigDecimal() || node.isIntegralNumber()
               ? node.decimalValue()
@@ -408,17 +420,20 @@ public final class ParseCloudEvents
         throw new Rejection(
             DeadLetterReason.INVALID_AMOUNT, "data.amount " + amount + " is negative");
       }
-      if (amount.stripTrailingZeros().scale() > 2) {
+      if (amount.signum() == 0) {
+        return 0;
+      }
+      BigDecimal stripped = amount.stripTrailingZeros();
+      if (stripped.scale() > 2) {
         throw new Rejection(
             DeadLetterReason.INVALID_AMOUNT,
-            "data.amount " + amount.toPlainString() + " has more than 2 decimal places");
+            "data.amount " + stripped + " has more than 2 decimal places");
       }
-      try {
-        return amount.movePointRight(2).longValueExact();
-      } catch (ArithmeticException e) {
+      if (stripped.precision() - stripped.scale() > MAX_AMOUNT_INTEGER_DIGITS) {
         throw new Rejection(
-            DeadLetterReason.INVALID_AMOUNT, "data.amount " + amount + " is too large");
+            DeadLetterReason.INVALID_AMOUNT, "data.amount " + stripped + " is too large");
       }
+      return stripped.scaleByPowerOfTen(2).longValueExact();
     }
 
     private static @Nullable String optionalMerchant(ObjectNode data) throws Rejection {

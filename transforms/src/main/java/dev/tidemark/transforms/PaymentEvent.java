@@ -6,8 +6,11 @@ import java.io.IOException;
 import java.math.BigDecimal;
 import java.util.Arrays;
 import java.util.Objects;
+import org.apache.beam.sdk.coders.CoderProvider;
+import org.apache.beam.sdk.coders.CoderProviders;
 import org.apache.beam.sdk.coders.DefaultCoder;
 import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.TypeDescriptor;
 import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Instant;
 
@@ -161,6 +164,11 @@ public final class PaymentEvent {
 
     public static PaymentEventCoder of() {
       return INSTANCE;
+    }
+
+    /** Makes {@code @DefaultCoder} work for {@link PaymentEvent}. */
+    public static CoderProvider getCoderProvider() {
+      return CoderProviders.forCoder(TypeDescriptor.of(PaymentEvent.class), INSTANCE);
     }
 
     @Override

@@ -6,8 +6,11 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import org.apache.beam.sdk.coders.CoderProvider;
+import org.apache.beam.sdk.coders.CoderProviders;
 import org.apache.beam.sdk.coders.DefaultCoder;
 import org.apache.beam.sdk.transforms.windowing.IntervalWindow;
+import org.apache.beam.sdk.values.TypeDescriptor;
 import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Instant;
 
@@ -136,6 +139,11 @@ public final class TooLateRecord {
 
     public static TooLateRecordCoder of() {
       return INSTANCE;
+    }
+
+    /** Makes {@code @DefaultCoder} work for {@link TooLateRecord}. */
+    public static CoderProvider getCoderProvider() {
+      return CoderProviders.forCoder(TypeDescriptor.of(TooLateRecord.class), INSTANCE);
     }
 
     @Override

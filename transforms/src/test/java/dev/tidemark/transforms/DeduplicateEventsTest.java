@@ -1,0 +1,324 @@
+package dev.tidemark.transforms;
+
+import static dev.tidemark.transforms.TestEvents.minutes;
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.greaterThan;
+import static org.hamcrest.Matchers.is;
+import static org.junit.Assert.assertThrows;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.apache.beam.sdk.PipelineResult;
+import org.apache.beam.sdk.coders.InstantCoder;
+import org.apache.beam.sdk.coders.KvCoder;
+import org.apache.beam.sdk.coders.StringUtf8Coder;
+import org.apache.beam.sdk.testing.PAssert;
+import org.apache.beam.sdk.testing.TestPipeline;
+import org.apache.beam.sdk.testing.TestStream;
+import org.apache.beam.sdk.transforms.Create;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.transforms.windowing.FixedWindows;
+import org.apache.beam.sdk.transforms.windowing.GlobalWindow;
+import org.apache.beam.sdk.transforms.windowing.Window;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollection;
+import org.apache.beam.sdk.values.TimestampedValue;
+import org.joda.time.Duration;
+import org.joda.time.Instant;
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.junit.runners.JUnit4;
+
+/**
+ * {@link DeduplicateEvents}: first copies pass, identical and conflicting copies are diverted with
+ * the right flag, identities never collide, and state expires with the event-time horizon. Every
+ * arrival is its own {@link TestStream} step, so "first" is well defined.
+ */
+@RunWith(JUnit4.class)
+public class DeduplicateEventsTest {
+  @Rule public final transient TestPipeline p = TestPipeline.create();
+
+  private static final String BANK_A = "/bank/a";
+  private static final String BANK_B = "/bank/b";
+  private static final Duration ONE_HOUR = Duration.standardHours(1);
+  private static final Duration ONE_MS = Duration.millis(1);
+
+  /**
+   * An event whose identity, content and clocks the test controls: {@code content} stands for the
+   * CloudEvent content and becomes the fingerprint, so equal content means an identical copy.
+   */
+  private static PaymentEvent event(
+      String source, String id, String content, Instant eventTime, Instant ingestionTime) {
+    return new PaymentEvent(
+        source,
+        id,
+        ParseCloudEvents.DEFAULT_TYPE,
+        eventTime,
+        ingestionTime,
+        TestEvents.Account.ALICE.id,
+        1000,
+        "GBP",
+        "m1",
+        "GB",
+        Arrays.copyOf(content.getBytes(StandardCharsets.UTF_8), 16));
+  }
+
+  private static DuplicateRecord diverted(
+      PaymentEvent copy, boolean identicalPayload, Instant firstEventTime) {
+    return new DuplicateRecord(
+        copy.source(),
+        copy.id(),
+        copy.eventTime(),
+        identicalPayload,
+        firstEventTime,
+        copy.ingestionTime());
+  }
+
+  private static TestStream.Builder<PaymentEvent> stream() {
+    return TestStream.create(PaymentEvent.PaymentEventCoder.of());
+  }
+
+  /** An event as it arrives, timestamped with its event time. */
+  private static TimestampedValue<PaymentEvent> ts(PaymentEvent event) {
+    return TimestampedValue.of(event, event.eventTime());
+  }
+
+  /** Adds each event as its own arrival, in order. */
+  private static TestStream.Builder<PaymentEvent> arrive(
+      TestStream.Builder<PaymentEvent> builder, PaymentEvent... events) {
+    for (PaymentEvent event : events) {
+      builder = builder.addElements(ts(event));
+    }
+    return builder;
+  }
+
+  private PipelineResult runAndCheckCounters(long unique, long duplicates, long conflicts) {
+    PipelineResult result = p.run();
+    result.waitUntilFinish();
+    assertThat("unique", TestEvents.counter(result, TidemarkMetrics.UNIQUE), is(unique));
+    assertThat(
+        "duplicates", TestEvents.counter(result, TidemarkMetrics.DUPLICATES), is(duplicates));
+    assertThat("conflicts", TestEvents.counter(result, TidemarkMetrics.CONFLICTS), is(conflicts));
+    assertThat("runner late-data drops", TestEvents.runnerDropped(result), is(0L));
+    return result;
+  }
+
+  /** Emits each element's id with the timestamp it carries. */
+  private static final class IdAndTimestampFn extends DoFn<PaymentEvent, KV<String, Instant>> {
+    @ProcessElement
+    public void processElement(
+        @Element PaymentEvent event,
+        @Timestamp Instant timestamp,
+        OutputReceiver<KV<String, Instant>> out) {
+      out.output(KV.of(event.id(), timestamp));
+    }
+  }
+
+  @Test
+  public void anExactDuplicateIsDivertedAndTheFirstCopyPassesAtItsEventTime() {
+    PaymentEvent first = event(BANK_A, "p1", "content-1", minutes(1), minutes(1.5));
+    PaymentEvent redelivered = event(BANK_A, "p1", "content-1", minutes(1), minutes(3));
+    DeduplicateEvents.Result result =
+        p.apply(arrive(stream(), first, redelivered).advanceWatermarkToInfinity())
+            .apply(DeduplicateEvents.create());
+
+    PAssert.that(result.events()).containsInAnyOrder(first);
+    PAssert.that(result.duplicates())
+        .containsInAnyOrder(diverted(redelivered, true, first.eventTime()));
+    PAssert.that(
+            result
+                .events()
+                .apply(ParDo.of(new IdAndTimestampFn()))
+                .setCoder(KvCoder.of(StringUtf8Coder.of(), InstantCoder.of())))
+        .containsInAnyOrder(List.of(KV.of("p1", minutes(1))));
+    runAndCheckCounters(1, 1, 0);
+  }
+
+  @Test
+  public void aConflictingCopyIsCountedAndNeverPassesAndCopiesCompareWithTheFirst() {
+    PaymentEvent first = event(BANK_A, "p1", "content-1", minutes(1), minutes(1.5));
+    PaymentEvent conflicting = event(BANK_A, "p1", "content-2", minutes(2), minutes(4));
+    PaymentEvent sameAsFirst = event(BANK_A, "p1", "content-1", minutes(1), minutes(5));
+    DeduplicateEvents.Result result =
+        p.apply(arrive(stream(), first, conflicting, sameAsFirst).advanceWatermarkToInfinity())
+            .apply(DeduplicateEvents.create());
+
+    PAssert.that(result.events()).containsInAnyOrder(first);
+    PAssert.that(result.duplicates())
+        .containsInAnyOrder(
+            diverted(conflicting, false, minutes(1)), diverted(sameAsFirst, true, minutes(1)));
+    runAndCheckCounters(1, 2, 1);
+  }
+
+  @Test
+  public void theSameIdUnderAnotherSourceIsAnotherEvent() {
+    PaymentEvent fromA = event(BANK_A, "p1", "content-1", minutes(1), minutes(1));
+    PaymentEvent fromB = event(BANK_B, "p1", "content-1", minutes(1), minutes(2));
+    DeduplicateEvents.Result result =
+        p.apply(arrive(stream(), fromA, fromB).advanceWatermarkToInfinity())
+            .apply(DeduplicateEvents.create());
+
+    PAssert.that(result.events()).containsInAnyOrder(fromA, fromB);
+    PAssert.that(result.duplicates()).empty();
+    runAndCheckCounters(2, 0, 0);
+  }
+
+  @Test
+  public void identitiesThatCollideUnderNaiveConcatenationStayApart() {
+    PaymentEvent colonInSource = event("a:b", "c", "content-1", minutes(1), minutes(1));
+    PaymentEvent colonInId = event("a", "b:c", "content-1", minutes(1), minutes(2));
+    PaymentEvent longSource = event("ab", "c", "content-1", minutes(1), minutes(3));
+    PaymentEvent longId = event("a", "bc", "content-1", minutes(1), minutes(4));
+    DeduplicateEvents.Result result =
+        p.apply(
+                arrive(stream(), colonInSource, colonInId, longSource, longId)
+                    .advanceWatermarkToInfinity())
+            .apply(DeduplicateEvents.create());
+
+    PAssert.that(result.events()).containsInAnyOrder(colonInSource, colonInId, longSource, longId);
+    PAssert.that(result.duplicates()).empty();
+    runAndCheckCounters(4, 0, 0);
+  }
+
+  @Test
+  public void aCopyArrivingAfterTheHorizonPassesAgain() {
+    Instant t = minutes(0);
+    PaymentEvent first = event(BANK_A, "p1", "content-1", t, t);
+    PaymentEvent muchLater = event(BANK_A, "p1", "content-1", t, t.plus(Duration.standardHours(3)));
+    DeduplicateEvents.Result result =
+        p.apply(
+                stream()
+                    .addElements(ts(first))
+                    .advanceWatermarkTo(t.plus(ONE_HOUR).plus(ONE_HOUR))
+                    .addElements(ts(muchLater)) // behind the watermark: the global window keeps it
+                    .advanceWatermarkToInfinity())
+            .apply(DeduplicateEvents.create().withHorizon(ONE_HOUR));
+
+    PAssert.that(result.events()).containsInAnyOrder(first, muchLater);
+    PAssert.that(result.duplicates()).empty();
+    runAndCheckCounters(2, 0, 0);
+  }
+
+  @Test
+  public void stateIsClearedWhenTheWatermarkPassesFirstEventTimePlusTheHorizon() {
+    Instant t = minutes(1);
+    Instant expiry = t.plus(ONE_HOUR);
+    PaymentEvent first = event(BANK_A, "p1", "content-1", t, t);
+    PaymentEvent justBefore = event(BANK_A, "p1", "content-1", t, expiry.minus(ONE_MS));
+    // Different content and time after expiry: passing (not a conflict) shows the state is gone.
+    PaymentEvent afterExpiry = event(BANK_A, "p1", "content-2", minutes(70), minutes(70));
+    PaymentEvent copyOfNewFirst = event(BANK_A, "p1", "content-2", minutes(70), minutes(71));
+    // Another identity seen only after p1 expired is not affected by p1's timer.
+    PaymentEvent other = event(BANK_A, "p2", "content-3", minutes(30), minutes(30));
+    PaymentEvent otherCopy = event(BANK_A, "p2", "content-3", minutes(30), minutes(72));
+    DeduplicateEvents.Result result =
+        p.apply(
+                stream()
+                    .addElements(ts(first))
+                    .addElements(ts(other))
+                    .advanceWatermarkTo(expiry.minus(ONE_MS))
+                    .addElements(ts(justBefore))
+                    .advanceWatermarkTo(expiry.plus(ONE_MS))
+                    .addElements(ts(afterExpiry))
+                    .addElements(ts(copyOfNewFirst))
+                    .addElements(ts(otherCopy))
+                    .advanceWatermarkToInfinity())
+            .apply(DeduplicateEvents.create().withHorizon(ONE_HOUR));
+
+    PAssert.that(result.events()).containsInAnyOrder(first, other, afterExpiry);
+    PAssert.that(result.duplicates())
+        .containsInAnyOrder(
+            diverted(justBefore, true, t),
+            diverted(copyOfNewFirst, true, minutes(70)),
+            diverted(otherCopy, true, minutes(30)));
+    runAndCheckCounters(3, 3, 0);
+  }
+
+  @Test
+  public void countersEqualTheOutputsOverASeededMixOfCopies() {
+    Random random = new Random(42);
+    int identities = 25;
+    int arrivals = 120;
+    Map<String, PaymentEvent> firstById = new HashMap<>();
+    List<PaymentEvent> expectedEvents = new ArrayList<>();
+    List<DuplicateRecord> expectedDuplicates = new ArrayList<>();
+    long expectedConflicts = 0;
+    TestStream.Builder<PaymentEvent> builder = stream();
+    for (int i = 0; i < arrivals; i++) {
+      String id = "p" + random.nextInt(identities);
+      String source = random.nextInt(4) == 0 ? BANK_B : BANK_A;
+      // One in five copies reuses the identity with other content.
+      String content = random.nextInt(5) == 0 ? "other-" + i : "content-" + id;
+      Instant eventTime = minutes(random.nextInt(120));
+      PaymentEvent event = event(source, id, content, eventTime, minutes(200 + i));
+      builder = builder.addElements(ts(event));
+      PaymentEvent first = firstById.putIfAbsent(source + "\n" + id, event);
+      if (first == null) {
+        expectedEvents.add(event);
+      } else {
+        boolean identical = Arrays.equals(first.fingerprint(), event.fingerprint());
+        expectedDuplicates.add(diverted(event, identical, first.eventTime()));
+        expectedConflicts += identical ? 0 : 1;
+      }
+    }
+    assertThat("the mix has duplicates", expectedDuplicates.size(), greaterThan(arrivals / 2));
+    assertThat("the mix has conflicts", expectedConflicts, greaterThan(5L));
+
+    DeduplicateEvents.Result result =
+        p.apply(builder.advanceWatermarkToInfinity()).apply(DeduplicateEvents.create());
+    PAssert.that(result.events()).containsInAnyOrder(expectedEvents);
+    PAssert.that(result.duplicates()).containsInAnyOrder(expectedDuplicates);
+    runAndCheckCounters(expectedEvents.size(), expectedDuplicates.size(), expectedConflicts);
+  }
+
+  @Test
+  public void anEventWhoseHorizonEndsAfterTheEndOfTimeIsDeduplicatedWithoutFailing() {
+    // The expiry timer would be after the end of time; it must be clamped to a time the runner
+    // accepts. The event time is in the global window, and ParseCloudEvents accepts it.
+    Instant late = GlobalWindow.INSTANCE.maxTimestamp().minus(ONE_HOUR);
+    PaymentEvent first = event(BANK_A, "p-future", "content-1", late, minutes(1));
+    PaymentEvent copy = event(BANK_A, "p-future", "content-1", late, minutes(2));
+    DeduplicateEvents.Result result =
+        p.apply(arrive(stream(), first, copy).advanceWatermarkToInfinity())
+            .apply(DeduplicateEvents.create().withHorizon(Duration.standardDays(2)));
+
+    PAssert.that(result.events()).containsInAnyOrder(first);
+    PAssert.that(result.duplicates()).containsInAnyOrder(diverted(copy, true, late));
+    runAndCheckCounters(1, 1, 0);
+  }
+
+  @Test
+  public void horizonMustBePositive() {
+    for (Duration horizon : new Duration[] {Duration.ZERO, Duration.standardMinutes(-5), null}) {
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> DeduplicateEvents.create().withHorizon(horizon));
+      assertThat(e.getMessage(), containsString("withHorizon"));
+    }
+    assertThat(DeduplicateEvents.create().withHorizon(ONE_MS).horizon(), is(Duration.millis(1)));
+    assertThat(DeduplicateEvents.create().horizon(), is(DeduplicateEvents.DEFAULT_HORIZON));
+  }
+
+  @Test
+  public void windowedInputIsRejectedWhenTheTransformIsApplied() {
+    p.enableAbandonedNodeEnforcement(false);
+    PCollection<PaymentEvent> windowed =
+        p.apply(
+                Create.timestamped(ts(event(BANK_A, "p1", "content-1", minutes(1), minutes(1))))
+                    .withCoder(PaymentEvent.PaymentEventCoder.of()))
+            .apply(Window.into(FixedWindows.of(Duration.standardMinutes(5))));
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class, () -> windowed.apply(DeduplicateEvents.create()));
+    assertThat(e.getMessage(), containsString("global window"));
+  }
+}
