@@ -267,7 +267,7 @@ public final class ComputeFeatures
     PCollectionTuple gated =
         seeded.apply(
             "GateTooLateEvents",
-            ParDo.of(new GateTooLateFn(windowFn, allowedLateness, period, gatedTag, tooLateTag))
+            ParDo.of(new GateTooLateFn(windowFn, allowedLateness, gatedTag, tooLateTag))
                 .withOutputTags(gatedTag, TupleTagList.of(tooLateTag)));
     gated.get(tooLateTag).setCoder(TooLateRecord.TooLateRecordCoder.of());
 

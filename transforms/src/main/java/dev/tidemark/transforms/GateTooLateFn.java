@@ -3,14 +3,14 @@ package dev.tidemark.transforms;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import org.apache.beam.sdk.coders.BooleanCoder;
-import org.apache.beam.sdk.coders.VarIntCoder;
+import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.VarLongCoder;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.state.StateSpec;
 import org.apache.beam.sdk.state.StateSpecs;
 import org.apache.beam.sdk.state.TimeDomain;
 import org.apache.beam.sdk.state.Timer;
+import org.apache.beam.sdk.state.TimerMap;
 import org.apache.beam.sdk.state.TimerSpec;
 import org.apache.beam.sdk.state.TimerSpecs;
 import org.apache.beam.sdk.state.ValueState;
@@ -30,11 +30,11 @@ import org.joda.time.Instant;
  * droppably late, diverts those, and guarantees Beam drops nothing else.
  *
  * <p>A DoFn cannot read the watermark, but an event-time timer that fires at {@code T} proves the
- * input watermark has reached {@code T}, and a pending timer's output timestamp holds the output
- * watermark. Per shard the gate keeps {@code bound}: the time of its last fired timer, so {@code
- * bound <= input watermark}. Its pending "advance" timer holds the output watermark at {@code
- * bound}, so {@code downstream watermark <= bound}. An event's window {@code w} is too late iff
- * {@code w.maxTimestamp() + allowedLateness < bound}:
+ * input watermark has passed {@code T}, and a pending timer's output timestamp holds the output
+ * watermark. The gate keeps {@code bound}: the time of the latest timer that fired, so {@code bound
+ * <= input watermark}; and one "hold" timer, due only at the end of time, whose output timestamp is
+ * {@code bound}, so {@code watermark downstream <= bound}. A window {@code w} of an event is too
+ * late iff {@code w.maxTimestamp() + allowedLateness < bound}:
  *
  * <ul>
  *   <li>if the gate says too late, the real watermark is past the window's end plus lateness too
@@ -43,83 +43,63 @@ import org.joda.time.Instant;
  *       w.maxTimestamp() + allowedLateness}, so Beam cannot drop it.
  * </ul>
  *
- * <p>The bound moves with the watermark through a chain of advance timers on the multiples of
- * {@code step} (the window period, so the bound lands on window ends and on-time panes are not
- * delayed) while events near the bound arrive, and by "nudge" timers set at each new event's
- * timestamp (which fire as soon as the watermark reaches it). A shard that has seen no events near
- * its bound for a window size plus the allowed lateness (at most {@link
- * #MAX_IDLE_FIRES_BEFORE_BACKOFF} steps) doubles its step after each idle firing, so the chain ends
- * in a bounded number of firings when the watermark jumps to infinity. The cost of exactness: the
- * downstream watermark trails the source watermark by up to one step while a shard is active (a
- * window is called too late up to one period after its deadline; until then its events are accepted
- * as late), and by up to half its idle time once a shard has been idle past that threshold; in that
- * state an event is judged against the lagging bound, so it may be accepted as late where the true
- * watermark would have called it too late (never the reverse).
+ * <p>The bound moves with "probe" timers that every event registers at the ends of its windows and
+ * at those ends plus the allowed lateness: the moments at which a window with data must fire on
+ * time and at which it expires. Probes hold nothing and are all registered before the watermark
+ * reaches them, so no timer ever sets another due timer: the bound at any moment is the latest
+ * probe the watermark has passed, which makes a replay deterministic, and the gate adds no delay to
+ * on-time panes. Where the stream is sparse the bound (and the watermark downstream) trails the
+ * source watermark until the next probe; an event judged against a trailing bound may be accepted
+ * as late where the true watermark would have called it too late, never the reverse.
  *
- * <p>Input: {@code KV<shard, event>}; one {@code null} seed per shard at the minimum timestamp
- * starts the chain (before the seed arrives its pending element holds the watermark at the
- * minimum). Main output: {@code KV<bound, event>}, the bound the windowing step must use to drop
- * the event's missed windows ({@code partiallyLate} events). State: four cells per shard, cleared
- * when the chain reaches the end of time.
+ * <p>Input: {@code KV<shard, event>}; one {@code null} seed per shard at the minimum timestamp sets
+ * the first hold (until it arrives, its pending element holds the watermark at the minimum). Main
+ * output: {@code KV<bound, event>}, the bound the windowing step uses to drop the event's missed
+ * windows ({@code partiallyLate} events). State: one cell per shard, cleared when the hold timer
+ * fires at the end of time, and the pending probes: at most two per window period between the
+ * watermark and the latest event time plus a window size and the allowed lateness.
  */
 final class GateTooLateFn
     extends DoFn<KV<Integer, @Nullable PaymentEvent>, KV<Instant, PaymentEvent>> {
   static final String BOUND_STATE = "bound";
-  static final String ACTIVE_STATE = "activeSinceLastAdvance";
-  static final String IDLE_STATE = "idleAdvances";
-  static final String NUDGE_STATE = "pendingNudge";
-  static final String ADVANCE_TIMER = "advance";
-  static final String NUDGE_TIMER = "nudge";
-
-  /** The most advance firings without events before the step starts doubling. */
-  static final int MAX_IDLE_FIRES_BEFORE_BACKOFF = 200;
-
-  private static final int MAX_BACKOFF_SHIFT = 40;
+  static final String END_PROBES_STATE = "endProbes";
+  static final String EXPIRY_PROBES_STATE = "expiryProbes";
+  static final String HOLD_TIMER = "hold";
+  static final String PROBES = "probes";
 
   @StateId(BOUND_STATE)
   private final StateSpec<ValueState<Long>> boundSpec = StateSpecs.value(VarLongCoder.of());
 
-  @StateId(ACTIVE_STATE)
-  private final StateSpec<ValueState<Boolean>> activeSpec = StateSpecs.value(BooleanCoder.of());
+  @StateId(END_PROBES_STATE)
+  private final StateSpec<ValueState<KV<Long, Long>>> endProbesSpec =
+      StateSpecs.value(KvCoder.of(VarLongCoder.of(), VarLongCoder.of()));
 
-  @StateId(IDLE_STATE)
-  private final StateSpec<ValueState<Integer>> idleSpec = StateSpecs.value(VarIntCoder.of());
+  @StateId(EXPIRY_PROBES_STATE)
+  private final StateSpec<ValueState<KV<Long, Long>>> expiryProbesSpec =
+      StateSpecs.value(KvCoder.of(VarLongCoder.of(), VarLongCoder.of()));
 
-  @StateId(NUDGE_STATE)
-  private final StateSpec<ValueState<Long>> nudgeSpec = StateSpecs.value(VarLongCoder.of());
+  @TimerId(HOLD_TIMER)
+  private final TimerSpec holdSpec = TimerSpecs.timer(TimeDomain.EVENT_TIME);
 
-  @TimerId(ADVANCE_TIMER)
-  private final TimerSpec advanceSpec = TimerSpecs.timer(TimeDomain.EVENT_TIME);
-
-  @TimerId(NUDGE_TIMER)
-  private final TimerSpec nudgeTimerSpec = TimerSpecs.timer(TimeDomain.EVENT_TIME);
+  @TimerFamily(PROBES)
+  private final TimerSpec probesSpec = TimerSpecs.timerMap(TimeDomain.EVENT_TIME);
 
   private final SlidingWindows windowFn;
   private final Duration allowedLateness;
-  private final Duration step;
-  private final int idleFiresBeforeBackoff;
-  private final Duration relevance;
+  private final TupleTag<KV<Instant, PaymentEvent>> mainTag;
   private final TupleTag<TooLateRecord> tooLateTag;
 
   private final Counter windowed = TidemarkMetrics.counter(TidemarkMetrics.WINDOWED);
   private final Counter tooLate = TidemarkMetrics.counter(TidemarkMetrics.TOO_LATE);
   private final Counter partiallyLate = TidemarkMetrics.counter(TidemarkMetrics.PARTIALLY_LATE);
 
-  private final TupleTag<KV<Instant, PaymentEvent>> mainTag;
-
   GateTooLateFn(
       SlidingWindows windowFn,
       Duration allowedLateness,
-      Duration step,
       TupleTag<KV<Instant, PaymentEvent>> mainTag,
       TupleTag<TooLateRecord> tooLateTag) {
     this.windowFn = windowFn;
     this.allowedLateness = allowedLateness;
-    this.step = step;
-    long horizon = windowFn.getSize().plus(allowedLateness).getMillis();
-    this.idleFiresBeforeBackoff =
-        (int) Math.min(MAX_IDLE_FIRES_BEFORE_BACKOFF, 1 + horizon / step.getMillis());
-    this.relevance = Duration.millis(horizon).plus(step);
     this.mainTag = mainTag;
     this.tooLateTag = tooLateTag;
   }
@@ -133,33 +113,37 @@ final class GateTooLateFn
   public void processElement(
       @Element KV<Integer, @Nullable PaymentEvent> element,
       @StateId(BOUND_STATE) ValueState<Long> boundState,
-      @StateId(ACTIVE_STATE) ValueState<Boolean> active,
-      @StateId(NUDGE_STATE) ValueState<Long> pendingNudge,
-      @TimerId(ADVANCE_TIMER) Timer advance,
-      @TimerId(NUDGE_TIMER) Timer nudge,
+      @StateId(END_PROBES_STATE) ValueState<KV<Long, Long>> endProbes,
+      @StateId(EXPIRY_PROBES_STATE) ValueState<KV<Long, Long>> expiryProbes,
+      @TimerId(HOLD_TIMER) Timer hold,
+      @TimerFamily(PROBES) TimerMap probes,
       MultiOutputReceiver out) {
     PaymentEvent event = element.getValue();
     Long stored = boundState.read();
     Instant bound = stored == null ? BoundedWindow.TIMESTAMP_MIN_VALUE : new Instant(stored);
     if (event == null) {
-      // The seed: start the chain, holding the output watermark at the minimum.
+      // The seed: hold the output watermark at the bound from now on.
       if (stored == null) {
         boundState.write(bound.getMillis());
-        advance.withOutputTimestamp(bound).set(bound.plus(step));
+        hold.withOutputTimestamp(bound).set(GlobalWindow.INSTANCE.maxTimestamp());
       }
       return;
     }
-    if (event.eventTime().isBefore(bound.plus(relevance))) {
-      // An event near (or behind) the bound: keep the bound fine-grained. Events far ahead of it
-      // (catching up from the start, a clock-skewed producer) are handled by their nudge.
-      active.write(true);
-    }
     Collection<IntervalWindow> windows = windowFn.assignWindows(event.eventTime());
     List<IntervalWindow> missed = new ArrayList<>();
+    long firstEnd = Long.MAX_VALUE;
+    long lastEnd = Long.MIN_VALUE;
     for (IntervalWindow window : windows) {
       if (isExpired(window, allowedLateness, bound)) {
         missed.add(window);
+      } else {
+        firstEnd = Math.min(firstEnd, window.end().getMillis());
+        lastEnd = Math.max(lastEnd, window.end().getMillis());
       }
+    }
+    if (firstEnd <= lastEnd) {
+      probeRange(firstEnd, lastEnd, 0, bound, endProbes, probes);
+      probeRange(firstEnd, lastEnd, allowedLateness.getMillis(), bound, expiryProbes, probes);
     }
     if (!missed.isEmpty()) {
       missed.sort((a, b) -> a.start().compareTo(b.start()));
@@ -182,80 +166,62 @@ final class GateTooLateFn
     }
     windowed.inc();
     out.get(mainTag).output(KV.of(bound, event));
-    Instant eventTime = event.eventTime();
-    Long nudgeAt = pendingNudge.read();
-    if (eventTime.isAfter(bound) && (nudgeAt == null || eventTime.getMillis() < nudgeAt)) {
-      pendingNudge.write(eventTime.getMillis());
-      nudge.withOutputTimestamp(eventTime).set(eventTime);
-    }
-  }
-
-  @OnTimer(ADVANCE_TIMER)
-  public void onAdvance(
-      OnTimerContext context,
-      @StateId(BOUND_STATE) ValueState<Long> boundState,
-      @StateId(ACTIVE_STATE) ValueState<Boolean> active,
-      @StateId(IDLE_STATE) ValueState<Integer> idleState,
-      @StateId(NUDGE_STATE) ValueState<Long> pendingNudge,
-      @TimerId(ADVANCE_TIMER) Timer advance) {
-    Instant bound = raiseBound(boundState, context.fireTimestamp());
-    Boolean sawEvents = active.read();
-    int idle;
-    if (sawEvents == null) {
-      idle = idleFiresBeforeBackoff + orZero(idleState.read()); // no event yet: back off at once
-    } else {
-      idle = sawEvents ? 0 : orZero(idleState.read()) + 1;
-      active.write(false);
-    }
-    idleState.write(sawEvents == null ? idle - idleFiresBeforeBackoff + 1 : idle);
-    int shift = Math.min(MAX_BACKOFF_SHIFT, Math.max(0, idle - idleFiresBeforeBackoff));
-    Instant next = shift == 0 ? nextStep(bound) : bound.plus(step.getMillis() << shift);
-    if (!next.isBefore(GlobalWindow.INSTANCE.maxTimestamp())) {
-      // The watermark has reached the end of time: nothing can arrive any more.
-      boundState.clear();
-      active.clear();
-      idleState.clear();
-      pendingNudge.clear();
-      return;
-    }
-    advance.withOutputTimestamp(bound).set(next);
-  }
-
-  @OnTimer(NUDGE_TIMER)
-  public void onNudge(
-      OnTimerContext context,
-      @StateId(BOUND_STATE) ValueState<Long> boundState,
-      @StateId(ACTIVE_STATE) ValueState<Boolean> active,
-      @StateId(IDLE_STATE) ValueState<Integer> idleState,
-      @StateId(NUDGE_STATE) ValueState<Long> pendingNudge,
-      @TimerId(ADVANCE_TIMER) Timer advance) {
-    pendingNudge.clear();
-    if (boundState.read() == null) {
-      return; // the chain has already ended
-    }
-    Instant bound = raiseBound(boundState, context.fireTimestamp());
-    active.write(true); // an event sits at the bound now: step finely from here
-    idleState.write(0);
-    advance.withOutputTimestamp(bound).set(nextStep(bound));
   }
 
   /**
-   * The next multiple of the step after {@code bound}. Steps are the window period, so the bound
-   * lands exactly on window ends: an on-time pane fires as soon as the watermark passes its end.
+   * Registers probes at the window ends {@code firstEnd..lastEnd} (one window period apart) plus
+   * {@code offset}, except those the watermark has passed. {@code registered} remembers the last
+   * contiguous range registered, so consecutive events do not register the same probes again
+   * (registering one twice would be harmless: probes are keyed by their time).
    */
-  private Instant nextStep(Instant bound) {
-    long millis = bound.getMillis();
-    return new Instant(millis - Math.floorMod(millis, step.getMillis()) + step.getMillis());
+  private void probeRange(
+      long firstEnd,
+      long lastEnd,
+      long offset,
+      Instant bound,
+      ValueState<KV<Long, Long>> registered,
+      TimerMap probes) {
+    long from = firstEnd + offset;
+    long to = lastEnd + offset;
+    KV<Long, Long> range = registered.read();
+    long step = windowFn.getPeriod().getMillis();
+    long limit = GlobalWindow.INSTANCE.maxTimestamp().getMillis();
+    for (long at = from; at <= to; at += step) {
+      boolean known = range != null && at >= range.getKey() && at <= range.getValue();
+      if (!known && at > bound.getMillis() && at < limit) {
+        // Holding at its own time, a probe never holds the watermark below the bound; it only
+        // gives its callback that timestamp, so the callback may move the hold up to it.
+        Instant time = new Instant(at);
+        probes.get(Long.toString(at)).withOutputTimestamp(time).set(time);
+      }
+    }
+    boolean adjoins =
+        range != null && from <= range.getValue() + step && to >= range.getKey() - step;
+    registered.write(
+        adjoins
+            ? KV.of(Math.min(from, range.getKey()), Math.max(to, range.getValue()))
+            : KV.of(from, to));
   }
 
-  private static Instant raiseBound(ValueState<Long> boundState, Instant firedAt) {
+  @OnTimerFamily(PROBES)
+  public void onProbe(
+      OnTimerContext context,
+      @StateId(BOUND_STATE) ValueState<Long> boundState,
+      @TimerId(HOLD_TIMER) Timer hold) {
     Long stored = boundState.read();
-    long bound = Math.max(stored == null ? Long.MIN_VALUE : stored, firedAt.getMillis());
+    long bound =
+        Math.max(stored == null ? Long.MIN_VALUE : stored, context.fireTimestamp().getMillis());
     boundState.write(bound);
-    return new Instant(bound);
+    hold.withOutputTimestamp(new Instant(bound)).set(GlobalWindow.INSTANCE.maxTimestamp());
   }
 
-  private static int orZero(@Nullable Integer value) {
-    return value == null ? 0 : value;
+  @OnTimer(HOLD_TIMER)
+  public void onEndOfTime(
+      @StateId(BOUND_STATE) ValueState<Long> boundState,
+      @StateId(END_PROBES_STATE) ValueState<KV<Long, Long>> endProbes,
+      @StateId(EXPIRY_PROBES_STATE) ValueState<KV<Long, Long>> expiryProbes) {
+    boundState.clear();
+    endProbes.clear();
+    expiryProbes.clear();
   }
 }
