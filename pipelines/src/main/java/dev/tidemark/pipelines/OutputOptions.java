@@ -1,0 +1,16 @@
+package dev.tidemark.pipelines;
+
+import org.apache.beam.sdk.options.Default;
+import org.apache.beam.sdk.options.Description;
+import org.apache.beam.sdk.options.PipelineOptions;
+
+/** Local outputs. */
+public interface OutputOptions extends PipelineOptions {
+  @Description(
+      "Output directory: decisions/, dead-letters/, duplicates/, too-late/ (NDJSON) and"
+          + " summary.json.")
+  @Default.String("out")
+  String getOutput();
+
+  void setOutput(String directory);
+}

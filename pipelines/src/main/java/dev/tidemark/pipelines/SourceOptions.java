@@ -1,0 +1,47 @@
+package dev.tidemark.pipelines;
+
+import org.apache.beam.sdk.options.Default;
+import org.apache.beam.sdk.options.Description;
+import org.apache.beam.sdk.options.PipelineOptions;
+
+/** Where events come from and what counts as a valid one. */
+public interface SourceOptions extends PipelineOptions {
+  @Description(
+      "Event source: replay (a replay file, deterministic, DirectRunner only) or backfill"
+          + " (NDJSON CloudEvents files, bounded, batch).")
+  @Default.Enum("replay")
+  TidemarkOptions.SourceKind getSource();
+
+  void setSource(TidemarkOptions.SourceKind source);
+
+  @Description("Input: the replay file for --source=replay, a file glob for --source=backfill.")
+  String getInput();
+
+  void setInput(String input);
+
+  @Description(
+      "Replay without watermark directives: after each batch of events the watermark advances"
+          + " to the latest event time seen minus this duration (ISO-8601).")
+  @Default.String("PT30S")
+  String getMaxOutOfOrderness();
+
+  void setMaxOutOfOrderness(String duration);
+
+  @Description("The only currency accepted in data.currency (ISO 4217).")
+  @Default.String("GBP")
+  String getCurrency();
+
+  void setCurrency(String currency);
+
+  @Description("Comma-separated CloudEvent types to accept; other types are dead-lettered.")
+  @Default.String("payments.transaction.v1")
+  String getEventTypes();
+
+  void setEventTypes(String types);
+
+  @Description("Largest record accepted, in bytes; larger ones are dead-lettered.")
+  @Default.Integer(65536)
+  Integer getMaxEventBytes();
+
+  void setMaxEventBytes(Integer bytes);
+}

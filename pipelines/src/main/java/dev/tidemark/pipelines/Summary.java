@@ -1,0 +1,205 @@
+package dev.tidemark.pipelines;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.tidemark.transforms.Json;
+import dev.tidemark.transforms.TidemarkMetrics;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.beam.sdk.PipelineResult;
+import org.apache.beam.sdk.metrics.MetricQueryResults;
+import org.apache.beam.sdk.metrics.MetricResult;
+import org.apache.beam.sdk.metrics.MetricsFilter;
+import org.joda.time.Duration;
+
+/**
+ * What a run did with every input record, from the pipeline's counters, and the accounting identity
+ * that proves nothing was lost: {@code read = valid + deadLetters}, {@code valid = unique +
+ * duplicates}, {@code unique = windowed + tooLate + droppedByRunner}.
+ *
+ * <p>{@code droppedByRunner} is what Beam's own late-data filters dropped (its {@code
+ * droppedDueToLateness} counters, counted per event and window). Tidemark's too-late gate keeps it
+ * at zero; if a runner ever drops anything it shows here and the identity fails loudly.
+ */
+public final class Summary {
+  /** The summary.json keys for decision timings, always present. */
+  static final List<String> TIMINGS = List.of("EARLY", "ON_TIME", "LATE");
+
+  final long read;
+  final long valid;
+  final long deadLetters;
+  final Map<String, Long> deadLettersByReason;
+  final long unique;
+  final long duplicates;
+  final long conflicts;
+  final long windowed;
+  final long tooLate;
+  final long partiallyLate;
+  final long droppedByRunner;
+  final Map<String, Long> decisionsByTiming;
+  final long decisions;
+  final Duration wallTime;
+
+  private Summary(Map<String, Long> counters, long droppedByRunner, Duration wallTime) {
+    this.read = counters.getOrDefault(TidemarkMetrics.READ, 0L);
+    this.valid = counters.getOrDefault(TidemarkMetrics.VALID, 0L);
+    this.deadLetters = counters.getOrDefault(TidemarkMetrics.DEAD_LETTERS, 0L);
+    Map<String, Long> reasons = new TreeMap<>();
+    Map<String, Long> timings = new LinkedHashMap<>();
+    for (String timing : TIMINGS) {
+      timings.put(timing, counters.getOrDefault(TidemarkMetrics.DECISIONS_PREFIX + timing, 0L));
+    }
+    counters.forEach(
+        (name, value) -> {
+          if (name.startsWith(TidemarkMetrics.DEAD_LETTERS_PREFIX) && value > 0) {
+            reasons.put(name.substring(TidemarkMetrics.DEAD_LETTERS_PREFIX.length()), value);
+          }
+        });
+    this.deadLettersByReason = Collections.unmodifiableMap(reasons);
+    this.unique = counters.getOrDefault(TidemarkMetrics.UNIQUE, 0L);
+    this.duplicates = counters.getOrDefault(TidemarkMetrics.DUPLICATES, 0L);
+    this.conflicts = counters.getOrDefault(TidemarkMetrics.CONFLICTS, 0L);
+    this.windowed = counters.getOrDefault(TidemarkMetrics.WINDOWED, 0L);
+    this.tooLate = counters.getOrDefault(TidemarkMetrics.TOO_LATE, 0L);
+    this.partiallyLate = counters.getOrDefault(TidemarkMetrics.PARTIALLY_LATE, 0L);
+    this.droppedByRunner = droppedByRunner;
+    this.decisionsByTiming = Collections.unmodifiableMap(timings);
+    this.decisions = counters.getOrDefault(TidemarkMetrics.DECISIONS, 0L);
+    this.wallTime = wallTime;
+  }
+
+  /** Reads the counters of a finished run (committed values where the runner has them). */
+  public static Summary from(PipelineResult result, Duration wallTime) {
+    MetricQueryResults metrics = result.metrics().queryMetrics(MetricsFilter.builder().build());
+    Map<String, Long> counters = new TreeMap<>();
+    long droppedByRunner = 0;
+    for (MetricResult<Long> counter : metrics.getCounters()) {
+      long value = value(counter);
+      String namespace = counter.getName().getNamespace();
+      String name = counter.getName().getName();
+      if (TidemarkMetrics.NAMESPACE.equals(namespace)) {
+        counters.merge(name, value, Long::sum);
+      } else if (name.equalsIgnoreCase(TidemarkMetrics.RUNNER_DROPPED_DUE_TO_LATENESS)
+          || name.equals(TidemarkMetrics.RUNNER_STATEFUL_PARDO_DROPPED)) {
+        droppedByRunner += value;
+      }
+    }
+    return new Summary(counters, droppedByRunner, wallTime);
+  }
+
+  private static long value(MetricResult<Long> counter) {
+    try {
+      Long committed = counter.getCommitted();
+      return committed == null ? counter.getAttempted() : committed;
+    } catch (UnsupportedOperationException e) {
+      return counter.getAttempted();
+    }
+  }
+
+  /** The broken parts of the accounting identity; empty when every record is accounted for. */
+  public List<String> identityViolations() {
+    List<String> violations = new ArrayList<>();
+    if (read != valid + deadLetters) {
+      violations.add(
+          String.format("read %d != valid %d + deadLetters %d", read, valid, deadLetters));
+    }
+    long byReason = deadLettersByReason.values().stream().mapToLong(Long::longValue).sum();
+    if (byReason != deadLetters) {
+      violations.add(String.format("deadLetters %d != sum by reason %d", deadLetters, byReason));
+    }
+    if (valid != unique + duplicates) {
+      violations.add(
+          String.format("valid %d != unique %d + duplicates %d", valid, unique, duplicates));
+    }
+    if (unique != windowed + tooLate + droppedByRunner) {
+      violations.add(
+          String.format(
+              "unique %d != windowed %d + tooLate %d + droppedByRunner %d",
+              unique, windowed, tooLate, droppedByRunner));
+    }
+    if (droppedByRunner != 0) {
+      violations.add("the runner dropped " + droppedByRunner + " late event-windows itself");
+    }
+    return violations;
+  }
+
+  public boolean identityHolds() {
+    return identityViolations().isEmpty();
+  }
+
+  /** summary.json: the figures under their contract keys, plus the wall time. */
+  public String toJson() {
+    ObjectNode json = Json.MAPPER.createObjectNode();
+    json.put("read", read);
+    json.put("valid", valid);
+    json.put("deadLetters", deadLetters);
+    ObjectNode reasons = json.putObject("deadLettersByReason");
+    deadLettersByReason.forEach(reasons::put);
+    json.put("unique", unique);
+    json.put("duplicates", duplicates);
+    json.put("conflicts", conflicts);
+    json.put("windowed", windowed);
+    json.put("tooLate", tooLate);
+    json.put("partiallyLate", partiallyLate);
+    json.put("droppedByRunner", droppedByRunner);
+    ObjectNode timings = json.putObject("decisionsByTiming");
+    decisionsByTiming.forEach(timings::put);
+    json.put("decisions", decisions);
+    json.put("identityHolds", identityHolds());
+    json.put("wallTimeMillis", wallTime.getMillis());
+    try {
+      return Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(json) + "\n";
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  void writeTo(Path file) {
+    try {
+      Files.createDirectories(file.getParent());
+      Files.writeString(file, toJson(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write " + file, e);
+    }
+  }
+
+  /** The short human summary printed at the end of a run. */
+  public void print(PrintStream out, Path outputDirectory) {
+    out.printf("Tidemark run finished in %.1f s%n", wallTime.getMillis() / 1000.0);
+    out.printf(
+        "  events read       %,d  (%,.0f records/s)%n",
+        read, read / Math.max(0.001, wallTime.getMillis() / 1000.0));
+    out.printf("  valid             %,d%n", valid);
+    out.printf("  dead-lettered     %,d  %s%n", deadLetters, deadLettersByReason);
+    out.printf(
+        "  duplicates        %,d  (%,d conflicts: same source+id, different content)%n",
+        duplicates, conflicts);
+    out.printf("  unique            %,d%n", unique);
+    out.printf("  windowed          %,d  (%,d partially late)%n", windowed, partiallyLate);
+    out.printf("  too late          %,d%n", tooLate);
+    out.printf("  dropped by runner %,d%n", droppedByRunner);
+    out.printf("  decisions         %,d  %s%n", decisions, decisionsByTiming);
+    out.printf("Accounting identity:%n");
+    out.printf("  read %,d = valid %,d + deadLetters %,d%n", read, valid, deadLetters);
+    out.printf("  valid %,d = unique %,d + duplicates %,d%n", valid, unique, duplicates);
+    out.printf(
+        "  unique %,d = windowed %,d + tooLate %,d + droppedByRunner %,d%n",
+        unique, windowed, tooLate, droppedByRunner);
+    List<String> violations = identityViolations();
+    out.println(violations.isEmpty() ? "  HOLDS" : "  BROKEN: " + String.join("; ", violations));
+    out.printf("Outputs in %s:%n", outputDirectory.toAbsolutePath().normalize());
+    for (String name : TidemarkPipeline.OUTPUT_NAMES) {
+      out.printf("  %s/%n", name);
+    }
+    out.printf("  summary.json%n");
+  }
+}

@@ -1,0 +1,199 @@
+package dev.tidemark.pipelines;
+
+import dev.tidemark.pipelines.generate.EventGenerator;
+import dev.tidemark.pipelines.generate.GeneratorConfig;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import org.apache.beam.sdk.options.PipelineOptionsFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Unmatched;
+
+/** The {@code tidemark} command line: {@code run} the pipeline, {@code generate} a stream. */
+@Command(
+    name = "tidemark",
+    mixinStandardHelpOptions = true,
+    version = "tidemark 0.1.0",
+    description = "Event-time, deduplicated, scored payment CloudEvents on Apache Beam.",
+    subcommands = {Tidemark.Run.class, Tidemark.Generate.class})
+public final class Tidemark implements Callable<Integer> {
+
+  public static void main(String[] args) {
+    System.exit(execute(args));
+  }
+
+  /** Runs the command line and returns its exit code (tests call this). */
+  public static int execute(String... args) {
+    CommandLine commandLine = new CommandLine(new Tidemark());
+    commandLine.setExecutionExceptionHandler(
+        (e, cmd, parsed) -> {
+          Throwable cause = e;
+          while (cause.getCause() != null
+              && cause instanceof RuntimeException
+              && !(cause instanceof IllegalArgumentException)) {
+            cause = cause.getCause();
+          }
+          cmd.getErr().println("tidemark: " + cause.getMessage());
+          return 2;
+        });
+    return commandLine.execute(args);
+  }
+
+  @Override
+  public Integer call() {
+    new CommandLine(this).usage(System.out);
+    return 0;
+  }
+
+  /** {@code tidemark run}: the pipeline with a runner profile and Beam-style options. */
+  @Command(
+      name = "run",
+      description = {
+        "Run the pipeline. With no arguments: the 'local' profile (DirectRunner, the bundled"
+            + " sample replay, outputs under ./out).",
+        "Pipeline options are Beam-style --name=value flags and override the profile;"
+            + " --help lists them."
+      })
+  static final class Run implements Callable<Integer> {
+    @Option(
+        names = "--profile",
+        description = "Runner profile from runner-profiles/ (default: ${DEFAULT-VALUE}).",
+        defaultValue = RunnerProfiles.DEFAULT_PROFILE)
+    String profile;
+
+    @Option(names = "--help", usageHelp = true, description = "Show the pipeline options.")
+    boolean help;
+
+    @Unmatched List<String> pipelineArgs = new ArrayList<>();
+
+    @Override
+    public Integer call() {
+      List<String> arguments = RunnerProfiles.fromEnvironment().arguments(profile, pipelineArgs);
+      TidemarkOptions options =
+          PipelineOptionsFactory.fromArgs(arguments.toArray(new String[0]))
+              .withValidation()
+              .as(TidemarkOptions.class);
+      Summary summary = TidemarkPipeline.run(options);
+      summary.print(System.out, Paths.get(options.getOutput()));
+      return summary.identityHolds() ? 0 : 1;
+    }
+  }
+
+  /** {@code tidemark generate}: a synthetic replay file from a seed. */
+  @Command(
+      name = "generate",
+      description = "Write a synthetic replay file: same seed, same file.",
+      mixinStandardHelpOptions = true)
+  static final class Generate implements Callable<Integer> {
+    @Option(names = "--output", required = true, description = "The replay file to write.")
+    Path output;
+
+    @Option(
+        names = "--seed",
+        defaultValue = "" + GeneratorConfig.DEFAULT_SEED,
+        description = "Random seed.")
+    long seed;
+
+    @Option(
+        names = "--accounts",
+        defaultValue = "" + GeneratorConfig.DEFAULT_NUM_ACCOUNTS,
+        description = "Number of accounts.")
+    int accounts;
+
+    @Option(
+        names = "--events",
+        defaultValue = "" + GeneratorConfig.DEFAULT_NUM_EVENTS,
+        description = "Distinct valid events.")
+    int events;
+
+    @Option(
+        names = "--eventsPerSecond",
+        defaultValue = "" + GeneratorConfig.DEFAULT_EVENTS_PER_SECOND,
+        description = "Event-time rate.")
+    double eventsPerSecond;
+
+    @Option(
+        names = "--start",
+        description = "Event time of the first event (2026-01-01T00:00:00Z).")
+    Instant start = GeneratorConfig.DEFAULT_START;
+
+    @Option(names = "--meanDelay", description = "Mean arrival delay, out-of-orderness (PT2S).")
+    Duration meanDelay = GeneratorConfig.DEFAULT_MEAN_DELAY;
+
+    @Option(names = "--maxOutOfOrderness", description = "Cap of the normal arrival delay (PT30S).")
+    Duration maxOutOfOrderness = GeneratorConfig.DEFAULT_MAX_OUT_OF_ORDERNESS;
+
+    @Option(
+        names = "--lateFraction",
+        defaultValue = "" + GeneratorConfig.DEFAULT_LATE_FRACTION,
+        description = "Late, still allowed.")
+    double lateFraction;
+
+    @Option(
+        names = "--tooLateFraction",
+        defaultValue = "" + GeneratorConfig.DEFAULT_TOO_LATE_FRACTION,
+        description = "Later than window end + allowed lateness.")
+    double tooLateFraction;
+
+    @Option(
+        names = "--duplicateRate",
+        defaultValue = "" + GeneratorConfig.DEFAULT_DUPLICATE_RATE,
+        description = "Re-sent events.")
+    double duplicateRate;
+
+    @Option(
+        names = "--conflictFraction",
+        defaultValue = "" + GeneratorConfig.DEFAULT_CONFLICT_FRACTION,
+        description = "Share of duplicates with a changed payload.")
+    double conflictFraction;
+
+    @Option(
+        names = "--malformedFraction",
+        defaultValue = "" + GeneratorConfig.DEFAULT_MALFORMED_FRACTION,
+        description = "Bad records.")
+    double malformedFraction;
+
+    @Option(
+        names = "--cardTestingBurstsPerThousand",
+        defaultValue = "" + GeneratorConfig.DEFAULT_CARD_TESTING_BURSTS_PER_THOUSAND,
+        description = "Card-testing bursts per 1000 events.")
+    double cardTesting;
+
+    @Option(
+        names = "--takeoverBurstsPerThousand",
+        defaultValue = "" + GeneratorConfig.DEFAULT_TAKEOVER_BURSTS_PER_THOUSAND,
+        description = "Account-takeover bursts per 1000 events.")
+    double takeover;
+
+    @Override
+    public Integer call() throws Exception {
+      GeneratorConfig config =
+          GeneratorConfig.builder()
+              .seed(seed)
+              .numAccounts(accounts)
+              .numEvents(events)
+              .eventsPerSecond(eventsPerSecond)
+              .start(start)
+              .meanDelay(meanDelay)
+              .maxOutOfOrderness(maxOutOfOrderness)
+              .lateFraction(lateFraction)
+              .tooLateFraction(tooLateFraction)
+              .duplicateRate(duplicateRate)
+              .conflictFraction(conflictFraction)
+              .malformedFraction(malformedFraction)
+              .cardTestingBurstsPerThousand(cardTesting)
+              .takeoverBurstsPerThousand(takeover)
+              .build();
+      EventGenerator generator = new EventGenerator(config);
+      generator.writeTo(output);
+      System.out.println("wrote " + output + ": " + generator.stats());
+      return 0;
+    }
+  }
+}

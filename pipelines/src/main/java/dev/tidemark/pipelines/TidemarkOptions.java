@@ -1,0 +1,30 @@
+package dev.tidemark.pipelines;
+
+import org.apache.beam.sdk.options.PipelineOptions;
+import org.apache.beam.sdk.options.StreamingOptions;
+
+/**
+ * Every option of the Tidemark pipeline, composed from small mixins. Durations are ISO-8601 strings
+ * ({@code PT5M}); they are validated when the pipeline is built, with messages that say how to fix
+ * them.
+ */
+public interface TidemarkOptions
+    extends PipelineOptions,
+        StreamingOptions,
+        SourceOptions,
+        IdentityOptions,
+        WindowOptions,
+        OutputOptions {
+
+  /** Event sources. */
+  enum SourceKind {
+    replay,
+    backfill
+  }
+
+  /** Pane accumulation. */
+  enum AccumulationKind {
+    ACCUMULATING,
+    DISCARDING
+  }
+}

@@ -1,0 +1,239 @@
+package dev.tidemark.pipelines;
+
+import dev.tidemark.pipelines.io.BackfillSource;
+import dev.tidemark.pipelines.io.NdjsonFiles;
+import dev.tidemark.pipelines.io.ReplayFile;
+import dev.tidemark.transforms.AssembleDecisions;
+import dev.tidemark.transforms.ComputeFeatures;
+import dev.tidemark.transforms.DeadLetter;
+import dev.tidemark.transforms.Decision;
+import dev.tidemark.transforms.DeduplicateEvents;
+import dev.tidemark.transforms.DuplicateRecord;
+import dev.tidemark.transforms.ParseCloudEvents;
+import dev.tidemark.transforms.PaymentEvent;
+import dev.tidemark.transforms.RawRecord;
+import dev.tidemark.transforms.TooLateRecord;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.apache.beam.runners.direct.DirectRunner;
+import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.PipelineResult;
+import org.apache.beam.sdk.transforms.Flatten;
+import org.apache.beam.sdk.transforms.MapElements;
+import org.apache.beam.sdk.transforms.WithFailures;
+import org.apache.beam.sdk.values.PCollection;
+import org.apache.beam.sdk.values.PCollectionList;
+import org.apache.beam.sdk.values.TypeDescriptors;
+import org.apache.beam.sdk.values.WindowingStrategy.AccumulationMode;
+import org.joda.time.Duration;
+
+/**
+ * The Tidemark pipeline: raw records in; decisions, dead letters, duplicates and too-late records
+ * out. {@link #expand} builds the graph from any source of {@link RawRecord}s (tests hand it a
+ * {@code TestStream}); {@link #run} wires the configured source and sinks, runs, and returns the
+ * checked {@link Summary}.
+ */
+public final class TidemarkPipeline {
+  /** The output directories under {@code --output}, one per output. */
+  public static final List<String> OUTPUT_NAMES =
+      List.of("decisions", "dead-letters", "duplicates", "too-late");
+
+  private TidemarkPipeline() {}
+
+  /** The four outputs of the pipeline. */
+  public static final class Outputs {
+    public final PCollection<Decision> decisions;
+    public final PCollection<DeadLetter> deadLetters;
+    public final PCollection<DuplicateRecord> duplicates;
+    public final PCollection<TooLateRecord> tooLate;
+
+    Outputs(
+        PCollection<Decision> decisions,
+        PCollection<DeadLetter> deadLetters,
+        PCollection<DuplicateRecord> duplicates,
+        PCollection<TooLateRecord> tooLate) {
+      this.decisions = decisions;
+      this.deadLetters = deadLetters;
+      this.duplicates = duplicates;
+      this.tooLate = tooLate;
+    }
+  }
+
+  /**
+   * Builds parse, dedup, features and decisions on {@code raw}, configured from {@code options}.
+   */
+  public static Outputs expand(PCollection<RawRecord> raw, TidemarkOptions options) {
+    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> parsed =
+        raw.apply("ParseCloudEvents", parser(options));
+    DeduplicateEvents.Result deduped =
+        parsed.output().apply("DeduplicateEvents", deduplicator(options));
+    ComputeFeatures.Result features =
+        deduped.events().apply("ComputeFeatures", windowedFeatures(options));
+    PCollection<Decision> decisions =
+        features.features().apply("AssembleDecisions", AssembleDecisions.create());
+    // Every failure collection is flattened once into the one dead-letter output.
+    PCollection<DeadLetter> deadLetters =
+        PCollectionList.of(List.of(parsed.failures()))
+            .apply("CollectDeadLetters", Flatten.pCollections())
+            .setCoder(DeadLetter.DeadLetterCoder.of());
+    return new Outputs(decisions, deadLetters, deduped.duplicates(), features.tooLate());
+  }
+
+  static ParseCloudEvents parser(TidemarkOptions options) {
+    Set<String> types =
+        Arrays.stream(options.getEventTypes().split(","))
+            .map(String::trim)
+            .filter(t -> !t.isEmpty())
+            .collect(Collectors.toCollection(LinkedHashSet::new));
+    return ParseCloudEvents.create()
+        .withAllowedTypes(types)
+        .withCurrency(options.getCurrency())
+        .withMaxEventBytes(options.getMaxEventBytes());
+  }
+
+  static DeduplicateEvents deduplicator(TidemarkOptions options) {
+    return DeduplicateEvents.create()
+        .withHorizon(Durations.parse("dedupHorizon", options.getDedupHorizon()));
+  }
+
+  static ComputeFeatures windowedFeatures(TidemarkOptions options) {
+    ComputeFeatures features =
+        ComputeFeatures.of(
+                Durations.parse("windowSize", options.getWindowSize()),
+                Durations.parse("windowPeriod", options.getWindowPeriod()))
+            .withLateFiringDelay(Durations.parse("lateFiringDelay", options.getLateFiringDelay()))
+            .withAllowedLateness(Durations.parse("allowedLateness", options.getAllowedLateness()))
+            .withAccumulationMode(
+                options.getAccumulationMode() == TidemarkOptions.AccumulationKind.DISCARDING
+                    ? AccumulationMode.DISCARDING_FIRED_PANES
+                    : AccumulationMode.ACCUMULATING_FIRED_PANES);
+    String early = options.getEarlyFiringDelay();
+    return "none".equalsIgnoreCase(early.trim())
+        ? features.withoutEarlyFirings()
+        : features.withEarlyFiringDelay(Durations.parse("earlyFiringDelay", early));
+  }
+
+  /** Reads the configured source into {@code pipeline}. */
+  static PCollection<RawRecord> readSource(Pipeline pipeline, TidemarkOptions options) {
+    switch (options.getSource()) {
+      case replay:
+        if (options.getInput() == null) {
+          throw new IllegalArgumentException(
+              "--source=replay needs --input=FILE, a replay file (see README: Replay files)");
+        }
+        if (!DirectRunner.class.equals(options.getRunner())) {
+          throw new IllegalArgumentException(
+              "--source=replay is deterministic only on the DirectRunner (it runs as a Beam"
+                  + " TestStream); use --runner=DirectRunner, or --source=backfill on other"
+                  + " runners");
+        }
+        Path file = Paths.get(options.getInput());
+        if (!Files.isReadable(file)) {
+          throw new IllegalArgumentException(
+              "--input=" + options.getInput() + ": no readable replay file there");
+        }
+        try {
+          ReplayFile replay =
+              ReplayFile.read(
+                  file, Durations.parse("maxOutOfOrderness", options.getMaxOutOfOrderness()));
+          return pipeline.apply("ReadReplay", replay.stream());
+        } catch (IOException e) {
+          throw new UncheckedIOException("cannot read replay file " + file, e);
+        }
+      case backfill:
+        return pipeline.apply("ReadBackfill", BackfillSource.from(options.getInput()));
+      default:
+        throw new IllegalArgumentException("unknown --source=" + options.getSource());
+    }
+  }
+
+  /** Writes the four outputs as NDJSON under {@code --output}. */
+  static void writeFiles(Outputs outputs, String outputDirectory) {
+    Map<String, PCollection<String>> lines = new LinkedHashMap<>();
+    lines.put(
+        OUTPUT_NAMES.get(0),
+        outputs.decisions.apply(
+            "DecisionsToJson", MapElements.into(TypeDescriptors.strings()).via(Decision::toJson)));
+    lines.put(
+        OUTPUT_NAMES.get(1),
+        outputs.deadLetters.apply(
+            "DeadLettersToJson",
+            MapElements.into(TypeDescriptors.strings()).via(DeadLetter::toJson)));
+    lines.put(
+        OUTPUT_NAMES.get(2),
+        outputs.duplicates.apply(
+            "DuplicatesToJson",
+            MapElements.into(TypeDescriptors.strings()).via(DuplicateRecord::toJson)));
+    lines.put(
+        OUTPUT_NAMES.get(3),
+        outputs.tooLate.apply(
+            "TooLateToJson",
+            MapElements.into(TypeDescriptors.strings()).via(TooLateRecord::toJson)));
+    outputs.decisions.getPipeline().apply("WriteFiles", NdjsonFiles.write(lines, outputDirectory));
+  }
+
+  /** Builds, runs and checks the pipeline; writes {@code summary.json} under {@code --output}. */
+  public static Summary run(TidemarkOptions options) {
+    Path output = Paths.get(options.getOutput());
+    clearOutputs(output);
+    Pipeline pipeline = Pipeline.create(options);
+    writeFiles(expand(readSource(pipeline, options), options), options.getOutput());
+    long started = System.nanoTime();
+    PipelineResult result = pipeline.run();
+    result.waitUntilFinish();
+    Duration wallTime = Duration.millis((System.nanoTime() - started) / 1_000_000);
+    Summary summary = Summary.from(result, wallTime);
+    touchEmptyOutputs(output);
+    summary.writeTo(output.resolve("summary.json"));
+    return summary;
+  }
+
+  /** An output with no records still gets its (empty) file, so readers find every output. */
+  private static void touchEmptyOutputs(Path output) {
+    for (String name : OUTPUT_NAMES) {
+      Path dir = output.resolve(name);
+      try {
+        Files.createDirectories(dir);
+        try (var files = Files.list(dir)) {
+          if (files.noneMatch(f -> f.getFileName().toString().endsWith(".ndjson"))) {
+            Files.createFile(dir.resolve(name + "-00000-of-00001.ndjson"));
+          }
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot create output " + dir, e);
+      }
+    }
+  }
+
+  /** Removes the previous run's output directories so no stale shard survives. */
+  private static void clearOutputs(Path output) {
+    for (String name : OUTPUT_NAMES) {
+      Path dir = output.resolve(name);
+      if (Files.isDirectory(dir)) {
+        try (var paths = Files.walk(dir)) {
+          paths.sorted(java.util.Comparator.reverseOrder()).forEach(TidemarkPipeline::delete);
+        } catch (IOException e) {
+          throw new UncheckedIOException("cannot clear old output " + dir, e);
+        }
+      }
+    }
+  }
+
+  private static void delete(Path path) {
+    try {
+      Files.delete(path);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot delete old output " + path, e);
+    }
+  }
+}

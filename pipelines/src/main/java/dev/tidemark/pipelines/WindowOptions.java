@@ -1,0 +1,48 @@
+package dev.tidemark.pipelines;
+
+import org.apache.beam.sdk.options.Default;
+import org.apache.beam.sdk.options.Description;
+import org.apache.beam.sdk.options.PipelineOptions;
+
+/** The four windowing decisions. */
+public interface WindowOptions extends PipelineOptions {
+  @Description("Sliding window size (ISO-8601).")
+  @Default.String("PT5M")
+  String getWindowSize();
+
+  void setWindowSize(String duration);
+
+  @Description("Sliding window period (ISO-8601); equal to the size gives fixed windows.")
+  @Default.String("PT30S")
+  String getWindowPeriod();
+
+  void setWindowPeriod(String duration);
+
+  @Description(
+      "Early firings this long (processing time, ISO-8601) after the first element of a pane;"
+          + " PT0S fires on every element; 'none' disables early firings.")
+  @Default.String("PT10S")
+  String getEarlyFiringDelay();
+
+  void setEarlyFiringDelay(String duration);
+
+  @Description(
+      "Late firings this long (processing time, ISO-8601) after the first late element; PT0S"
+          + " fires on every late element.")
+  @Default.String("PT0S")
+  String getLateFiringDelay();
+
+  void setLateFiringDelay(String duration);
+
+  @Description("How long after the end of a window late events still revise it (ISO-8601).")
+  @Default.String("PT1H")
+  String getAllowedLateness();
+
+  void setAllowedLateness(String duration);
+
+  @Description("ACCUMULATING (each pane has everything so far) or DISCARDING (only what is new).")
+  @Default.Enum("ACCUMULATING")
+  TidemarkOptions.AccumulationKind getAccumulationMode();
+
+  void setAccumulationMode(TidemarkOptions.AccumulationKind mode);
+}

@@ -1,0 +1,93 @@
+package dev.tidemark.pipelines;
+
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.greaterThan;
+import static org.hamcrest.Matchers.hasItems;
+import static org.hamcrest.Matchers.is;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.tidemark.transforms.Json;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+import org.junit.runner.RunWith;
+import org.junit.runners.JUnit4;
+
+/** The command line as a newcomer uses it: {@code generate}, and {@code run} on the sample. */
+@RunWith(JUnit4.class)
+public class TidemarkCliTest {
+  @Rule public final TemporaryFolder folder = new TemporaryFolder();
+
+  private static long lines(Path dir) throws IOException {
+    long count = 0;
+    try (var files = Files.list(dir)) {
+      for (Path file : (Iterable<Path>) files::iterator) {
+        count += Files.readAllLines(file).size();
+      }
+    }
+    return count;
+  }
+
+  @Test
+  public void runWithNoArgumentsProcessesTheBundledSampleAndTheIdentityHolds() throws IOException {
+    Path out = folder.newFolder("out").toPath();
+    int exit = Tidemark.execute("run", "--output=" + out);
+    assertThat(exit, is(0));
+
+    JsonNode summary = Json.MAPPER.readTree(out.resolve("summary.json").toFile());
+    long read = summary.get("read").asLong();
+    assertThat(read, greaterThan(1000L));
+    assertThat(summary.get("identityHolds").asBoolean(), is(true));
+    assertThat(read, is(summary.get("valid").asLong() + summary.get("deadLetters").asLong()));
+    assertThat(
+        summary.get("valid").asLong(),
+        is(summary.get("unique").asLong() + summary.get("duplicates").asLong()));
+    assertThat(
+        summary.get("unique").asLong(),
+        is(
+            summary.get("windowed").asLong()
+                + summary.get("tooLate").asLong()
+                + summary.get("droppedByRunner").asLong()));
+    assertThat(summary.get("droppedByRunner").asLong(), is(0L));
+    // The sample carries every kind of trouble.
+    assertThat(summary.get("conflicts").asLong(), greaterThan(0L));
+    assertThat(summary.get("tooLate").asLong(), greaterThan(0L));
+    for (String timing : List.of("EARLY", "ON_TIME", "LATE")) {
+      assertThat(timing, summary.get("decisionsByTiming").get(timing).asLong(), greaterThan(0L));
+    }
+    List<String> reasons = new ArrayList<>();
+    summary.get("deadLettersByReason").fieldNames().forEachRemaining(reasons::add);
+    assertThat(
+        reasons, hasItems("invalid_json", "invalid_utf8", "oversized_record", "invalid_amount"));
+    // The files hold what the summary counts.
+    assertThat(lines(out.resolve("decisions")), is(summary.get("decisions").asLong()));
+    assertThat(lines(out.resolve("dead-letters")), is(summary.get("deadLetters").asLong()));
+    assertThat(lines(out.resolve("duplicates")), is(summary.get("duplicates").asLong()));
+    assertThat(
+        lines(out.resolve("too-late")),
+        is(summary.get("tooLate").asLong() + summary.get("partiallyLate").asLong()));
+  }
+
+  @Test
+  public void generateIsDeterministicPerSeed() throws IOException {
+    Path a = folder.getRoot().toPath().resolve("a.ndjson");
+    Path b = folder.getRoot().toPath().resolve("b.ndjson");
+    Path c = folder.getRoot().toPath().resolve("c.ndjson");
+    assertThat(Tidemark.execute("generate", "--output=" + a, "--events=300", "--seed=5"), is(0));
+    assertThat(Tidemark.execute("generate", "--output=" + b, "--events=300", "--seed=5"), is(0));
+    assertThat(Tidemark.execute("generate", "--output=" + c, "--events=300", "--seed=6"), is(0));
+    assertThat(Files.mismatch(a, b), is(-1L));
+    assertThat(Files.mismatch(a, c) >= 0, is(true));
+  }
+
+  @Test
+  public void badOptionsFailWithAMessageNotAStackTrace() {
+    assertThat(Tidemark.execute("run", "--windowSize=five minutes"), is(2));
+    assertThat(Tidemark.execute("run", "--profile=nope"), is(2));
+  }
+}

@@ -1,0 +1,158 @@
+package dev.tidemark.pipelines;
+
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.contains;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.greaterThan;
+import static org.hamcrest.Matchers.is;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.tidemark.pipelines.generate.EventGenerator;
+import dev.tidemark.pipelines.generate.GeneratorConfig;
+import dev.tidemark.transforms.Json;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+import org.apache.beam.sdk.options.PipelineOptionsFactory;
+import org.junit.BeforeClass;
+import org.junit.ClassRule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+import org.junit.runner.RunWith;
+import org.junit.runners.JUnit4;
+
+/**
+ * The pipeline end to end on the DirectRunner from replay files: every output is written, the
+ * accounting identity holds, and a replay is deterministic.
+ */
+@RunWith(JUnit4.class)
+public class TidemarkPipelineTest {
+  @ClassRule public static final TemporaryFolder FOLDER = new TemporaryFolder();
+
+  private static Path replay;
+
+  @BeforeClass
+  public static void generateReplay() throws IOException {
+    replay = FOLDER.getRoot().toPath().resolve("small.ndjson");
+    new EventGenerator(
+            GeneratorConfig.builder()
+                .seed(7)
+                .numAccounts(25)
+                .numEvents(300)
+                .eventsPerSecond(0.05) // 100 minutes of event time: room for too-late events
+                .build())
+        .writeTo(replay);
+  }
+
+  static TidemarkOptions options(Path input, Path output, String... extra) {
+    List<String> args = new ArrayList<>();
+    if (List.of(extra).stream().noneMatch(a -> a.startsWith("--runner="))) {
+      args.add("--runner=DirectRunner");
+    }
+    args.add("--source=replay");
+    args.add("--input=" + input);
+    args.add("--output=" + output);
+    args.addAll(List.of(extra));
+    return PipelineOptionsFactory.fromArgs(args.toArray(new String[0]))
+        .withValidation()
+        .as(TidemarkOptions.class);
+  }
+
+  /** The lines of one output, with the wall-clock fields removed and sorted. */
+  static TreeSet<String> stableLines(Path output, String name) throws IOException {
+    TreeSet<String> lines = new TreeSet<>();
+    try (Stream<Path> files = Files.list(output.resolve(name))) {
+      for (Path file : (Iterable<Path>) files::iterator) {
+        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+          JsonNode node = Json.MAPPER.readTree(line);
+          if (node.has("clocks")) {
+            ObjectNode clocks = (ObjectNode) node.get("clocks");
+            clocks.remove("processingTime");
+            clocks.remove("decisionTime");
+          }
+          lines.add(Json.canonical(node));
+        }
+      }
+    }
+    return lines;
+  }
+
+  @Test
+  public void replayIsDeterministicAndAccountsForEveryRecord() throws IOException {
+    Path first = FOLDER.getRoot().toPath().resolve("first");
+    Path second = FOLDER.getRoot().toPath().resolve("second");
+    Summary one = TidemarkPipeline.run(options(replay, first));
+    Summary two = TidemarkPipeline.run(options(replay, second));
+
+    assertThat(one.identityViolations().toString(), one.identityHolds(), is(true));
+    assertThat(one.droppedByRunner, is(0L));
+    assertThat(one.duplicates, greaterThan(0L));
+    assertThat(one.deadLetters, greaterThan(0L));
+    assertThat(one.decisions, greaterThan(0L));
+    for (String name : TidemarkPipeline.OUTPUT_NAMES) {
+      assertThat(name, stableLines(first, name), is(stableLines(second, name)));
+    }
+    assertThat(
+        two.toJson().replaceAll("\"wallTimeMillis\" : \\d+", ""),
+        is(one.toJson().replaceAll("\"wallTimeMillis\" : \\d+", "")));
+    assertThat((long) stableLines(first, "decisions").size(), is(one.decisions));
+    assertThat((long) stableLines(first, "dead-letters").size(), is(one.deadLetters));
+    assertThat((long) stableLines(first, "duplicates").size(), is(one.duplicates));
+  }
+
+  @Test
+  public void summaryJsonHasExactlyTheContractKeys() throws IOException {
+    Path out = FOLDER.getRoot().toPath().resolve("keys");
+    TidemarkPipeline.run(options(replay, out, "--earlyFiringDelay=none"));
+    JsonNode summary = Json.MAPPER.readTree(out.resolve("summary.json").toFile());
+    List<String> keys = new ArrayList<>();
+    for (Iterator<String> it = summary.fieldNames(); it.hasNext(); ) {
+      keys.add(it.next());
+    }
+    assertThat(
+        keys,
+        contains(
+            "read",
+            "valid",
+            "deadLetters",
+            "deadLettersByReason",
+            "unique",
+            "duplicates",
+            "conflicts",
+            "windowed",
+            "tooLate",
+            "partiallyLate",
+            "droppedByRunner",
+            "decisionsByTiming",
+            "decisions",
+            "identityHolds",
+            "wallTimeMillis"));
+    List<String> timings = new ArrayList<>();
+    summary.get("decisionsByTiming").fieldNames().forEachRemaining(timings::add);
+    assertThat(timings, contains("EARLY", "ON_TIME", "LATE"));
+    assertThat(summary.get("decisionsByTiming").get("EARLY").asLong(), is(0L));
+    assertThat(summary.get("identityHolds").asBoolean(), is(true));
+  }
+
+  @Test
+  public void rejectsReplayOnOtherRunnersWithAFix() {
+    IllegalArgumentException e =
+        org.junit.Assert.assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                TidemarkPipeline.readSource(
+                    org.apache.beam.sdk.Pipeline.create(),
+                    options(
+                        replay,
+                        FOLDER.getRoot().toPath(),
+                        "--runner=org.apache.beam.sdk.testing.CrashingRunner")));
+    assertThat(e.getMessage(), containsString("use --runner=DirectRunner"));
+  }
+}

@@ -1,0 +1,131 @@
+package dev.tidemark.pipelines.io;
+
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.is;
+
+import dev.tidemark.transforms.DeadLetter;
+import dev.tidemark.transforms.DeadLetterReason;
+import dev.tidemark.transforms.ParseCloudEvents;
+import dev.tidemark.transforms.PaymentEvent;
+import dev.tidemark.transforms.RawRecord;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.beam.sdk.testing.PAssert;
+import org.apache.beam.sdk.testing.TestPipeline;
+import org.apache.beam.sdk.transforms.WithFailures;
+import org.apache.beam.sdk.values.PCollection;
+import org.joda.time.Duration;
+import org.joda.time.Instant;
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+import org.junit.runner.RunWith;
+import org.junit.runners.JUnit4;
+
+/** The replay-file reader: directives, broken lines, the replay clock. */
+@RunWith(JUnit4.class)
+public class ReplayFileTest {
+  @Rule public final transient TestPipeline p = TestPipeline.create();
+  @Rule public final transient TemporaryFolder folder = new TemporaryFolder();
+
+  static String event(String id, String time, String amount) {
+    return "{\"specversion\":\"1.0\",\"id\":\""
+        + id
+        + "\",\"source\":\"/test\",\"type\":\"payments.transaction.v1\",\"time\":\""
+        + time
+        + "\",\"data\":{\"accountId\":\"acct-1\",\"amount\":"
+        + amount
+        + ",\"currency\":\"GBP\"}}";
+  }
+
+  private Path write(String... lines) throws IOException {
+    Path file = folder.newFile("replay.ndjson").toPath();
+    Files.write(file, String.join("\n", lines).concat("\n").getBytes(StandardCharsets.UTF_8));
+    return file;
+  }
+
+  @Test
+  public void directivesDriveTheClocksAndBrokenLinesBecomeDeadLetters() throws IOException {
+    Path file =
+        write(
+            event("e1", "2026-01-01T00:00:00Z", "1.00"),
+            "{\"advanceProcessingTime\":\"PT10S\"}",
+            event("e2", "2026-01-01T00:00:05Z", "2.00"),
+            "{\"advanceWatermarkTo\":\"2026-01-01T00:01:00Z\"}",
+            "{\"advanceWatermarkTo\":\"2026-01-01T00:00:30Z\"}", // backwards
+            "{\"advanceProcessingTime\":\"soon\"}", // not a duration
+            "{\"advanceWatermarkTo\":\"2026-01-01T00:02:00Z\",\"advanceProcessingTime\":\"PT1S\"}",
+            "{\"advanceWatermarkToInfinity\":true}",
+            event("e3", "2026-01-01T00:00:06Z", "3.00")); // after the end
+    ReplayFile replay = ReplayFile.read(file, Duration.standardSeconds(30));
+    assertThat(replay.lines(), is(9));
+    assertThat(replay.directives(), is(3));
+    assertThat(replay.rejected(), is(4));
+    assertThat(replay.records(), is(6));
+
+    PCollection<RawRecord> raw = p.apply(replay.stream());
+    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> parsed =
+        raw.apply(ParseCloudEvents.create());
+    PAssert.that(parsed.output())
+        .satisfies(
+            events -> {
+              List<PaymentEvent> all = new ArrayList<>();
+              events.forEach(all::add);
+              assertThat(all.size(), is(2));
+              for (PaymentEvent event : all) {
+                // The replay clock starts at the first event and moves with advanceProcessingTime.
+                Instant expected =
+                    Instant.parse(
+                        event.id().equals("e1") ? "2026-01-01T00:00:00Z" : "2026-01-01T00:00:10Z");
+                assertThat(event.id(), event.ingestionTime(), is(expected));
+              }
+              return null;
+            });
+    PAssert.that(parsed.failures())
+        .satisfies(
+            failures -> {
+              List<String> seen = new ArrayList<>();
+              for (DeadLetter failure : failures) {
+                seen.add(failure.reason() + "@" + failure.origin());
+                assertThat(failure.step(), is("Source"));
+              }
+              java.util.Collections.sort(seen);
+              assertThat(
+                  String.join(",", seen),
+                  is(
+                      "AFTER_END_OF_REPLAY@replay:replay.ndjson:9,"
+                          + "INVALID_DIRECTIVE@replay:replay.ndjson:5,"
+                          + "INVALID_DIRECTIVE@replay:replay.ndjson:6,"
+                          + "INVALID_DIRECTIVE@replay:replay.ndjson:7"));
+              return null;
+            });
+    p.run().waitUntilFinish();
+  }
+
+  @Test
+  public void backwardsWatermarkMessageSaysWhy() throws IOException {
+    Path file =
+        write(
+            event("e1", "2026-01-01T00:00:00Z", "1.00"),
+            "{\"advanceWatermarkTo\":\"2026-01-01T00:01:00Z\"}",
+            "{\"advanceWatermarkTo\":\"2026-01-01T00:00:30Z\"}");
+    ReplayFile replay = ReplayFile.read(file, Duration.standardSeconds(30));
+    PCollection<DeadLetter> failures =
+        p.apply(replay.stream()).apply(ParseCloudEvents.create()).failures();
+    PAssert.that(failures)
+        .satisfies(
+            all -> {
+              DeadLetter only = all.iterator().next();
+              assertThat(only.reason(), is(DeadLetterReason.INVALID_DIRECTIVE));
+              assertThat(only.message(), containsString("would not move the watermark forward"));
+              assertThat(only.payloadText(), containsString("00:00:30Z"));
+              return null;
+            });
+    p.run().waitUntilFinish();
+  }
+}
