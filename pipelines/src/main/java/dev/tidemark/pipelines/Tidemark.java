@@ -67,13 +67,20 @@ public final class Tidemark implements Callable<Integer> {
         defaultValue = RunnerProfiles.DEFAULT_PROFILE)
     String profile;
 
-    @Option(names = "--help", usageHelp = true, description = "Show the pipeline options.")
+    @Option(names = "--help", description = "Show the pipeline options and exit.")
     boolean help;
 
     @Unmatched List<String> pipelineArgs = new ArrayList<>();
 
     @Override
     public Integer call() {
+      if (help) {
+        new CommandLine(this).usage(System.out);
+        System.out.println();
+        PipelineOptionsFactory.register(TidemarkOptions.class);
+        PipelineOptionsFactory.printHelp(System.out, TidemarkOptions.class);
+        return 0;
+      }
       List<String> arguments = RunnerProfiles.fromEnvironment().arguments(profile, pipelineArgs);
       TidemarkOptions options =
           PipelineOptionsFactory.fromArgs(arguments.toArray(new String[0]))

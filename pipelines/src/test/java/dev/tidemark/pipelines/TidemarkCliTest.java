@@ -86,6 +86,22 @@ public class TidemarkCliTest {
   }
 
   @Test
+  public void runHelpListsThePipelineOptions() {
+    java.io.PrintStream original = System.out;
+    java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+    System.setOut(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
+    try {
+      assertThat(Tidemark.execute("run", "--help"), is(0));
+    } finally {
+      System.setOut(original);
+    }
+    String help = captured.toString(java.nio.charset.StandardCharsets.UTF_8);
+    for (String option : List.of("--profile", "--windowSize", "--allowedLateness", "--source")) {
+      assertThat(help, org.hamcrest.Matchers.containsString(option));
+    }
+  }
+
+  @Test
   public void badOptionsFailWithAMessageNotAStackTrace() {
     assertThat(Tidemark.execute("run", "--windowSize=five minutes"), is(2));
     assertThat(Tidemark.execute("run", "--profile=nope"), is(2));
