@@ -21,7 +21,7 @@ import picocli.CommandLine.Unmatched;
     mixinStandardHelpOptions = true,
     version = "tidemark 0.1.0",
     description = "Event-time, deduplicated, scored payment CloudEvents on Apache Beam.",
-    subcommands = {Tidemark.Run.class, Tidemark.Generate.class})
+    subcommands = {Tidemark.Run.class, Tidemark.Generate.class, Tidemark.Train.class})
 public final class Tidemark implements Callable<Integer> {
 
   public static void main(String[] args) {
@@ -89,6 +89,65 @@ public final class Tidemark implements Callable<Integer> {
       Summary summary = TidemarkPipeline.run(options);
       summary.print(System.out, Paths.get(options.getOutput()));
       return summary.identityHolds() ? 0 : 1;
+    }
+  }
+
+  /** {@code tidemark train}: the default models, from a generated (or given) labelled stream. */
+  @Command(
+      name = "train",
+      description = {
+        "Train the default models with the serving feature transforms and write them, their"
+            + " sidecars and the evaluation report.",
+        "Without --input it generates the training stream the shipped models were trained on."
+      },
+      mixinStandardHelpOptions = true)
+  static final class Train implements Callable<Integer> {
+    /** The generator settings of the shipped models' training stream. */
+    static final String TRAINING_STREAM =
+        "--seed=42 --events=20000 --accounts=500 --eventsPerSecond=2";
+
+    @Option(names = "--input", description = "A labelled replay file (default: generate one).")
+    Path input;
+
+    @Option(
+        names = "--output",
+        defaultValue = "out/model",
+        description = "Directory for the models, sidecars and report (default: ${DEFAULT-VALUE}).")
+    Path output;
+
+    @Option(names = "--seed", defaultValue = "42", description = "Training seed.")
+    long seed;
+
+    @Override
+    public Integer call() throws Exception {
+      Path replay = input;
+      String description;
+      if (replay == null) {
+        java.nio.file.Files.createDirectories(output);
+        replay = output.resolve("tidemark-train-seed42.ndjson");
+        new EventGenerator(
+                GeneratorConfig.builder()
+                    .seed(42)
+                    .numEvents(20000)
+                    .numAccounts(500)
+                    .eventsPerSecond(2)
+                    .build())
+            .writeTo(replay);
+        description =
+            "./tidemark generate --output=" + replay.getFileName() + " " + TRAINING_STREAM;
+      } else {
+        description = replay.toString();
+      }
+      dev.tidemark.model.train.TrainingReport report =
+          dev.tidemark.model.train.TrainModel.train(
+              replay,
+              output,
+              dev.tidemark.model.train.TrainConfig.defaults()
+                  .withSeed(seed)
+                  .withDataDescription(description));
+      System.out.println(report.markdown());
+      System.out.println("wrote models, sidecars and report to " + output);
+      return 0;
     }
   }
 

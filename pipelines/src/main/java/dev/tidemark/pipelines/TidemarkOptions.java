@@ -14,6 +14,7 @@ public interface TidemarkOptions
         SourceOptions,
         IdentityOptions,
         WindowOptions,
+        ScoringOptions,
         OutputOptions {
 
   /** Event sources. */

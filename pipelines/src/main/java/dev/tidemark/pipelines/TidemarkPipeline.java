@@ -1,5 +1,7 @@
 package dev.tidemark.pipelines;
 
+import dev.tidemark.model.ModelEngine;
+import dev.tidemark.model.ScoreFeatures;
 import dev.tidemark.pipelines.io.BackfillSource;
 import dev.tidemark.pipelines.io.NdjsonFiles;
 import dev.tidemark.pipelines.io.ReplayFile;
@@ -31,6 +33,9 @@ import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.transforms.Flatten;
 import org.apache.beam.sdk.transforms.MapElements;
 import org.apache.beam.sdk.transforms.WithFailures;
+import org.apache.beam.sdk.transforms.windowing.DefaultTrigger;
+import org.apache.beam.sdk.transforms.windowing.GlobalWindows;
+import org.apache.beam.sdk.transforms.windowing.Window;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.PCollectionList;
 import org.apache.beam.sdk.values.TypeDescriptors;
@@ -79,11 +84,25 @@ public final class TidemarkPipeline {
         parsed.output().apply("DeduplicateEvents", deduplicator(options));
     ComputeFeatures.Result features =
         deduped.events().apply("ComputeFeatures", windowedFeatures(options));
-    PCollection<Decision> decisions =
-        features.features().apply("AssembleDecisions", AssembleDecisions.create());
+    WithFailures.Result<PCollection<Decision>, DeadLetter> scored =
+        features
+            .features()
+            .apply("AssembleDecisions", AssembleDecisions.create())
+            .apply("ScoreFeatures", scorer(options));
+    PCollection<Decision> decisions = scored.output();
     // Every failure collection is flattened once into the one dead-letter output.
     PCollection<DeadLetter> deadLetters =
-        PCollectionList.of(List.of(parsed.failures()))
+        PCollectionList.of(
+                List.of(
+                    parsed.failures(),
+                    scored
+                        .failures()
+                        .apply(
+                            "UnwindowScoringFailures",
+                            Window.<DeadLetter>into(new GlobalWindows())
+                                .triggering(DefaultTrigger.of())
+                                .withAllowedLateness(Duration.ZERO)
+                                .discardingFiredPanes())))
             .apply("CollectDeadLetters", Flatten.pCollections())
             .setCoder(DeadLetter.DeadLetterCoder.of());
     return new Outputs(decisions, deadLetters, deduped.duplicates(), features.tooLate());
@@ -99,6 +118,17 @@ public final class TidemarkPipeline {
         .withAllowedTypes(types)
         .withCurrency(options.getCurrency())
         .withMaxEventBytes(options.getMaxEventBytes());
+  }
+
+  static ScoreFeatures scorer(TidemarkOptions options) {
+    ScoreFeatures scorer =
+        "default".equals(options.getModelUri())
+            ? ScoreFeatures.defaultModel()
+            : ScoreFeatures.of(
+                options.getModelUri(), ModelEngine.fromName(options.getModelEngine()));
+    return scorer
+        .withThreshold(options.getDecisionThreshold())
+        .withBatchSize(options.getScoringBatchSize());
   }
 
   static DeduplicateEvents deduplicator(TidemarkOptions options) {

@@ -64,6 +64,22 @@ public class TidemarkCliTest {
     summary.get("deadLettersByReason").fieldNames().forEachRemaining(reasons::add);
     assertThat(
         reasons, hasItems("invalid_json", "invalid_utf8", "oversized_record", "invalid_amount"));
+    // Every decision is scored by the shipped model, and the fraud bursts get flagged.
+    long review = 0;
+    try (var files = Files.list(out.resolve("decisions"))) {
+      for (Path file : (Iterable<Path>) files::iterator) {
+        for (String line : Files.readAllLines(file)) {
+          JsonNode decision = Json.MAPPER.readTree(line);
+          double score = decision.get("score").asDouble();
+          assertThat(line, score >= 0 && score <= 1, is(true));
+          String verdict = decision.get("decision").asText();
+          assertThat(verdict, is(score >= 0.5 ? "review" : "allow"));
+          assertThat(decision.get("model").get("name").asText(), is("tidemark-fraud-xgb"));
+          review += verdict.equals("review") ? 1 : 0;
+        }
+      }
+    }
+    assertThat(review, greaterThan(0L));
     // The files hold what the summary counts.
     assertThat(lines(out.resolve("decisions")), is(summary.get("decisions").asLong()));
     assertThat(lines(out.resolve("dead-letters")), is(summary.get("deadLetters").asLong()));

@@ -1,0 +1,210 @@
+package dev.tidemark.model;
+
+import org.checkerframework.checker.nullness.qual.Nullable;
+
+/**
+ * Scores rows in one engine call and isolates the rows that cannot be scored: rows with a
+ * non-finite feature never reach the engine; when the engine fails on a batch, each of its rows is
+ * retried alone, so only the rows the engine cannot score fail. Every score must be a finite
+ * probability in [0, 1].
+ *
+ * <p>Not thread-safe: one per DoFn instance, like the predictor behind it.
+ */
+final class BatchScorer {
+  /** One engine call on a row-major batch; returns one score per row. */
+  @FunctionalInterface
+  interface Engine {
+    float[] predict(FeatureBatch batch) throws Exception;
+  }
+
+  /** Per row: a score, or why it has none. Error arrays are made on the first failure only. */
+  static final class Result {
+    final float[] scores;
+    private @Nullable String[] errors;
+    private @Nullable Throwable[] causes;
+    private int failures;
+
+    Result(int rows) {
+      scores = new float[rows];
+    }
+
+    boolean failed(int row) {
+      return errors != null && errors[row] != null;
+    }
+
+    boolean anyFailed() {
+      return failures > 0;
+    }
+
+    @Nullable String error(int row) {
+      return errors == null ? null : errors[row];
+    }
+
+    @Nullable Throwable cause(int row) {
+      return causes == null ? null : causes[row];
+    }
+
+    void fail(int row, String error, @Nullable Throwable cause) {
+      if (errors == null) {
+        errors = new String[scores.length];
+        causes = new Throwable[scores.length];
+      }
+      if (errors[row] == null) {
+        failures++;
+      }
+      errors[row] = error;
+      causes[row] = cause;
+      scores[row] = Float.NaN;
+    }
+  }
+
+  private final Engine engine;
+  private final int columns;
+  private final java.util.List<String> featureNames;
+  private final ScoringMetrics metrics;
+
+  BatchScorer(Engine engine, java.util.List<String> featureNames, ScoringMetrics metrics) {
+    this.engine = engine;
+    this.columns = featureNames.size();
+    this.featureNames = featureNames;
+    this.metrics = metrics;
+  }
+
+  /** Scores {@code rows} (each one vector); the result is in the same order. */
+  Result score(float[][] rows) {
+    Result result = new Result(rows.length);
+    float[] values = new float[rows.length * columns];
+    for (int i = 0; i < rows.length; i++) {
+      if (rows[i] == null || rows[i].length != columns) {
+        result.fail(i, wrongLength(rows[i]), null);
+      } else {
+        System.arraycopy(rows[i], 0, values, i * columns, columns);
+      }
+    }
+    return score(values, rows.length, result);
+  }
+
+  /** The error of a vector whose length is not the model's input width. */
+  String wrongLength(float @Nullable [] row) {
+    return "the feature vector has "
+        + (row == null ? "no values" : row.length + " values")
+        + "; the model takes "
+        + columns
+        + " "
+        + featureNames;
+  }
+
+  /**
+   * Scores rows {@code [0, rows)} of the row-major {@code values}, skipping rows {@code result}
+   * already failed, and records each row's score or error in {@code result}.
+   */
+  Result score(float[] values, int rows, Result result) {
+    int[] valid = null;
+    int count = 0;
+    for (int i = 0; i < rows; i++) {
+      String problem = result.failed(i) ? "" : check(values, i * columns);
+      if (problem != null && !problem.isEmpty()) {
+        result.fail(i, problem, null);
+      }
+      if (problem == null) {
+        if (valid != null) {
+          valid[count] = i;
+        }
+        count++;
+      } else if (valid == null) {
+        valid = new int[rows];
+        for (int k = 0; k < count; k++) {
+          valid[k] = k; // every row before the first bad one was valid
+        }
+      }
+    }
+    if (count > 0) {
+      // The common case, every row valid, sends the caller's array as it is.
+      float[] batch = valid == null ? values : rowsOf(values, valid, count);
+      try {
+        store(result, valid, count, call(batch, count));
+      } catch (Exception batchError) {
+        for (int k = 0; k < count; k++) {
+          int row = valid == null ? k : valid[k];
+          if (count == 1) {
+            result.fail(row, "the engine failed on this row: " + message(batchError), batchError);
+            break;
+          }
+          try {
+            store(result, new int[] {row}, 1, call(rowsOf(values, new int[] {row}, 1), 1));
+          } catch (Exception rowError) {
+            result.fail(
+                row,
+                "the engine failed on this row (retried alone after its batch of "
+                    + count
+                    + " failed): "
+                    + message(rowError),
+                rowError);
+          }
+        }
+      }
+    }
+    if (result.anyFailed()) {
+      metrics.failedRows.inc(result.failures);
+    }
+    return result;
+  }
+
+  private float[] rowsOf(float[] values, int[] indices, int count) {
+    float[] out = new float[count * columns];
+    for (int k = 0; k < count; k++) {
+      System.arraycopy(values, indices[k] * columns, out, k * columns, columns);
+    }
+    return out;
+  }
+
+  private float[] call(float[] values, int rows) throws Exception {
+    long started = System.nanoTime();
+    float[] scores;
+    try {
+      scores = engine.predict(new FeatureBatch(values, rows, columns));
+      if (scores.length != rows) {
+        throw new IllegalStateException(
+            "the model returned " + scores.length + " scores for " + rows + " rows");
+      }
+    } catch (Exception e) {
+      metrics.failedBatches.inc();
+      throw e;
+    }
+    metrics.batchLatencyMicros.update((System.nanoTime() - started) / 1_000);
+    metrics.batchSize.update(rows);
+    metrics.inferences.inc(rows);
+    return scores;
+  }
+
+  /** Stores {@code scores} for rows {@code indices[0..count)} (or {@code 0..count) if null). */
+  private static void store(Result result, int @Nullable [] indices, int count, float[] scores) {
+    for (int i = 0; i < count; i++) {
+      int row = indices == null ? i : indices[i];
+      float score = scores[i];
+      if (score >= 0f && score <= 1f) {
+        result.scores[row] = score;
+      } else {
+        result.fail(row, "the model returned " + score + ", not a probability in [0, 1]", null);
+      }
+    }
+  }
+
+  private @Nullable String check(float[] values, int offset) {
+    for (int j = 0; j < columns; j++) {
+      float value = values[offset + j];
+      if (!Float.isFinite(value)) {
+        return "feature "
+            + featureNames.get(j)
+            + " is "
+            + value
+            + "; rows with NaN or infinite features are not scored";
+      }
+    }
+    return null;
+  }
+
+  private static String message(Exception e) {
+    return LoadedModel.rootMessage(e);
+  }
+}

@@ -1,0 +1,393 @@
+package dev.tidemark.model;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.tidemark.transforms.Features;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import org.checkerframework.checker.nullness.qual.Nullable;
+
+/**
+ * The sidecar that travels with every model: {@code <model file>.json} next to the model file
+ * ({@code fraud.ubj} and {@code fraud.ubj.json}; {@code fraud.onnx} and {@code fraud.onnx.json}).
+ *
+ * <pre>{@code
+ * {
+ *   "format": 1,
+ *   "name": "tidemark-fraud-xgb",        // required
+ *   "version": "1",                      // required
+ *   "engine": "XGBoost",                 // required: XGBoost or OnnxRuntime
+ *   "featureNames": ["txnCount", "amountSum", "amountMax", "distinctMerchants",
+ *                    "distinctCountries"], // required: the model's input order
+ *   "input": "features",                 // ONNX input name (optional; default: the only input)
+ *   "output": "score",                   // ONNX output name (optional; default: the only output)
+ *   "modelSha256": "...",                // optional; checked at load when present
+ *   "threshold": 0.5,                    // the threshold the metrics were measured at
+ *   "trainingData": {...},               // fingerprint of the training data (free form)
+ *   "training": {...},                   // trainer and parameters (free form)
+ *   "metrics": {...}                     // evaluation (free form)
+ * }
+ * }</pre>
+ *
+ * <p>{@link ScoreFeatures} refuses to start when {@code featureNames} differs from {@link
+ * Features#NAMES}, when {@code engine} differs from the configured engine, or when the model file's
+ * SHA-256 differs from {@code modelSha256}.
+ */
+public final class ModelMetadata {
+  /** Appended to the model file name (or URI) to find its sidecar. */
+  public static final String SIDECAR_SUFFIX = ".json";
+
+  public static final int FORMAT = 1;
+
+  private static final ObjectMapper MAPPER =
+      new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+  private final String name;
+  private final String version;
+  private final ModelEngine engine;
+  private final List<String> featureNames;
+  private final @Nullable String inputName;
+  private final @Nullable String outputName;
+  private final @Nullable String modelSha256;
+  private final @Nullable Double threshold;
+  private final ObjectNode trainingData;
+  private final ObjectNode training;
+  private final ObjectNode metrics;
+
+  private ModelMetadata(
+      String name,
+      String version,
+      ModelEngine engine,
+      List<String> featureNames,
+      @Nullable String inputName,
+      @Nullable String outputName,
+      @Nullable String modelSha256,
+      @Nullable Double threshold,
+      ObjectNode trainingData,
+      ObjectNode training,
+      ObjectNode metrics) {
+    this.name = name;
+    this.version = version;
+    this.engine = engine;
+    this.featureNames = List.copyOf(featureNames);
+    this.inputName = inputName;
+    this.outputName = outputName;
+    this.modelSha256 = modelSha256;
+    this.threshold = threshold;
+    this.trainingData = trainingData;
+    this.training = training;
+    this.metrics = metrics;
+  }
+
+  /** Metadata with the required fields; the rest empty. */
+  public static ModelMetadata of(
+      String name, String version, ModelEngine engine, List<String> featureNames) {
+    return new ModelMetadata(
+        requireText(name, "name"),
+        requireText(version, "version"),
+        Objects.requireNonNull(engine, "engine"),
+        Objects.requireNonNull(featureNames, "featureNames"),
+        null,
+        null,
+        null,
+        null,
+        JsonNodeFactory.instance.objectNode(),
+        JsonNodeFactory.instance.objectNode(),
+        JsonNodeFactory.instance.objectNode());
+  }
+
+  public ModelMetadata withInputOutput(@Nullable String input, @Nullable String output) {
+    return new ModelMetadata(
+        name,
+        version,
+        engine,
+        featureNames,
+        input,
+        output,
+        modelSha256,
+        threshold,
+        trainingData,
+        training,
+        metrics);
+  }
+
+  public ModelMetadata withModelSha256(@Nullable String sha256) {
+    return new ModelMetadata(
+        name,
+        version,
+        engine,
+        featureNames,
+        inputName,
+        outputName,
+        sha256,
+        threshold,
+        trainingData,
+        training,
+        metrics);
+  }
+
+  public ModelMetadata withThreshold(@Nullable Double threshold) {
+    return new ModelMetadata(
+        name,
+        version,
+        engine,
+        featureNames,
+        inputName,
+        outputName,
+        modelSha256,
+        threshold,
+        trainingData,
+        training,
+        metrics);
+  }
+
+  public ModelMetadata withTrainingData(ObjectNode trainingData) {
+    return new ModelMetadata(
+        name,
+        version,
+        engine,
+        featureNames,
+        inputName,
+        outputName,
+        modelSha256,
+        threshold,
+        trainingData.deepCopy(),
+        training,
+        metrics);
+  }
+
+  public ModelMetadata withTraining(ObjectNode training) {
+    return new ModelMetadata(
+        name,
+        version,
+        engine,
+        featureNames,
+        inputName,
+        outputName,
+        modelSha256,
+        threshold,
+        trainingData,
+        training.deepCopy(),
+        metrics);
+  }
+
+  public ModelMetadata withMetrics(ObjectNode metrics) {
+    return new ModelMetadata(
+        name,
+        version,
+        engine,
+        featureNames,
+        inputName,
+        outputName,
+        modelSha256,
+        threshold,
+        trainingData,
+        training,
+        metrics.deepCopy());
+  }
+
+  public String name() {
+    return name;
+  }
+
+  public String version() {
+    return version;
+  }
+
+  public ModelEngine engine() {
+    return engine;
+  }
+
+  /** The model's input order. */
+  public List<String> featureNames() {
+    return featureNames;
+  }
+
+  public @Nullable String inputName() {
+    return inputName;
+  }
+
+  public @Nullable String outputName() {
+    return outputName;
+  }
+
+  public @Nullable String modelSha256() {
+    return modelSha256;
+  }
+
+  public @Nullable Double threshold() {
+    return threshold;
+  }
+
+  public ObjectNode trainingData() {
+    return trainingData.deepCopy();
+  }
+
+  public ObjectNode training() {
+    return training.deepCopy();
+  }
+
+  public ObjectNode metrics() {
+    return metrics.deepCopy();
+  }
+
+  /**
+   * The sidecar as pretty-printed JSON, fields in a fixed order (byte-stable for equal content).
+   */
+  public String toJson() {
+    ObjectNode root = JsonNodeFactory.instance.objectNode();
+    root.put("format", FORMAT);
+    root.put("name", name);
+    root.put("version", version);
+    root.put("engine", engine.djlName());
+    ArrayNode names = root.putArray("featureNames");
+    featureNames.forEach(names::add);
+    if (inputName != null) {
+      root.put("input", inputName);
+    }
+    if (outputName != null) {
+      root.put("output", outputName);
+    }
+    if (modelSha256 != null) {
+      root.put("modelSha256", modelSha256);
+    }
+    if (threshold != null) {
+      root.put("threshold", threshold);
+    }
+    root.set("trainingData", trainingData);
+    root.set("training", training);
+    root.set("metrics", metrics);
+    try {
+      return MAPPER.writeValueAsString(root) + "\n";
+    } catch (JsonProcessingException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Writes the sidecar to {@code file}. */
+  public void writeTo(Path file) throws IOException {
+    Files.writeString(file, toJson(), StandardCharsets.UTF_8);
+  }
+
+  /** The sidecar path of a local model file. */
+  public static Path sidecarOf(Path modelFile) {
+    return modelFile.resolveSibling(modelFile.getFileName() + SIDECAR_SUFFIX);
+  }
+
+  /**
+   * Parses a sidecar; {@code where} names it in error messages.
+   *
+   * @throws ModelLoadException if it is not valid JSON or lacks a required field
+   */
+  public static ModelMetadata parse(byte[] json, String where) {
+    JsonNode root;
+    try {
+      root = MAPPER.readTree(json);
+    } catch (IOException e) {
+      throw new ModelLoadException(
+          "model sidecar " + where + " is not valid JSON: " + e.getMessage(), e);
+    }
+    if (root == null || !root.isObject()) {
+      throw new ModelLoadException("model sidecar " + where + " is not a JSON object");
+    }
+    String name = text(root, "name", where, true);
+    String version = text(root, "version", where, true);
+    String engineName = text(root, "engine", where, true);
+    ModelEngine engine;
+    try {
+      engine = ModelEngine.fromName(engineName);
+    } catch (IllegalArgumentException e) {
+      throw new ModelLoadException(
+          "model sidecar " + where + ": engine '" + engineName + "' is not XGBoost or OnnxRuntime");
+    }
+    JsonNode names = root.get("featureNames");
+    if (names == null || !names.isArray() || names.isEmpty()) {
+      throw new ModelLoadException(
+          "model sidecar "
+              + where
+              + " has no 'featureNames' array; list the model's inputs in order, e.g. "
+              + Features.NAMES);
+    }
+    List<String> featureNames = new ArrayList<>();
+    for (JsonNode n : names) {
+      if (!n.isTextual()) {
+        throw new ModelLoadException(
+            "model sidecar " + where + ": featureNames must be strings, found " + n);
+      }
+      featureNames.add(n.asText());
+    }
+    JsonNode thresholdNode = root.get("threshold");
+    Double threshold = null;
+    if (thresholdNode != null && !thresholdNode.isNull()) {
+      if (!thresholdNode.isNumber()) {
+        throw new ModelLoadException(
+            "model sidecar " + where + ": threshold must be a number, found " + thresholdNode);
+      }
+      threshold = thresholdNode.asDouble();
+    }
+    return new ModelMetadata(
+        name,
+        version,
+        engine,
+        featureNames,
+        text(root, "input", where, false),
+        text(root, "output", where, false),
+        text(root, "modelSha256", where, false),
+        threshold,
+        object(root, "trainingData"),
+        object(root, "training"),
+        object(root, "metrics"));
+  }
+
+  private static @Nullable String text(
+      JsonNode root, String field, String where, boolean required) {
+    JsonNode node = root.get(field);
+    if (node == null || node.isNull()) {
+      if (required) {
+        throw new ModelLoadException(
+            "model sidecar "
+                + where
+                + " has no '"
+                + field
+                + "'; it needs name, version, engine"
+                + " and featureNames");
+      }
+      return null;
+    }
+    if (!node.isTextual() || node.asText().isEmpty()) {
+      throw new ModelLoadException(
+          "model sidecar " + where + ": '" + field + "' must be a non-empty string, found " + node);
+    }
+    return node.asText();
+  }
+
+  private static ObjectNode object(JsonNode root, String field) {
+    JsonNode node = root.get(field);
+    return node != null && node.isObject()
+        ? ((ObjectNode) node).deepCopy()
+        : JsonNodeFactory.instance.objectNode();
+  }
+
+  private static String requireText(String value, String field) {
+    if (value == null || value.isEmpty()) {
+      throw new IllegalArgumentException(field + " must be a non-empty string");
+    }
+    return value;
+  }
+
+  @Override
+  public String toString() {
+    return name + ":" + version + " (" + engine.djlName() + ", features " + featureNames + ")";
+  }
+}

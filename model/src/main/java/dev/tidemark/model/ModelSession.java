@@ -1,0 +1,145 @@
+package dev.tidemark.model;
+
+import ai.djl.inference.Predictor;
+import dev.tidemark.transforms.DeadLetter;
+import dev.tidemark.transforms.DeadLetterReason;
+import dev.tidemark.transforms.Decision;
+import dev.tidemark.transforms.Features;
+import dev.tidemark.transforms.Json;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.checkerframework.checker.nullness.qual.Nullable;
+import org.joda.time.Instant;
+
+/**
+ * What one scoring DoFn instance holds between {@code @Setup} and {@code @Teardown}: a lease on the
+ * JVM's shared model, its own DJL predictor (DJL predictors are not thread-safe; a DoFn instance
+ * runs on one thread at a time) and the batch scorer. Not serialisable: built on the worker.
+ */
+final class ModelSession implements AutoCloseable {
+  /** The step written in dead letters. */
+  static final String STEP = "ScoreFeatures";
+
+  static final String REVIEW = "review";
+  static final String ALLOW = "allow";
+
+  /** One batch's outcome, per input row: a scored decision, or (if null) a dead letter. */
+  record Outcomes(Decision[] scored, DeadLetter @Nullable [] failures) {
+    int size() {
+      return scored.length;
+    }
+
+    @Nullable DeadLetter failure(int row) {
+      return failures == null ? null : failures[row];
+    }
+  }
+
+  private final ScoringConfig config;
+  private final SharedModels.Lease lease;
+  private final Predictor<FeatureBatch, float[]> predictor;
+  private final BatchScorer scorer;
+  private final int featureCount;
+  private final Decision.ModelRef modelRef;
+  private final ScoringMetrics metrics = new ScoringMetrics();
+  private boolean loadMetricsReported;
+
+  private ModelSession(ScoringConfig config, SharedModels.Lease lease) {
+    this.config = config;
+    this.lease = lease;
+    this.predictor = lease.model().newPredictor();
+    ModelMetadata metadata = lease.model().metadata();
+    this.scorer = new BatchScorer(predictor::predict, metadata.featureNames(), metrics);
+    this.featureCount = metadata.featureNames().size();
+    this.modelRef =
+        new Decision.ModelRef(metadata.name(), metadata.version(), metadata.engine().djlName());
+  }
+
+  /** Acquires the shared model (loading it if this JVM has not) and a predictor. */
+  static ModelSession open(ScoringConfig config) {
+    SharedModels.Lease lease = SharedModels.acquire(config);
+    try {
+      return new ModelSession(config, lease);
+    } catch (RuntimeException e) {
+      lease.close();
+      throw e;
+    }
+  }
+
+  /**
+   * Reports the load metrics once, from the instance whose setup loaded the model. Called from a
+   * bundle method, where Beam metrics are attributed to the step ({@code @Setup} has no metrics
+   * container).
+   */
+  void reportLoadMetricsOnce() {
+    if (!loadMetricsReported && lease.loadedByThisLease()) {
+      metrics.loadLatencyMillis.update(lease.model().loadMillis());
+      metrics.modelByteSize.update(lease.model().byteSize());
+    }
+    loadMetricsReported = true;
+  }
+
+  Decision.ModelRef modelRef() {
+    return modelRef;
+  }
+
+  /** Scores {@code decisions} in one engine call (rows that fail are isolated), in order. */
+  Outcomes score(List<Decision> decisions) {
+    int rows = decisions.size();
+    int columns = featureCount;
+    BatchScorer.Result result = new BatchScorer.Result(rows);
+    float[] values = new float[rows * columns];
+    for (int i = 0; i < rows; i++) {
+      float[] vector = config.featureVector.apply(decisions.get(i));
+      if (vector == null || vector.length != columns) {
+        result.fail(i, scorer.wrongLength(vector), null);
+      } else {
+        System.arraycopy(vector, 0, values, i * columns, columns);
+      }
+    }
+    scorer.score(values, rows, result);
+    Instant decisionTime = Instant.now();
+    Decision[] scored = new Decision[rows];
+    DeadLetter[] failures = result.anyFailed() ? new DeadLetter[rows] : null;
+    for (int i = 0; i < rows; i++) {
+      Decision decision = decisions.get(i);
+      if (failures != null && result.failed(i)) {
+        Throwable cause = result.cause(i);
+        failures[i] =
+            new DeadLetter(
+                DeadLetterReason.SCORING_FAILED,
+                result.error(i),
+                STEP,
+                decision.decisionId(),
+                featuresJson(decision.features()).getBytes(StandardCharsets.UTF_8),
+                cause == null ? null : cause.toString());
+      } else {
+        double score = result.scores[i];
+        scored[i] =
+            decision.withScore(
+                score, score >= config.threshold ? REVIEW : ALLOW, modelRef, decisionTime);
+      }
+    }
+    return new Outcomes(scored, failures);
+  }
+
+  /** The features object of a decision, as in the decisions output. */
+  static String featuresJson(Features features) {
+    return Json.object(
+        out -> {
+          out.writeNumberField("txnCount", features.txnCount());
+          out.writeNumberField("amountSum", features.amountSum());
+          out.writeNumberField("amountMax", features.amountMax());
+          out.writeNumberField("distinctMerchants", features.distinctMerchants());
+          out.writeNumberField("distinctCountries", features.distinctCountries());
+        });
+  }
+
+  @Override
+  public void close() {
+    try {
+      predictor.close();
+    } finally {
+      lease.close();
+    }
+  }
+}

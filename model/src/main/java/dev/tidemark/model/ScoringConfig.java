@@ -1,0 +1,113 @@
+package dev.tidemark.model;
+
+import dev.tidemark.transforms.Decision;
+import dev.tidemark.transforms.Features;
+import java.io.Serializable;
+import java.util.Objects;
+import org.checkerframework.checker.nullness.qual.Nullable;
+
+/**
+ * The serialisable configuration a scoring DoFn carries to the workers: values only, no model and
+ * no pipeline options.
+ */
+final class ScoringConfig implements Serializable {
+  private static final long serialVersionUID = 1L;
+
+  /** Builds the model input of one decision, in {@link Features#NAMES} order. */
+  interface FeatureVector extends Serializable {
+    float[] apply(Decision decision);
+  }
+
+  /** {@link Features#toVector()}: the order the sidecar's featureNames must match. */
+  static final class DefaultFeatureVector implements FeatureVector {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public float[] apply(Decision decision) {
+      return decision.features().toVector();
+    }
+  }
+
+  final String modelUri;
+  final ModelEngine engine;
+  final @Nullable String modelName;
+  final @Nullable String modelVersion;
+  final double threshold;
+  final int batchSize;
+  final FeatureVector featureVector;
+
+  ScoringConfig(
+      String modelUri,
+      ModelEngine engine,
+      @Nullable String modelName,
+      @Nullable String modelVersion,
+      double threshold,
+      int batchSize,
+      FeatureVector featureVector) {
+    this.modelUri = Objects.requireNonNull(modelUri, "modelUri");
+    this.engine = Objects.requireNonNull(engine, "engine");
+    this.modelName = modelName;
+    this.modelVersion = modelVersion;
+    this.threshold = threshold;
+    this.batchSize = batchSize;
+    this.featureVector = Objects.requireNonNull(featureVector, "featureVector");
+  }
+
+  /**
+   * Checks a model's sidecar against this configuration and against the features Tidemark builds.
+   *
+   * @throws ModelLoadException with a message that says how to fix the mismatch
+   */
+  void check(ModelMetadata metadata, String where) {
+    if (metadata.engine() != engine) {
+      throw new ModelLoadException(
+          "model "
+              + modelUri
+              + " is a "
+              + metadata.engine().djlName()
+              + " model (sidecar "
+              + where
+              + ") but ScoreFeatures is configured with engine "
+              + engine.djlName()
+              + "; set withEngine(ModelEngine."
+              + metadata.engine().name()
+              + ") or point at a "
+              + engine.djlName()
+              + " model");
+    }
+    if (!metadata.featureNames().equals(Features.NAMES)) {
+      throw new ModelLoadException(
+          "feature order mismatch: model "
+              + metadata.name()
+              + ":"
+              + metadata.version()
+              + " expects features "
+              + metadata.featureNames()
+              + " (sidecar "
+              + where
+              + ") but Tidemark builds "
+              + Features.NAMES
+              + " (Features.NAMES); retrain or re-export the model with that input order");
+    }
+    if (modelName != null && !modelName.equals(metadata.name())) {
+      throw new ModelLoadException(
+          "model "
+              + modelUri
+              + " is named '"
+              + metadata.name()
+              + "' in its sidecar, not '"
+              + modelName
+              + "' as configured with withModelName(...)");
+    }
+    if (modelVersion != null && !modelVersion.equals(metadata.version())) {
+      throw new ModelLoadException(
+          "model "
+              + modelUri
+              + " is version '"
+              + metadata.version()
+              + "' in its sidecar, not '"
+              + modelVersion
+              + "' as configured with withModelVersion(...)");
+    }
+  }
+}

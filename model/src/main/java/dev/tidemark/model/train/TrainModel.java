@@ -1,0 +1,427 @@
+package dev.tidemark.model.train;
+
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.tidemark.model.ModelEngine;
+import dev.tidemark.model.ModelMetadata;
+import dev.tidemark.transforms.Features;
+import dev.tidemark.transforms.Json;
+import dev.tidemark.transforms.TidemarkMetrics;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeSet;
+import ml.dmlc.xgboost4j.java.Booster;
+import ml.dmlc.xgboost4j.java.DMatrix;
+import ml.dmlc.xgboost4j.java.XGBoost;
+import ml.dmlc.xgboost4j.java.XGBoostError;
+import org.joda.time.Instant;
+
+/**
+ * Trains Tidemark's fraud models from a labelled replay file (events whose {@code data.label} is
+ * {@code fraud} or {@code legit}, as {@code ./tidemark generate} writes them).
+ *
+ * <ol>
+ *   <li>Features per (account, window) with the serving transforms and labels per (account, window)
+ *       from the events' labels ({@link TrainingFeatures}).
+ *   <li>A split by event time, never random: train on windows that end at or before the split time,
+ *       evaluate on windows that start at or after it; windows straddling it are dropped.
+ *   <li>XGBoost ({@code binary:logistic}, fixed seed, {@code nthread=1}: the same data and seed
+ *       give the same model bytes) saved as UBJSON; a logistic regression fitted in plain Java,
+ *       saved as ONNX ({@link OnnxLogisticRegression}); each with its sidecar ({@link
+ *       ModelMetadata}).
+ *   <li>AUC-PR, ROC-AUC, and precision/recall at the threshold on the later slice, for both models
+ *       and for a baseline rule on {@code txnCount}, in the sidecars and a markdown report.
+ * </ol>
+ *
+ * <pre>{@code
+ * TrainingReport report = TrainModel.train(
+ *     Paths.get("train.ndjson"), Paths.get("model/src/main/resources/models"),
+ *     TrainConfig.defaults().withDataDescription("./tidemark generate ..."));
+ * System.out.println(report.markdown());
+ * }</pre>
+ */
+public final class TrainModel {
+  private TrainModel() {}
+
+  /**
+   * Trains both models on {@code labelledReplay} and writes them, their sidecars and the report
+   * into {@code outputDir}.
+   *
+   * @throws IllegalArgumentException if the data cannot support a time split (no fraud before or
+   *     after it)
+   */
+  public static TrainingReport train(Path labelledReplay, Path outputDir, TrainConfig config)
+      throws IOException {
+    if (!Files.isRegularFile(labelledReplay)) {
+      throw new IllegalArgumentException(
+          "no labelled replay file at " + labelledReplay + "; write one with ./tidemark generate");
+    }
+    Files.createDirectories(outputDir);
+    TrainingFeatures.Result features =
+        TrainingFeatures.compute(labelledReplay, config.windowSize(), config.windowPeriod());
+    List<LabelledWindow> rows = features.rows();
+    TrainingFeatures.requireNotEmpty(rows, labelledReplay);
+
+    // Time split on window ends; purge windows that straddle the split.
+    List<Instant> ends =
+        new ArrayList<>(new TreeSet<>(rows.stream().map(LabelledWindow::windowEnd).toList()));
+    Instant split =
+        ends.get(Math.max(0, (int) Math.floor(config.trainFraction() * ends.size()) - 1));
+    List<LabelledWindow> train = new ArrayList<>();
+    List<LabelledWindow> eval = new ArrayList<>();
+    for (LabelledWindow row : rows) {
+      if (!row.windowEnd().isAfter(split)) {
+        train.add(row);
+      } else if (!row.windowStart().isBefore(split)) {
+        eval.add(row);
+      }
+    }
+    int purged = rows.size() - train.size() - eval.size();
+    float[][] trainX = vectors(train);
+    boolean[] trainY = labels(train);
+    float[][] evalX = vectors(eval);
+    boolean[] evalY = labels(eval);
+    requireBothClasses(trainY, "training", split, labelledReplay);
+    requireBothClasses(evalY, "evaluation", split, labelledReplay);
+
+    // XGBoost.
+    byte[] xgbBytes = trainBooster(trainX, trainY, config);
+    double[] xgbScores;
+    try {
+      Booster booster = XGBoost.loadModel(xgbBytes);
+      DMatrix deval = matrix(evalX);
+      xgbScores = column(booster.predict(deval));
+      deval.dispose();
+      booster.dispose();
+    } catch (XGBoostError e) {
+      throw new IllegalStateException("XGBoost prediction failed: " + e.getMessage(), e);
+    }
+    ClassificationMetrics xgbMetrics =
+        ClassificationMetrics.of(xgbScores, evalY, config.threshold());
+
+    // Logistic regression, exported to ONNX.
+    OnnxLogisticRegression logistic =
+        new LogisticRegressionTrainer(
+                config.logisticIterations(), config.logisticLearningRate(), 1e-4)
+            .fit(trainX, trainY);
+    double[] lrScores = new double[evalX.length];
+    for (int i = 0; i < evalX.length; i++) {
+      lrScores[i] = logistic.score(evalX[i]);
+    }
+    ClassificationMetrics lrMetrics = ClassificationMetrics.of(lrScores, evalY, config.threshold());
+    byte[] onnxBytes =
+        logistic.toOnnx(
+            config.onnxName(),
+            "Tidemark fraud logistic regression v"
+                + config.modelVersion()
+                + "; inputs "
+                + Features.NAMES);
+
+    // Baseline: txnCount >= k, k chosen on the training slice.
+    long k = bestTxnCountThreshold(train);
+    double[] baselineScores = new double[eval.size()];
+    for (int i = 0; i < eval.size(); i++) {
+      baselineScores[i] = eval.get(i).features().txnCount();
+    }
+    ClassificationMetrics baseline = ClassificationMetrics.of(baselineScores, evalY, k);
+
+    String dataSha = sha256(Files.readAllBytes(labelledReplay));
+    ObjectNode trainingData = JsonNodeFactory.instance.objectNode();
+    trainingData.put("synthetic", true);
+    trainingData.put("file", labelledReplay.getFileName().toString());
+    trainingData.put("sha256", dataSha);
+    trainingData.put("madeWith", config.dataDescription());
+    trainingData.put("lines", features.lines());
+    trainingData.put("droppedRepeatedIdentities", features.droppedCopies());
+    trainingData.put("validEvents", features.counters().getOrDefault(TidemarkMetrics.VALID, 0L));
+    trainingData.put("uniqueEvents", features.counters().getOrDefault(TidemarkMetrics.UNIQUE, 0L));
+    trainingData.put("windows", rows.size());
+    trainingData.put("fraudWindows", count(labels(rows)));
+    trainingData.put("windowSize", iso(config.windowSize()));
+    trainingData.put("windowPeriod", iso(config.windowPeriod()));
+    trainingData.put("splitTime", Json.instant(split));
+    trainingData.put("trainWindows", train.size());
+    trainingData.put("trainFraudWindows", count(trainY));
+    trainingData.put("evalWindows", eval.size());
+    trainingData.put("evalFraudWindows", count(evalY));
+    trainingData.put("purgedWindows", purged);
+
+    String base = "-v" + config.modelVersion();
+    Path xgbFile = outputDir.resolve(config.xgboostName() + base + ".ubj");
+    Path onnxFile = outputDir.resolve(config.onnxName() + base + ".onnx");
+    Files.write(xgbFile, xgbBytes);
+    Files.write(onnxFile, onnxBytes);
+    String xgbSha = sha256(xgbBytes);
+    String onnxSha = sha256(onnxBytes);
+
+    ObjectNode xgbTraining = JsonNodeFactory.instance.objectNode();
+    xgbTraining.put("trainer", TrainModel.class.getName());
+    xgbTraining.put("library", "xgboost4j " + xgboostVersion());
+    ObjectNode params = xgbTraining.putObject("params");
+    xgboostParams(config).forEach((name, value) -> params.put(name, String.valueOf(value)));
+    xgbTraining.put("rounds", config.rounds());
+    ModelMetadata.of(
+            config.xgboostName(), config.modelVersion(), ModelEngine.XGBOOST, Features.NAMES)
+        .withModelSha256(xgbSha)
+        .withThreshold(config.threshold())
+        .withTrainingData(trainingData)
+        .withTraining(xgbTraining)
+        .withMetrics(metricsJson(xgbMetrics, baseline, k))
+        .writeTo(ModelMetadata.sidecarOf(xgbFile));
+
+    ObjectNode lrTraining = JsonNodeFactory.instance.objectNode();
+    lrTraining.put("trainer", TrainModel.class.getName());
+    lrTraining.put(
+        "method",
+        "logistic regression, full-batch gradient descent on standardised features, L2 1e-4");
+    lrTraining.put("iterations", config.logisticIterations());
+    lrTraining.put("learningRate", config.logisticLearningRate());
+    ObjectNode weights = lrTraining.putObject("weightsOnRawFeatures");
+    float[] w = logistic.weights();
+    for (int j = 0; j < w.length; j++) {
+      weights.put(Features.NAMES.get(j), w[j]);
+    }
+    lrTraining.put("bias", logistic.bias());
+    ModelMetadata.of(
+            config.onnxName(), config.modelVersion(), ModelEngine.ONNX_RUNTIME, Features.NAMES)
+        .withInputOutput(OnnxLogisticRegression.INPUT, OnnxLogisticRegression.OUTPUT)
+        .withModelSha256(onnxSha)
+        .withThreshold(config.threshold())
+        .withTrainingData(trainingData)
+        .withTraining(lrTraining)
+        .withMetrics(metricsJson(lrMetrics, baseline, k))
+        .writeTo(ModelMetadata.sidecarOf(onnxFile));
+
+    Path reportFile = outputDir.resolve(config.modelName() + base + ".md");
+    TrainingReport report =
+        new TrainingReport(
+            xgbFile,
+            onnxFile,
+            reportFile,
+            xgbSha,
+            onnxSha,
+            labelledReplay.getFileName().toString(),
+            dataSha,
+            config.dataDescription(),
+            features.lines(),
+            features.counters().getOrDefault(TidemarkMetrics.VALID, 0L),
+            features.counters().getOrDefault(TidemarkMetrics.UNIQUE, 0L),
+            features.droppedCopies(),
+            rows.size(),
+            count(labels(rows)),
+            train.size(),
+            count(trainY),
+            eval.size(),
+            count(evalY),
+            purged,
+            Json.instant(split),
+            xgbMetrics,
+            lrMetrics,
+            baseline,
+            k,
+            config);
+    Files.writeString(reportFile, report.markdown(), StandardCharsets.UTF_8);
+    return report;
+  }
+
+  /**
+   * Trains the booster on {@code x}/{@code y} and returns its UBJSON bytes. Same rows, labels and
+   * config give the same bytes ({@code nthread=1}, fixed seed).
+   */
+  static byte[] trainBooster(float[][] x, boolean[] y, TrainConfig config) {
+    try {
+      DMatrix dtrain = matrix(x);
+      dtrain.setLabel(floats(y));
+      Booster booster =
+          XGBoost.train(dtrain, xgboostParams(config), config.rounds(), Map.of(), null, null);
+      byte[] bytes = booster.toByteArray("ubj");
+      booster.dispose();
+      dtrain.dispose();
+      return bytes;
+    } catch (XGBoostError e) {
+      throw new IllegalStateException("XGBoost training failed: " + e.getMessage(), e);
+    }
+  }
+
+  /** The XGBoost parameters, in a fixed order. */
+  static Map<String, Object> xgboostParams(TrainConfig config) {
+    Map<String, Object> params = new LinkedHashMap<>();
+    params.put("objective", "binary:logistic");
+    params.put("eta", config.eta());
+    params.put("max_depth", config.maxDepth());
+    params.put("subsample", config.subsample());
+    params.put("tree_method", "hist");
+    params.put("seed", config.seed());
+    params.put("nthread", 1);
+    params.put("eval_metric", "aucpr");
+    params.put("verbosity", 0);
+    return params;
+  }
+
+  private static ObjectNode metricsJson(
+      ClassificationMetrics model, ClassificationMetrics baseline, long minTxnCount) {
+    ObjectNode metrics = JsonNodeFactory.instance.objectNode();
+    metrics.put("evaluatedOn", "later slice: windows starting at or after the split time");
+    metrics.set("model", model.toJson());
+    ObjectNode base = baseline.toJson();
+    base.put("rule", "txnCount >= " + minTxnCount + " (threshold chosen on the training slice)");
+    metrics.set("baseline", base);
+    return metrics;
+  }
+
+  /** The {@code txnCount} threshold with the best F1 on {@code rows}. */
+  static long bestTxnCountThreshold(List<LabelledWindow> rows) {
+    TreeSet<Long> candidates = new TreeSet<>();
+    int positives = 0;
+    for (LabelledWindow row : rows) {
+      candidates.add(row.features().txnCount());
+      positives += row.fraud() ? 1 : 0;
+    }
+    long best = candidates.isEmpty() ? 1 : candidates.first();
+    double bestF1 = -1;
+    for (long k : candidates) {
+      long tp = 0;
+      long flagged = 0;
+      for (LabelledWindow row : rows) {
+        if (row.features().txnCount() >= k) {
+          flagged++;
+          tp += row.fraud() ? 1 : 0;
+        }
+      }
+      double f1 = tp == 0 ? 0 : 2.0 * tp / (flagged + positives);
+      if (f1 > bestF1) {
+        bestF1 = f1;
+        best = k;
+      }
+    }
+    return best;
+  }
+
+  /** The feature vectors of {@code rows}, as served ({@link Features#toVector()}). */
+  public static float[][] vectors(List<LabelledWindow> rows) {
+    float[][] x = new float[rows.size()][];
+    for (int i = 0; i < x.length; i++) {
+      x[i] = rows.get(i).features().toVector();
+    }
+    return x;
+  }
+
+  static boolean[] labels(List<LabelledWindow> rows) {
+    boolean[] y = new boolean[rows.size()];
+    for (int i = 0; i < y.length; i++) {
+      y[i] = rows.get(i).fraud();
+    }
+    return y;
+  }
+
+  private static void requireBothClasses(boolean[] y, String slice, Instant split, Path file) {
+    int positives = count(y);
+    if (positives == 0 || positives == y.length) {
+      throw new IllegalArgumentException(
+          "the "
+              + slice
+              + " slice (split at "
+              + split
+              + ") of "
+              + file
+              + " has "
+              + positives
+              + " fraud windows out of "
+              + y.length
+              + "; it needs both classes: use a longer labelled stream (more events) or another"
+              + " trainFraction");
+    }
+  }
+
+  private static int count(boolean[] y) {
+    int n = 0;
+    for (boolean b : y) {
+      n += b ? 1 : 0;
+    }
+    return n;
+  }
+
+  static DMatrix matrix(float[][] rows) throws XGBoostError {
+    int columns = rows[0].length;
+    float[] flat = new float[rows.length * columns];
+    for (int i = 0; i < rows.length; i++) {
+      System.arraycopy(rows[i], 0, flat, i * columns, columns);
+    }
+    return new DMatrix(flat, rows.length, columns, Float.NaN);
+  }
+
+  private static float[] floats(boolean[] y) {
+    float[] f = new float[y.length];
+    for (int i = 0; i < y.length; i++) {
+      f[i] = y[i] ? 1f : 0f;
+    }
+    return f;
+  }
+
+  private static double[] column(float[][] predictions) {
+    double[] scores = new double[predictions.length];
+    for (int i = 0; i < scores.length; i++) {
+      scores[i] = predictions[i][0];
+    }
+    return scores;
+  }
+
+  /** A duration as ISO-8601 in the largest units, e.g. {@code PT5M}. */
+  static String iso(org.joda.time.Duration duration) {
+    return duration.toPeriod().toString();
+  }
+
+  static String sha256(byte[] bytes) {
+    try {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required by every Java runtime", e);
+    }
+  }
+
+  /** The xgboost4j version on the classpath. */
+  static String xgboostVersion() {
+    try (InputStream in = XGBoost.class.getResourceAsStream("/xgboost4j-version.properties")) {
+      Properties properties = new Properties();
+      if (in != null) {
+        properties.load(in);
+      }
+      return properties.getProperty("version", "unknown");
+    } catch (IOException e) {
+      return "unknown";
+    }
+  }
+
+  /**
+   * {@code TrainModel <labelled replay> <output dir> [seed] [how the data was made]}: trains with
+   * {@link TrainConfig#defaults()} and prints the report.
+   */
+  public static void main(String[] args) throws IOException {
+    if (args.length < 2) {
+      System.err.println(
+          "usage: TrainModel <labelled replay file> <output dir> [seed] [data description]");
+      System.exit(2);
+    }
+    TrainConfig config = TrainConfig.defaults();
+    if (args.length > 2) {
+      config = config.withSeed(Long.parseLong(args[2]));
+    }
+    if (args.length > 3) {
+      config = config.withDataDescription(args[3]);
+    }
+    TrainingReport report = train(Paths.get(args[0]), Paths.get(args[1]), config);
+    System.out.println(report.markdown());
+  }
+}

@@ -1,0 +1,314 @@
+package dev.tidemark.model;
+
+import static dev.tidemark.model.ScoringAssertions.assertFailsMentioning;
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.greaterThan;
+import static org.hamcrest.Matchers.is;
+
+import dev.tidemark.transforms.DeadLetter;
+import dev.tidemark.transforms.DeadLetterReason;
+import dev.tidemark.transforms.Decision;
+import dev.tidemark.transforms.Features;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.beam.sdk.PipelineResult;
+import org.apache.beam.sdk.testing.PAssert;
+import org.apache.beam.sdk.testing.TestPipeline;
+import org.apache.beam.sdk.transforms.Create;
+import org.apache.beam.sdk.transforms.WithFailures;
+import org.apache.beam.sdk.transforms.windowing.FixedWindows;
+import org.apache.beam.sdk.transforms.windowing.IntervalWindow;
+import org.apache.beam.sdk.transforms.windowing.Window;
+import org.apache.beam.sdk.values.PCollection;
+import org.apache.beam.sdk.values.TimestampedValue;
+import org.junit.BeforeClass;
+import org.junit.ClassRule;
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+
+/**
+ * ScoreFeatures in a pipeline: windows kept, determinism, dead letters for rows that cannot be
+ * scored, and a clear construction or start-up failure for every kind of unusable model.
+ */
+public class ScoreFeaturesTest {
+  @ClassRule public static final TemporaryFolder TMP = new TemporaryFolder();
+  @Rule public final transient TestPipeline p = TestPipeline.create();
+  @Rule public final TemporaryFolder dir = new TemporaryFolder();
+
+  private static final List<Decision> DECISIONS = TestModels.decisions(40, 5);
+
+  /** The account whose features the NaN test turns into NaN. */
+  private static final String NAN_ACCOUNT = "acct-3";
+
+  private static Path xgbModel;
+  private static Path onnxModel;
+
+  @BeforeClass
+  public static void models() throws Exception {
+    xgbModel = TestModels.xgboost(TMP.getRoot().toPath());
+    onnxModel = TestModels.onnx(TMP.getRoot().toPath());
+  }
+
+  private PCollection<Decision> decisions() {
+    return p.apply(
+            "Decisions",
+            Create.timestamped(
+                    DECISIONS.stream()
+                        .map(d -> TimestampedValue.of(d, d.windowEnd().minus(1)))
+                        .toList())
+                .withCoder(Decision.DecisionCoder.of()))
+        .apply("InWindows", Window.into(FixedWindows.of(TestModels.WINDOW)));
+  }
+
+  /** A copy of the XGBoost test model and its sidecar in a fresh directory. */
+  private Path copyOfXgbModel() throws Exception {
+    Path model = dir.getRoot().toPath().resolve("copy.ubj");
+    Files.copy(xgbModel, model);
+    Files.copy(ModelMetadata.sidecarOf(xgbModel), ModelMetadata.sidecarOf(model));
+    return model;
+  }
+
+  private static void writeSidecar(Path model, ModelMetadata metadata) throws Exception {
+    metadata.writeTo(ModelMetadata.sidecarOf(model));
+  }
+
+  @Test
+  public void scoredDecisionsKeepTheirWindows() throws Exception {
+    float[] raw = TestModels.xgboostRaw(xgbModel, TestModels.vectors(DECISIONS));
+    WithFailures.Result<PCollection<Decision>, DeadLetter> scored =
+        decisions()
+            .apply(
+                "ScoreFeatures",
+                ScoreFeatures.of(xgbModel.toString(), ModelEngine.XGBOOST).withBatchSize(3));
+
+    for (int w = 0; w < 4; w++) {
+      IntervalWindow window =
+          new IntervalWindow(
+              TestModels.BASE.plus(TestModels.WINDOW.multipliedBy(w)), TestModels.WINDOW);
+      List<Decision> inWindow = new ArrayList<>();
+      java.util.HashMap<String, Float> expected = new java.util.HashMap<>();
+      for (int i = 0; i < DECISIONS.size(); i++) {
+        if (DECISIONS.get(i).windowStart().equals(window.start())) {
+          inWindow.add(DECISIONS.get(i));
+          expected.put(DECISIONS.get(i).decisionId(), raw[i]);
+        }
+      }
+      PAssert.that(scored.output())
+          .inWindow(window)
+          .satisfies(ScoringAssertions.scoresEqual(expected, TestModels.XGB_NAME, "XGBoost"));
+    }
+    PAssert.that(scored.failures()).empty();
+    p.run().waitUntilFinish();
+  }
+
+  @Test
+  public void theSameDecisionsTwiceGiveTheSameScores() throws Exception {
+    float[] raw = TestModels.onnxRaw(onnxModel, TestModels.vectors(DECISIONS));
+    PCollection<Decision> decisions = decisions();
+    ScoreFeatures score = ScoreFeatures.of(onnxModel.toString(), ModelEngine.ONNX_RUNTIME);
+    WithFailures.Result<PCollection<Decision>, DeadLetter> first =
+        decisions.apply("ScoreFirst", score.withBatchSize(5));
+    WithFailures.Result<PCollection<Decision>, DeadLetter> second =
+        decisions.apply("ScoreSecond", score.withBatchSize(16));
+    for (WithFailures.Result<PCollection<Decision>, DeadLetter> run : List.of(first, second)) {
+      PAssert.that(run.output())
+          .satisfies(
+              ScoringAssertions.scoresEqual(
+                  TestModels.byDecisionId(DECISIONS, raw), TestModels.ONNX_NAME, "OnnxRuntime"));
+      PAssert.that(run.failures()).empty();
+    }
+    p.run().waitUntilFinish();
+  }
+
+  @Test
+  public void nanFeaturesAreDeadLetteredAndTheOtherRowsScored() throws Exception {
+    float[] raw = TestModels.xgboostRaw(xgbModel, TestModels.vectors(DECISIONS));
+    java.util.HashMap<String, Float> expected = TestModels.byDecisionId(DECISIONS, raw);
+    Decision poisoned =
+        DECISIONS.stream().filter(d -> d.accountId().equals(NAN_ACCOUNT)).findFirst().get();
+    expected.remove(poisoned.decisionId());
+
+    WithFailures.Result<PCollection<Decision>, DeadLetter> scored =
+        decisions()
+            .apply(
+                "ScoreFeatures",
+                ScoreFeatures.of(xgbModel.toString(), ModelEngine.XGBOOST)
+                    .withBatchSize(8)
+                    .withFeatureVector(new NanForOneAccount()));
+
+    PAssert.that(scored.output())
+        .satisfies(ScoringAssertions.scoresEqual(expected, TestModels.XGB_NAME, "XGBoost"));
+    PAssert.that(scored.failures())
+        .containsInAnyOrder(
+            new DeadLetter(
+                DeadLetterReason.SCORING_FAILED,
+                "feature amountSum is NaN; rows with NaN or infinite features are not scored",
+                "ScoreFeatures",
+                poisoned.decisionId(),
+                ModelSession.featuresJson(poisoned.features()).getBytes(StandardCharsets.UTF_8),
+                null));
+    PipelineResult result = p.run();
+    result.waitUntilFinish();
+    assertThat(
+        ScoringAssertions.counter(result, ScoringMetrics.NUM_INFERENCES),
+        equalTo((long) DECISIONS.size() - 1));
+    assertThat(ScoringAssertions.counter(result, ScoringMetrics.NUM_FAILED_ROWS), equalTo(1L));
+  }
+
+  /** NaN amountSum for {@link #NAN_ACCOUNT}, the real vector for everyone else. */
+  static final class NanForOneAccount implements ScoringConfig.FeatureVector {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public float[] apply(Decision decision) {
+      float[] vector = decision.features().toVector();
+      if (decision.accountId().equals(NAN_ACCOUNT)) {
+        vector[1] = Float.NaN;
+      }
+      return vector;
+    }
+  }
+
+  @Test
+  public void featureOrderMismatchRefusesToBuildThePipeline() throws Exception {
+    Path model = copyOfXgbModel();
+    List<String> swapped = new ArrayList<>(Features.NAMES);
+    java.util.Collections.swap(swapped, 1, 2);
+    writeSidecar(model, ModelMetadata.of("test-xgb", "3", ModelEngine.XGBOOST, swapped));
+    p.enableAbandonedNodeEnforcement(false);
+
+    assertFailsMentioning(
+        () -> decisions().apply(ScoreFeatures.of(model.toString(), ModelEngine.XGBOOST)),
+        "feature order mismatch: model test-xgb:3 expects features [txnCount, amountMax,"
+            + " amountSum, distinctMerchants, distinctCountries]");
+  }
+
+  @Test
+  public void missingModelFileRefusesToBuildThePipeline() {
+    p.enableAbandonedNodeEnforcement(false);
+    String missing = dir.getRoot().toPath().resolve("nope.ubj").toString();
+    assertFailsMentioning(
+        () -> decisions().apply(ScoreFeatures.of(missing, ModelEngine.XGBOOST)),
+        "model file not found: " + missing);
+  }
+
+  @Test
+  public void missingSidecarRefusesToBuildThePipeline() throws Exception {
+    Path model = copyOfXgbModel();
+    Files.delete(ModelMetadata.sidecarOf(model));
+    p.enableAbandonedNodeEnforcement(false);
+    assertFailsMentioning(
+        () -> decisions().apply(ScoreFeatures.of(model.toString(), ModelEngine.XGBOOST)),
+        "model sidecar not found: " + ModelMetadata.sidecarOf(model));
+  }
+
+  @Test
+  public void badSidecarRefusesToBuildThePipeline() throws Exception {
+    Path model = copyOfXgbModel();
+    Files.writeString(ModelMetadata.sidecarOf(model), "{\"name\": \"x\", \"version\": ");
+    p.enableAbandonedNodeEnforcement(false);
+    assertFailsMentioning(
+        () -> decisions().apply(ScoreFeatures.of(model.toString(), ModelEngine.XGBOOST)),
+        "is not valid JSON");
+  }
+
+  @Test
+  public void wrongEngineRefusesToBuildThePipeline() {
+    p.enableAbandonedNodeEnforcement(false);
+    assertFailsMentioning(
+        () -> decisions().apply(ScoreFeatures.of(xgbModel.toString(), ModelEngine.ONNX_RUNTIME)),
+        "is a XGBoost model (sidecar "
+            + xgbModel
+            + ".json) but ScoreFeatures is configured with engine OnnxRuntime;"
+            + " set withEngine(ModelEngine.XGBOOST)");
+  }
+
+  @Test
+  public void wrongModelVersionRefusesToBuildThePipeline() {
+    p.enableAbandonedNodeEnforcement(false);
+    assertFailsMentioning(
+        () ->
+            decisions()
+                .apply(
+                    ScoreFeatures.of(xgbModel.toString(), ModelEngine.XGBOOST)
+                        .withModelVersion("4")),
+        "is version '3' in its sidecar, not '4'");
+  }
+
+  @Test
+  public void corruptModelFileFailsAtStartUp() throws Exception {
+    Path model = copyOfXgbModel();
+    Files.write(model, "this is not a booster".getBytes(StandardCharsets.UTF_8));
+    writeSidecar(model, ModelMetadata.of("test-xgb", "3", ModelEngine.XGBOOST, Features.NAMES));
+    decisions().apply(ScoreFeatures.of(model.toString(), ModelEngine.XGBOOST));
+
+    assertFailsMentioning(() -> p.run(), "cannot load " + model + " as a XGBoost model");
+  }
+
+  @Test
+  public void modelFileThatDoesNotMatchItsSidecarFailsAtStartUp() throws Exception {
+    Path model = copyOfXgbModel();
+    Files.write(model, "this is not a booster".getBytes(StandardCharsets.UTF_8));
+    decisions().apply(ScoreFeatures.of(model.toString(), ModelEngine.XGBOOST));
+
+    assertFailsMentioning(() -> p.run(), "does not match its sidecar: SHA-256 ");
+  }
+
+  @Test
+  public void modelOfAnotherEngineThanItsSidecarSaysFailsAtStartUp() throws Exception {
+    Path model = dir.getRoot().toPath().resolve("actually-xgboost.onnx");
+    Files.copy(xgbModel, model);
+    writeSidecar(
+        model, ModelMetadata.of("test-logreg", "3", ModelEngine.ONNX_RUNTIME, Features.NAMES));
+    decisions().apply(ScoreFeatures.of(model.toString(), ModelEngine.ONNX_RUNTIME));
+
+    assertFailsMentioning(() -> p.run(), "cannot load " + model + " as a OnnxRuntime model");
+  }
+
+  @Test
+  public void unknownFileSystemSchemeFailsAtStartUp() {
+    decisions().apply(ScoreFeatures.of("nosuchfs://bucket/model.ubj", ModelEngine.XGBOOST));
+    assertFailsMentioning(
+        () -> p.run(), "put the Beam filesystem for that scheme on the classpath");
+  }
+
+  @Test
+  public void fileUrisWork() throws Exception {
+    float[] raw = TestModels.xgboostRaw(xgbModel, TestModels.vectors(DECISIONS));
+    WithFailures.Result<PCollection<Decision>, DeadLetter> scored =
+        decisions()
+            .apply(
+                "ScoreFeatures",
+                ScoreFeatures.of(xgbModel.toUri().toString(), ModelEngine.XGBOOST)
+                    .withModelName(TestModels.XGB_NAME)
+                    .withModelVersion(TestModels.VERSION));
+    PAssert.that(scored.output())
+        .satisfies(
+            ScoringAssertions.scoresEqual(
+                TestModels.byDecisionId(DECISIONS, raw), TestModels.XGB_NAME, "XGBoost"));
+    PAssert.that(scored.failures()).empty();
+    PipelineResult result = p.run();
+    result.waitUntilFinish();
+    assertThat(
+        ScoringAssertions.distributions(result).get(ScoringMetrics.LOAD_LATENCY_MILLIS).getCount(),
+        greaterThan(0L));
+  }
+
+  @Test
+  public void configurationIsValidatedWithHowToFixIt() {
+    ScoreFeatures score = ScoreFeatures.of(xgbModel.toString(), ModelEngine.XGBOOST);
+    assertFailsMentioning(() -> score.withBatchSize(0), "set it with withBatchSize(...)");
+    assertFailsMentioning(() -> score.withThreshold(1.5), "threshold must be in [0, 1], got 1.5");
+    assertFailsMentioning(
+        () -> score.withMaxBufferingDelay(org.joda.time.Duration.ZERO),
+        "set it with withMaxBufferingDelay(...)");
+    assertFailsMentioning(() -> ScoreFeatures.of(" ", ModelEngine.XGBOOST), "model URI must be");
+    assertThat(score.withBatchSize(7).batchSize(), is(7));
+    assertThat(score.batchSize(), is(ScoreFeatures.DEFAULT_BATCH_SIZE));
+  }
+}
