@@ -13,4 +13,12 @@ public interface OutputOptions extends PipelineOptions {
   String getOutput();
 
   void setOutput(String directory);
+
+  @Description(
+      "Where decisions, dead letters, duplicates and too-late records go: files (NDJSON under"
+          + " --output) or kafka (the --kafka*Topic topics).")
+  @Default.Enum("files")
+  TidemarkOptions.SinkKind getSink();
+
+  void setSink(TidemarkOptions.SinkKind sink);
 }

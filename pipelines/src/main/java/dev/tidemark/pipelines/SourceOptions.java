@@ -7,8 +7,9 @@ import org.apache.beam.sdk.options.PipelineOptions;
 /** Where events come from and what counts as a valid one. */
 public interface SourceOptions extends PipelineOptions {
   @Description(
-      "Event source: replay (a replay file, deterministic, DirectRunner only) or backfill"
-          + " (NDJSON CloudEvents files, bounded, batch).")
+      "Event source: replay (a replay file, deterministic, DirectRunner only), backfill"
+          + " (NDJSON CloudEvents files, bounded, batch) or kafka (--kafkaInputTopic, binary or"
+          + " structured CloudEvents).")
   @Default.Enum("replay")
   TidemarkOptions.SourceKind getSource();
 
@@ -20,8 +21,8 @@ public interface SourceOptions extends PipelineOptions {
   void setInput(String input);
 
   @Description(
-      "Replay without watermark directives: after each batch of events the watermark advances"
-          + " to the latest event time seen minus this duration (ISO-8601).")
+      "Bounded out-of-orderness of the watermark (replay without watermark directives, kafka):"
+          + " it trails the latest event time seen by this duration (ISO-8601).")
   @Default.String("PT30S")
   String getMaxOutOfOrderness();
 

@@ -132,6 +132,31 @@ public final class Summary {
     return violations;
   }
 
+  /** Records the source delivered. */
+  public long read() {
+    return read;
+  }
+
+  /** Decisions emitted (all panes). */
+  public long decisions() {
+    return decisions;
+  }
+
+  /** Records dead-lettered. */
+  public long deadLetters() {
+    return deadLetters;
+  }
+
+  /** Duplicates recorded. */
+  public long duplicates() {
+    return duplicates;
+  }
+
+  /** Too-late records captured. */
+  public long tooLate() {
+    return tooLate;
+  }
+
   public boolean identityHolds() {
     return identityViolations().isEmpty();
   }
@@ -163,7 +188,7 @@ public final class Summary {
     }
   }
 
-  void writeTo(Path file) {
+  public void writeTo(Path file) {
     try {
       Files.createDirectories(file.getParent());
       Files.writeString(file, toJson(), StandardCharsets.UTF_8);

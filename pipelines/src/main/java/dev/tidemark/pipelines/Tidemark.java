@@ -2,6 +2,9 @@ package dev.tidemark.pipelines;
 
 import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
+import dev.tidemark.pipelines.io.kafka.KafkaCapture;
+import dev.tidemark.pipelines.io.kafka.KafkaClients;
+import dev.tidemark.pipelines.io.kafka.LiveDemo;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
@@ -21,7 +24,12 @@ import picocli.CommandLine.Unmatched;
     mixinStandardHelpOptions = true,
     version = "tidemark 0.1.0",
     description = "Event-time, deduplicated, scored payment CloudEvents on Apache Beam.",
-    subcommands = {Tidemark.Run.class, Tidemark.Generate.class, Tidemark.Train.class})
+    subcommands = {
+      Tidemark.Run.class,
+      Tidemark.Generate.class,
+      Tidemark.Train.class,
+      Tidemark.Capture.class
+    })
 public final class Tidemark implements Callable<Integer> {
 
   public static void main(String[] args) {
@@ -89,6 +97,81 @@ public final class Tidemark implements Callable<Integer> {
       Summary summary = TidemarkPipeline.run(options);
       summary.print(System.out, Paths.get(options.getOutput()));
       return summary.identityHolds() ? 0 : 1;
+    }
+  }
+
+  /** {@code tidemark capture}: a Kafka topic range as a replay file, for a deterministic replay. */
+  @Command(
+      name = "capture",
+      description = {
+        "Read a range of a Kafka topic (read_committed, no consumer group) and write it as a replay"
+            + " file, to replay an incident deterministically with"
+            + " 'run --source=replay --input=FILE'.",
+        "Default range: the whole topic, up to its end when the capture starts. Kafka connection"
+            + " and topic: the Beam-style --kafka* options of 'run'; --help lists them."
+      })
+  static final class Capture implements Callable<Integer> {
+    @Option(names = "--output", description = "The replay file to write (required).")
+    Path output;
+
+    @Option(
+        names = "--from",
+        description = "Start at the first record with a timestamp at or after this (RFC 3339).")
+    String from;
+
+    @Option(names = "--to", description = "End before the first record at or after this.")
+    String to;
+
+    @Option(
+        names = "--fromOffsets",
+        description = "Start offsets per partition, e.g. 0:100,1:250 (only these partitions).")
+    String fromOffsets;
+
+    @Option(
+        names = "--toOffsets",
+        description = "End offsets per partition, exclusive, e.g. 0:200,1:300.")
+    String toOffsets;
+
+    @Option(names = "--help", description = "Show the Kafka options and exit.")
+    boolean help;
+
+    @Unmatched List<String> kafkaArgs = new ArrayList<>();
+
+    @Override
+    public Integer call() throws Exception {
+      PipelineOptionsFactory.register(KafkaOptions.class);
+      if (help) {
+        new CommandLine(this).usage(System.out);
+        System.out.println();
+        PipelineOptionsFactory.printHelp(System.out, KafkaOptions.class);
+        return 0;
+      }
+      if (output == null) {
+        throw new IllegalArgumentException("capture needs --output=FILE, the replay file to write");
+      }
+      KafkaOptions options =
+          PipelineOptionsFactory.fromArgs(kafkaArgs.toArray(new String[0])).as(KafkaOptions.class);
+      if (LiveDemo.EMBEDDED.equals(options.getKafkaBootstrapServers())) {
+        throw new IllegalArgumentException(
+            "capture reads an existing broker: --kafkaBootstrapServers=embedded would start an"
+                + " empty one");
+      }
+      KafkaCapture capture =
+          KafkaCapture.of(KafkaClients.from(options), options.getKafkaInputTopic());
+      if (from != null) {
+        capture = capture.withFromTime(KafkaCapture.parseTime("--from", from));
+      }
+      if (to != null) {
+        capture = capture.withToTime(KafkaCapture.parseTime("--to", to));
+      }
+      if (fromOffsets != null) {
+        capture = capture.withFromOffsets(KafkaCapture.parseOffsets("--fromOffsets", fromOffsets));
+      }
+      if (toOffsets != null) {
+        capture = capture.withToOffsets(KafkaCapture.parseOffsets("--toOffsets", toOffsets));
+      }
+      System.out.println(capture.writeTo(output));
+      return 0;
     }
   }
 

@@ -15,12 +15,20 @@ public interface TidemarkOptions
         IdentityOptions,
         WindowOptions,
         ScoringOptions,
-        OutputOptions {
+        OutputOptions,
+        KafkaOptions {
 
   /** Event sources. */
   enum SourceKind {
     replay,
-    backfill
+    backfill,
+    kafka
+  }
+
+  /** Where the outputs go. */
+  enum SinkKind {
+    files,
+    kafka
   }
 
   /** Pane accumulation. */

@@ -5,6 +5,11 @@ import dev.tidemark.model.ScoreFeatures;
 import dev.tidemark.pipelines.io.BackfillSource;
 import dev.tidemark.pipelines.io.NdjsonFiles;
 import dev.tidemark.pipelines.io.ReplayFile;
+import dev.tidemark.pipelines.io.kafka.KafkaChecks;
+import dev.tidemark.pipelines.io.kafka.KafkaClients;
+import dev.tidemark.pipelines.io.kafka.KafkaSinks;
+import dev.tidemark.pipelines.io.kafka.KafkaSource;
+import dev.tidemark.pipelines.io.kafka.LiveDemo;
 import dev.tidemark.transforms.AssembleDecisions;
 import dev.tidemark.transforms.ComputeFeatures;
 import dev.tidemark.transforms.DeadLetter;
@@ -182,8 +187,41 @@ public final class TidemarkPipeline {
         }
       case backfill:
         return pipeline.apply("ReadBackfill", BackfillSource.from(options.getInput()));
+      case kafka:
+        return pipeline.apply("ReadKafka", kafkaSource(options));
       default:
         throw new IllegalArgumentException("unknown --source=" + options.getSource());
+    }
+  }
+
+  /** The Kafka source the options describe. */
+  public static KafkaSource kafkaSource(TidemarkOptions options) {
+    KafkaSource source =
+        KafkaSource.of(
+                KafkaClients.from(options),
+                options.getKafkaInputTopic(),
+                options.getKafkaConsumerGroup())
+            .withStartOffset(options.getKafkaStartOffset())
+            .withWatermark(
+                Durations.parse("maxOutOfOrderness", options.getMaxOutOfOrderness()),
+                Durations.parse("kafkaIdleTimeout", options.getKafkaIdleTimeout()));
+    Long maxRecords = options.getKafkaMaxRecords();
+    return maxRecords == null ? source : source.withMaxRecords(maxRecords);
+  }
+
+  /** Writes the outputs where {@code --sink} says. */
+  static void writeOutputs(Outputs outputs, TidemarkOptions options) {
+    switch (options.getSink()) {
+      case files:
+        writeFiles(outputs, options.getOutput());
+        return;
+      case kafka:
+        KafkaClients clients = KafkaClients.from(options);
+        KafkaChecks.checkSinkGroups(options, clients);
+        KafkaSinks.write(outputs, options, clients);
+        return;
+      default:
+        throw new IllegalArgumentException("unknown --sink=" + options.getSink());
     }
   }
 
@@ -214,22 +252,41 @@ public final class TidemarkPipeline {
 
   /** Builds, runs and checks the pipeline; writes {@code summary.json} under {@code --output}. */
   public static Summary run(TidemarkOptions options) {
-    Path output = Paths.get(options.getOutput());
-    clearOutputs(output);
+    KafkaChecks.checkOptions(options);
+    if (LiveDemo.applies(options)) {
+      return LiveDemo.run(options, TidemarkPipeline::runPipeline);
+    }
+    return runPipeline(options);
+  }
+
+  /**
+   * Builds the whole pipeline (source, transforms, sinks) after clearing the previous run's file
+   * outputs; the caller runs it.
+   */
+  public static Pipeline build(TidemarkOptions options) {
+    clearOutputs(Paths.get(options.getOutput()));
     Pipeline pipeline = Pipeline.create(options);
-    writeFiles(expand(readSource(pipeline, options), options), options.getOutput());
+    writeOutputs(expand(readSource(pipeline, options), options), options);
+    return pipeline;
+  }
+
+  private static Summary runPipeline(TidemarkOptions options) {
+    Path output = Paths.get(options.getOutput());
+    Pipeline pipeline = build(options);
     long started = System.nanoTime();
     PipelineResult result = pipeline.run();
     result.waitUntilFinish();
     Duration wallTime = Duration.millis((System.nanoTime() - started) / 1_000_000);
     Summary summary = Summary.from(result, wallTime);
-    touchEmptyOutputs(output);
+    if (options.getSink() == TidemarkOptions.SinkKind.files) {
+      touchEmptyOutputs(output);
+    }
     summary.writeTo(output.resolve("summary.json"));
     return summary;
   }
 
   /** An output with no records still gets its (empty) file, so readers find every output. */
-  private static void touchEmptyOutputs(Path output) {
+  static void touchEmptyOutputs(Path output) {
     for (String name : OUTPUT_NAMES) {
       Path dir = output.resolve(name);
       try {
@@ -246,7 +303,7 @@ public final class TidemarkPipeline {
   }
 
   /** Removes the previous run's output directories so no stale shard survives. */
-  private static void clearOutputs(Path output) {
+  static void clearOutputs(Path output) {
     for (String name : OUTPUT_NAMES) {
       Path dir = output.resolve(name);
       if (Files.isDirectory(dir)) {

@@ -1,0 +1,163 @@
+package dev.tidemark.pipelines;
+
+import org.apache.beam.sdk.options.Default;
+import org.apache.beam.sdk.options.Description;
+import org.apache.beam.sdk.options.PipelineOptions;
+
+/**
+ * Kafka in and out: the broker, topics, the sink mode and client security. Secrets are never
+ * options: {@link #getKafkaPasswordFile} and {@link #getKafkaPasswordEnv} name where the secret is,
+ * and it is read on the worker when the client is created.
+ */
+public interface KafkaOptions extends PipelineOptions {
+  /** How decisions (and the other outputs) reach Kafka. */
+  enum KafkaSinkMode {
+    /** KafkaIO exactly-once sink: Kafka transactions committed per checkpointed bundle. */
+    transactional,
+    /** Idempotent producer, no transactions: at-least-once records, low latency. */
+    idempotent
+  }
+
+  @Description(
+      "Kafka bootstrap servers (host:port,...). 'embedded' starts a one-node KRaft broker in this"
+          + " JVM, creates the topics and feeds it --input: the local live demo.")
+  String getKafkaBootstrapServers();
+
+  void setKafkaBootstrapServers(String servers);
+
+  @Description("Topic the CloudEvents are read from (binary or structured mode).")
+  @Default.String("tidemark.events")
+  String getKafkaInputTopic();
+
+  void setKafkaInputTopic(String topic);
+
+  @Description("Consumer group of the source; offsets are committed when a checkpoint finalizes.")
+  @Default.String("tidemark")
+  String getKafkaConsumerGroup();
+
+  void setKafkaConsumerGroup(String group);
+
+  @Description(
+      "Where a consumer group with no committed offset starts: earliest or latest (auto.offset"
+          + ".reset).")
+  @Default.String("earliest")
+  String getKafkaStartOffset();
+
+  void setKafkaStartOffset(String reset);
+
+  @Description(
+      "A partition with no new record for this long (processing time) stops holding the"
+          + " watermark back (ISO-8601).")
+  @Default.String("PT10S")
+  String getKafkaIdleTimeout();
+
+  void setKafkaIdleTimeout(String duration);
+
+  @Description(
+      "Stop after reading this many records (a bounded read: the job ends by itself). Unset:"
+          + " read forever.")
+  Long getKafkaMaxRecords();
+
+  void setKafkaMaxRecords(Long records);
+
+  @Description("Topic for decisions: key = decisionId, value = decision JSON.")
+  @Default.String("tidemark.decisions")
+  String getKafkaDecisionsTopic();
+
+  void setKafkaDecisionsTopic(String topic);
+
+  @Description("Topic for dead letters (same JSON as dead-letters/ files).")
+  @Default.String("tidemark.dead-letters")
+  String getKafkaDeadLettersTopic();
+
+  void setKafkaDeadLettersTopic(String topic);
+
+  @Description("Topic for duplicates (same JSON as duplicates/ files).")
+  @Default.String("tidemark.duplicates")
+  String getKafkaDuplicatesTopic();
+
+  void setKafkaDuplicatesTopic(String topic);
+
+  @Description("Topic for too-late records (same JSON as too-late/ files).")
+  @Default.String("tidemark.too-late")
+  String getKafkaTooLateTopic();
+
+  void setKafkaTooLateTopic(String topic);
+
+  @Description(
+      "Kafka sink mode: transactional (exactly-once records for read_committed consumers,"
+          + " visible at checkpoints; needs checkpointing) or idempotent (at-least-once records,"
+          + " exactly-once state for a keep-latest-version consumer, low latency).")
+  @Default.Enum("idempotent")
+  KafkaSinkMode getKafkaSinkMode();
+
+  void setKafkaSinkMode(KafkaSinkMode mode);
+
+  @Description(
+      "Transactional sink: the group id that stores the sink's committed sequence in Kafka. It"
+          + " identifies this pipeline's sink across restarts and must not be shared with another"
+          + " pipeline. Default: tidemark-<kafkaDecisionsTopic>.")
+  String getKafkaSinkGroupId();
+
+  void setKafkaSinkGroupId(String group);
+
+  @Description("Transactional sink: shards, i.e. concurrent transactional producers per topic.")
+  @Default.Integer(1)
+  Integer getKafkaSinkShards();
+
+  void setKafkaSinkShards(Integer shards);
+
+  @Description(
+      "Transactional sink: abort a transaction a failed attempt left open before beginning a new"
+          + " one (our fix for Beam's EOS writer-cache defect, see README). With false, Flink's"
+          + " --executionRetryDelay must be at least 70000 ms.")
+  @Default.Boolean(true)
+  Boolean getKafkaEosRecovery();
+
+  void setKafkaEosRecovery(Boolean recovery);
+
+  @Description("Security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.")
+  @Default.String("PLAINTEXT")
+  String getKafkaSecurityProtocol();
+
+  void setKafkaSecurityProtocol(String protocol);
+
+  @Description("SASL mechanism: PLAIN or SCRAM-SHA-512 (with SASL_PLAINTEXT or SASL_SSL).")
+  String getKafkaSaslMechanism();
+
+  void setKafkaSaslMechanism(String mechanism);
+
+  @Description("SASL user name.")
+  String getKafkaUsername();
+
+  void setKafkaUsername(String user);
+
+  @Description(
+      "File holding the SASL password (first line). Read where the client starts; never logged.")
+  String getKafkaPasswordFile();
+
+  void setKafkaPasswordFile(String path);
+
+  @Description(
+      "Name of the environment variable holding the SASL password (alternative to"
+          + " --kafkaPasswordFile). Never logged.")
+  String getKafkaPasswordEnv();
+
+  void setKafkaPasswordEnv(String variable);
+
+  @Description("TLS trust store (PKCS12 or JKS) for SSL and SASL_SSL.")
+  String getKafkaTruststoreFile();
+
+  void setKafkaTruststoreFile(String path);
+
+  @Description("File holding the trust store password, if it has one. Never logged.")
+  String getKafkaTruststorePasswordFile();
+
+  void setKafkaTruststorePasswordFile(String path);
+
+  @Description("TLS trust store type: PKCS12 or JKS.")
+  @Default.String("PKCS12")
+  String getKafkaTruststoreType();
+
+  void setKafkaTruststoreType(String type);
+}

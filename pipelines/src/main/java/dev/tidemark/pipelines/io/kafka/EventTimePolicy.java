@@ -1,0 +1,101 @@
+package dev.tidemark.pipelines.io.kafka;
+
+import java.util.Optional;
+import org.apache.beam.sdk.io.UnboundedSource.UnboundedReader;
+import org.apache.beam.sdk.io.kafka.KafkaRecord;
+import org.apache.beam.sdk.io.kafka.TimestampPolicy;
+import org.apache.beam.sdk.io.kafka.TimestampPolicyFactory;
+import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.apache.kafka.common.TopicPartition;
+import org.checkerframework.checker.nullness.qual.Nullable;
+import org.joda.time.Duration;
+import org.joda.time.Instant;
+
+/**
+ * Event time and the watermark of one Kafka partition.
+ *
+ * <p>A record's timestamp is its CloudEvent {@code time} ({@link KafkaCloudEvents#eventTime}); a
+ * record without a readable time gets the minimum timestamp and is dead-lettered by the parser. The
+ * watermark is bounded out-of-orderness: the latest event time seen minus {@code
+ * maxOutOfOrderness}, never moving back.
+ *
+ * <p>Idle partitions: when the reader has caught up with a partition (no backlog) and no record has
+ * arrived for {@code idleTimeout} of processing time, the partition stops holding the watermark: it
+ * advances with the wall clock from its last event time, as if the stream went on in real time with
+ * no events ({@code maxEventTime - maxOutOfOrderness + (idle - idleTimeout)}). A partition that
+ * never had a record assumes live traffic and follows the wall clock ({@code now - idleTimeout -
+ * maxOutOfOrderness}). Records that arrive after such an advance are judged late or too late by the
+ * windowing step, never dropped silently.
+ */
+public final class EventTimePolicy extends TimestampPolicy<byte[], byte[]> {
+  private final Duration maxOutOfOrderness;
+  private final Duration idleTimeout;
+  private final Instant created;
+  private @Nullable Instant maxEventTime;
+  private @Nullable Instant lastArrival;
+  private Instant watermark;
+
+  EventTimePolicy(Duration maxOutOfOrderness, Duration idleTimeout, Instant initialWatermark) {
+    this.maxOutOfOrderness = maxOutOfOrderness;
+    this.idleTimeout = idleTimeout;
+    this.watermark = initialWatermark;
+    this.created = Instant.now();
+  }
+
+  /** The factory KafkaIO calls per partition; restores the checkpointed watermark. */
+  public static TimestampPolicyFactory<byte[], byte[]> factory(
+      Duration maxOutOfOrderness, Duration idleTimeout) {
+    return (TopicPartition partition, Optional<Instant> previousWatermark) ->
+        new EventTimePolicy(
+            maxOutOfOrderness,
+            idleTimeout,
+            previousWatermark.orElse(BoundedWindow.TIMESTAMP_MIN_VALUE));
+  }
+
+  @Override
+  public Instant getTimestampForRecord(
+      PartitionContext context, KafkaRecord<byte[], byte[]> record) {
+    lastArrival = Instant.now();
+    Instant eventTime = KafkaCloudEvents.eventTime(record.getHeaders(), record.getKV().getValue());
+    if (eventTime == null
+        || eventTime.isBefore(BoundedWindow.TIMESTAMP_MIN_VALUE)
+        || !eventTime.isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
+      return BoundedWindow.TIMESTAMP_MIN_VALUE;
+    }
+    if (maxEventTime == null || eventTime.isAfter(maxEventTime)) {
+      maxEventTime = eventTime;
+    }
+    return eventTime;
+  }
+
+  @Override
+  public Instant getWatermark(PartitionContext context) {
+    Instant candidate =
+        maxEventTime == null
+            ? BoundedWindow.TIMESTAMP_MIN_VALUE
+            : maxEventTime.minus(maxOutOfOrderness);
+    long backlog = context.getMessageBacklog();
+    if (backlog == 0 && backlog != UnboundedReader.BACKLOG_UNKNOWN) {
+      Instant now = context.getBacklogCheckTime();
+      Instant since = lastArrival == null ? created : lastArrival;
+      Duration idle = new Duration(since, now);
+      if (idle.isLongerThan(idleTimeout)) {
+        Instant idleWatermark =
+            maxEventTime == null
+                ? now.minus(idleTimeout).minus(maxOutOfOrderness)
+                : candidate.plus(idle.minus(idleTimeout));
+        if (idleWatermark.isAfter(candidate)) {
+          candidate = idleWatermark;
+        }
+      }
+    }
+    Instant ceiling = BoundedWindow.TIMESTAMP_MAX_VALUE.minus(Duration.millis(1));
+    if (candidate.isAfter(ceiling)) {
+      candidate = ceiling;
+    }
+    if (candidate.isAfter(watermark)) {
+      watermark = candidate;
+    }
+    return watermark;
+  }
+}

@@ -1,0 +1,161 @@
+package dev.tidemark.pipelines.io.kafka;
+
+import dev.tidemark.pipelines.TidemarkOptions;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.beam.runners.flink.FlinkPipelineOptions;
+import org.apache.beam.runners.flink.FlinkRunner;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * Checks at pipeline construction that refuse unsafe Kafka/Flink combinations, each with a message
+ * that says what to change. The guarantee matrix in the README lists what each allowed combination
+ * gives.
+ */
+public final class KafkaChecks {
+  private KafkaChecks() {}
+
+  /** Refuses unsafe combinations that need no broker to detect. */
+  public static void checkOptions(TidemarkOptions options) {
+    boolean kafkaIn = options.getSource() == TidemarkOptions.SourceKind.kafka;
+    boolean kafkaOut = options.getSink() == TidemarkOptions.SinkKind.kafka;
+    if (!kafkaIn && !kafkaOut) {
+      return;
+    }
+    boolean transactional =
+        kafkaOut && options.getKafkaSinkMode() == TidemarkOptions.KafkaSinkMode.transactional;
+    if (kafkaOut) {
+      Set<String> topics = new TreeSet<>(KafkaSinks.topics(options).values());
+      if (topics.size() != 4) {
+        throw new IllegalArgumentException(
+            "the four output topics must differ, got " + KafkaSinks.topics(options));
+      }
+      if (kafkaIn && topics.contains(options.getKafkaInputTopic())) {
+        throw new IllegalArgumentException(
+            "--kafkaInputTopic=" + options.getKafkaInputTopic() + " is also an output topic");
+      }
+      if (options.getKafkaSinkShards() < 1) {
+        throw new IllegalArgumentException("--kafkaSinkShards must be at least 1");
+      }
+    }
+    if (transactional && KafkaSinks.sinkGroupId(options).equals(options.getKafkaConsumerGroup())) {
+      throw new IllegalArgumentException(
+          "--kafkaSinkGroupId must differ from --kafkaConsumerGroup: the sink stores its"
+              + " transaction sequence as that group's offsets");
+    }
+    if (!FlinkRunner.class.equals(options.getRunner())) {
+      return;
+    }
+    FlinkPipelineOptions flink = options.as(FlinkPipelineOptions.class);
+    Long interval = flink.getCheckpointingInterval();
+    boolean checkpointing = interval != null && interval > 0;
+    if (transactional && !checkpointing) {
+      throw new IllegalArgumentException(
+          "--kafkaSinkMode=transactional on Flink needs checkpointing (--checkpointingInterval=MS):"
+              + " its transactions commit when a checkpoint completes, so without one nothing is"
+              + " ever visible to read_committed consumers");
+    }
+    if (kafkaIn && !checkpointing) {
+      throw new IllegalArgumentException(
+          "--source=kafka on Flink needs checkpointing (--checkpointingInterval=MS): offsets are"
+              + " committed only when a checkpoint finalizes, and without one a failure loses the"
+              + " dedup and window state");
+    }
+    if (transactional
+        && flink.getCheckpointingMode() != null
+        && !flink.getCheckpointingMode().equals("EXACTLY_ONCE")) {
+      throw new IllegalArgumentException(
+          "--kafkaSinkMode=transactional needs --checkpointingMode=EXACTLY_ONCE, got "
+              + flink.getCheckpointingMode());
+    }
+    Integer retries = flink.getNumberOfExecutionRetries();
+    if (checkpointing && (retries == null || retries < 0)) {
+      throw new IllegalArgumentException(
+          "set --numberOfExecutionRetries=N (N >= 0): with checkpointing Flink otherwise restarts"
+              + " a failing job forever, and a record that always fails would stall the pipeline"
+              + " without ever failing it");
+    }
+    if (transactional && !options.getKafkaEosRecovery()) {
+      Long delay = flink.getExecutionRetryDelay();
+      if (delay == null || delay < EOS_WRITER_CACHE_EVICTION_MS) {
+        throw new IllegalArgumentException(
+            "--kafkaEosRecovery=false leaves Beam's EOS writer-cache defect in place: a restart"
+                + " within "
+                + EOS_WRITER_CACHE_EVICTION_MS
+                + " ms gets the failed attempt's producer, still in its transaction, and fails"
+                + " again. Set --executionRetryDelay="
+                + EOS_WRITER_CACHE_EVICTION_MS
+                + " or more, or keep --kafkaEosRecovery=true (see README: Beam's EOS defect)");
+      }
+    }
+  }
+
+  /**
+   * Beam's EOS writer cache closes an idle producer after 60 s, checked every 10 s: the shortest
+   * restart delay that is safe without {@link RecoveringProducer}.
+   */
+  public static final long EOS_WRITER_CACHE_EVICTION_MS = 70_000;
+
+  /**
+   * Refuses a transactional sink whose group already holds sink state this run cannot own: state
+   * for another topic (the group id is used by another pipeline) or, on a fresh start (no
+   * savepoint), state for this topic (an earlier run, or another pipeline writing the same topic).
+   * Beam would otherwise fail on the worker, once per restart, with a less helpful message.
+   */
+  public static void checkSinkGroups(TidemarkOptions options, KafkaClients clients) {
+    if (options.getSink() != TidemarkOptions.SinkKind.kafka
+        || options.getKafkaSinkMode() != TidemarkOptions.KafkaSinkMode.transactional) {
+      return;
+    }
+    boolean resuming =
+        FlinkRunner.class.equals(options.getRunner())
+            && options.as(FlinkPipelineOptions.class).getSavepointPath() != null;
+    Properties properties = new Properties();
+    properties.putAll(clients.connectionConfig());
+    try (Admin admin = Admin.create(properties)) {
+      for (Map.Entry<String, String> output : KafkaSinks.topics(options).entrySet()) {
+        String group = KafkaSinks.sinkGroupId(options) + "." + output.getKey();
+        Map<TopicPartition, OffsetAndMetadata> offsets =
+            admin
+                .listConsumerGroupOffsets(group)
+                .partitionsToOffsetAndMetadata()
+                .get(30, TimeUnit.SECONDS);
+        for (TopicPartition partition : offsets.keySet()) {
+          if (!partition.topic().equals(output.getValue())) {
+            throw new IllegalArgumentException(
+                "sink group '"
+                    + group
+                    + "' already holds offsets for topic '"
+                    + partition.topic()
+                    + "', not '"
+                    + output.getValue()
+                    + "': another pipeline uses it. Give this pipeline its own"
+                    + " --kafkaSinkGroupId");
+          }
+          if (!resuming) {
+            throw new IllegalArgumentException(
+                "sink group '"
+                    + group
+                    + "' already holds transactional sink state for '"
+                    + output.getValue()
+                    + "' from an earlier run or another pipeline. Resume that run from its"
+                    + " savepoint (--savepointPath), or start fresh with a new --kafkaSinkGroupId");
+          }
+        }
+      }
+    } catch (ExecutionException | TimeoutException e) {
+      throw new IllegalStateException(
+          "cannot check the sink groups on " + clients.bootstrapServers() + ": " + e, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while checking the sink groups", e);
+    }
+  }
+}

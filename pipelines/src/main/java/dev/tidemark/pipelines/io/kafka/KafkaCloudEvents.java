@@ -1,0 +1,155 @@
+package dev.tidemark.pipelines.io.kafka;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import dev.tidemark.transforms.DeadLetterReason;
+import dev.tidemark.transforms.RawRecord;
+import io.cloudevents.CloudEvent;
+import io.cloudevents.core.format.EventFormat;
+import io.cloudevents.core.message.MessageReader;
+import io.cloudevents.jackson.JsonFormat;
+import io.cloudevents.kafka.KafkaMessageFactory;
+import io.cloudevents.rw.CloudEventRWException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.OffsetDateTime;
+import java.util.Locale;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.checkerframework.checker.nullness.qual.Nullable;
+import org.joda.time.Instant;
+
+/**
+ * The CloudEvents Kafka protocol binding, both ways, on top of the CloudEvents SDK's {@code
+ * cloudevents-kafka}.
+ *
+ * <p>In: a record with a {@code ce_specversion} header is a binary-mode event (attributes in {@code
+ * ce_*} headers, data in the value); it is turned into the structured JSON form so that {@code
+ * ParseCloudEvents} validates every event the same way. Any other record is treated as structured
+ * mode ({@code content-type: application/cloudevents+json}, the event is the value). A record that
+ * is neither becomes a rejected {@link RawRecord} with the reason, which the parser dead-letters;
+ * the origin names the topic, partition and offset.
+ */
+public final class KafkaCloudEvents {
+  /** The structured-mode content type. */
+  public static final String STRUCTURED_CONTENT_TYPE = JsonFormat.CONTENT_TYPE;
+
+  private static final EventFormat JSON = new JsonFormat();
+  private static final JsonFactory JSON_FACTORY = new JsonFactory();
+
+  private KafkaCloudEvents() {}
+
+  /** The origin of a Kafka record: {@code kafka:topic/partition@offset}. */
+  public static String origin(String topic, int partition, long offset) {
+    return "kafka:" + topic + "/" + partition + "@" + offset;
+  }
+
+  /** One consumed record as the parser's input. */
+  public static RawRecord toRawRecord(
+      @Nullable Headers headers, byte @Nullable [] value, Instant ingestionTime, String origin) {
+    Headers present = headers == null ? new RecordHeaders() : headers;
+    byte[] payload = value == null ? new byte[0] : value;
+    if (present.lastHeader("ce_specversion") != null) {
+      try {
+        MessageReader reader = KafkaMessageFactory.createReader(present, payload);
+        CloudEvent event = reader.toEvent();
+        return RawRecord.of(JSON.serialize(event), ingestionTime, origin);
+      } catch (CloudEventRWException e) {
+        return RawRecord.rejected(
+            payload,
+            ingestionTime,
+            origin,
+            e.getKind() == CloudEventRWException.CloudEventRWExceptionKind.INVALID_SPEC_VERSION
+                ? DeadLetterReason.UNSUPPORTED_SPECVERSION
+                : DeadLetterReason.INVALID_CLOUDEVENT,
+            "binary-mode Kafka record: " + e.getMessage());
+      } catch (RuntimeException e) {
+        return RawRecord.rejected(
+            payload,
+            ingestionTime,
+            origin,
+            DeadLetterReason.INVALID_CLOUDEVENT,
+            "binary-mode Kafka record is not a valid CloudEvent: " + e.getMessage());
+      }
+    }
+    if (value == null) {
+      return RawRecord.rejected(
+          payload,
+          ingestionTime,
+          origin,
+          DeadLetterReason.NOT_A_CLOUDEVENT,
+          "Kafka record with no value (a tombstone) and no ce_* headers");
+    }
+    String contentType = header(present, "content-type");
+    if (contentType != null && !isStructured(contentType)) {
+      return RawRecord.rejected(
+          payload,
+          ingestionTime,
+          origin,
+          DeadLetterReason.NOT_A_CLOUDEVENT,
+          "Kafka record with content-type '"
+              + contentType
+              + "' and no ce_specversion header is neither a structured ("
+              + STRUCTURED_CONTENT_TYPE
+              + ") nor a binary-mode CloudEvent");
+    }
+    return RawRecord.of(payload, ingestionTime, origin);
+  }
+
+  /** Whether a content type is structured-mode CloudEvents JSON (parameters ignored). */
+  static boolean isStructured(String contentType) {
+    int semicolon = contentType.indexOf(';');
+    String type = (semicolon < 0 ? contentType : contentType.substring(0, semicolon));
+    return type.trim().toLowerCase(Locale.ROOT).equals(STRUCTURED_CONTENT_TYPE);
+  }
+
+  /**
+   * The event time of a record, cheaply, without building the event: the {@code ce_time} header in
+   * binary mode, the top-level {@code time} member in structured mode. Null when there is none or
+   * it is not RFC 3339; the parser then dead-letters the record with the precise reason.
+   */
+  public static @Nullable Instant eventTime(@Nullable Headers headers, byte @Nullable [] value) {
+    if (headers != null && headers.lastHeader("ce_specversion") != null) {
+      return parseTime(header(headers, "ce_time"));
+    }
+    if (value == null) {
+      return null;
+    }
+    try (JsonParser parser = JSON_FACTORY.createParser(value)) {
+      if (parser.nextToken() != JsonToken.START_OBJECT) {
+        return null;
+      }
+      while (parser.nextToken() == JsonToken.FIELD_NAME) {
+        String name = parser.currentName();
+        JsonToken token = parser.nextToken();
+        if ("time".equals(name)) {
+          return token == JsonToken.VALUE_STRING ? parseTime(parser.getText()) : null;
+        }
+        parser.skipChildren();
+      }
+      return null;
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
+  }
+
+  private static @Nullable Instant parseTime(@Nullable String text) {
+    if (text == null) {
+      return null;
+    }
+    try {
+      return new Instant(OffsetDateTime.parse(text).toInstant().toEpochMilli());
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  private static @Nullable String header(Headers headers, String name) {
+    Header header = headers.lastHeader(name);
+    return header == null || header.value() == null
+        ? null
+        : new String(header.value(), StandardCharsets.UTF_8);
+  }
+}

@@ -1,0 +1,169 @@
+package dev.tidemark.pipelines.io.kafka;
+
+import dev.tidemark.pipelines.KafkaOptions;
+import dev.tidemark.pipelines.TidemarkPipeline;
+import dev.tidemark.transforms.DeadLetter;
+import dev.tidemark.transforms.Decision;
+import dev.tidemark.transforms.DuplicateRecord;
+import dev.tidemark.transforms.TooLateRecord;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.beam.sdk.coders.KvCoder;
+import org.apache.beam.sdk.coders.StringUtf8Coder;
+import org.apache.beam.sdk.io.kafka.KafkaIO;
+import org.apache.beam.sdk.transforms.MapElements;
+import org.apache.beam.sdk.transforms.SimpleFunction;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollection;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * Writes the four outputs to their Kafka topics.
+ *
+ * <p>Decisions: key = {@code decisionId}, value = the decision JSON (the same schema as the files),
+ * headers {@code version} and {@code paneTiming}. Each window's panes share the key and carry
+ * increasing versions, so a consumer that keeps the highest version per key (or a compacted topic)
+ * holds exactly the final state of every window, however many times a pane was delivered. Dead
+ * letters are keyed by their origin, duplicates and too-late records by {@code id@source}.
+ *
+ * <p>{@link KafkaOptions.KafkaSinkMode#transactional}: {@code KafkaIO.write().withEOS()} per topic,
+ * with its own sink group id ({@code <kafkaSinkGroupId>.<output>}), producers wrapped in {@link
+ * RecoveringProducer}. {@link KafkaOptions.KafkaSinkMode#idempotent}: an idempotent producer
+ * ({@code enable.idempotence=true, acks=all}), no transactions.
+ */
+public final class KafkaSinks {
+  private KafkaSinks() {}
+
+  /** The sink group id of the transactional decisions sink; the other outputs append a suffix. */
+  public static String sinkGroupId(KafkaOptions options) {
+    String group = options.getKafkaSinkGroupId();
+    return group == null || group.isBlank()
+        ? "tidemark-" + options.getKafkaDecisionsTopic()
+        : group;
+  }
+
+  /** The topic of each output, by output name ({@link TidemarkPipeline#OUTPUT_NAMES}). */
+  public static Map<String, String> topics(KafkaOptions options) {
+    Map<String, String> topics = new LinkedHashMap<>();
+    topics.put(TidemarkPipeline.OUTPUT_NAMES.get(0), options.getKafkaDecisionsTopic());
+    topics.put(TidemarkPipeline.OUTPUT_NAMES.get(1), options.getKafkaDeadLettersTopic());
+    topics.put(TidemarkPipeline.OUTPUT_NAMES.get(2), options.getKafkaDuplicatesTopic());
+    topics.put(TidemarkPipeline.OUTPUT_NAMES.get(3), options.getKafkaTooLateTopic());
+    return topics;
+  }
+
+  /** Adds the four Kafka writes for {@code outputs}. */
+  public static void write(
+      TidemarkPipeline.Outputs outputs, KafkaOptions options, KafkaClients clients) {
+    Map<String, String> topics = topics(options);
+    write(
+        "Decisions",
+        outputs.decisions.apply(
+            "DecisionsToKafkaRecords",
+            MapElements.via(
+                new SimpleFunction<Decision, KV<String, HeaderedValue>>() {
+                  @Override
+                  public KV<String, HeaderedValue> apply(Decision decision) {
+                    return decisionRecord(decision);
+                  }
+                })),
+        topics.get("decisions"),
+        "decisions",
+        options,
+        clients);
+    write(
+        "DeadLetters",
+        outputs.deadLetters.apply(
+            "DeadLettersToKafkaRecords",
+            MapElements.via(
+                new SimpleFunction<DeadLetter, KV<String, HeaderedValue>>() {
+                  @Override
+                  public KV<String, HeaderedValue> apply(DeadLetter letter) {
+                    return KV.of(letter.origin(), HeaderedValue.of(letter.toJson()));
+                  }
+                })),
+        topics.get("dead-letters"),
+        "dead-letters",
+        options,
+        clients);
+    write(
+        "Duplicates",
+        outputs.duplicates.apply(
+            "DuplicatesToKafkaRecords",
+            MapElements.via(
+                new SimpleFunction<DuplicateRecord, KV<String, HeaderedValue>>() {
+                  @Override
+                  public KV<String, HeaderedValue> apply(DuplicateRecord duplicate) {
+                    return KV.of(
+                        duplicate.id() + "@" + duplicate.source(),
+                        HeaderedValue.of(duplicate.toJson()));
+                  }
+                })),
+        topics.get("duplicates"),
+        "duplicates",
+        options,
+        clients);
+    write(
+        "TooLate",
+        outputs.tooLate.apply(
+            "TooLateToKafkaRecords",
+            MapElements.via(
+                new SimpleFunction<TooLateRecord, KV<String, HeaderedValue>>() {
+                  @Override
+                  public KV<String, HeaderedValue> apply(TooLateRecord record) {
+                    return KV.of(
+                        record.id() + "@" + record.source(), HeaderedValue.of(record.toJson()));
+                  }
+                })),
+        topics.get("too-late"),
+        "too-late",
+        options,
+        clients);
+  }
+
+  /** A decision as a Kafka record: key decisionId, JSON value, version and pane timing headers. */
+  public static KV<String, HeaderedValue> decisionRecord(Decision decision) {
+    Map<String, String> headers = new LinkedHashMap<>();
+    headers.put("version", Long.toString(decision.version()));
+    headers.put("paneTiming", decision.paneTiming());
+    return KV.of(
+        decision.decisionId(),
+        new HeaderedValue(
+            decision.toJson().getBytes(java.nio.charset.StandardCharsets.UTF_8), headers));
+  }
+
+  private static void write(
+      String name,
+      PCollection<KV<String, HeaderedValue>> records,
+      String topic,
+      String output,
+      KafkaOptions options,
+      KafkaClients clients) {
+    records.setCoder(KvCoder.of(StringUtf8Coder.of(), HeaderedValue.Coder.of()));
+    Map<String, Object> producer = new LinkedHashMap<>();
+    producer.put(ProducerConfig.ACKS_CONFIG, "all");
+    producer.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    KafkaIO.Write<String, HeaderedValue> write =
+        KafkaIO.<String, HeaderedValue>write()
+            .withBootstrapServers(clients.bootstrapServers())
+            .withTopic(topic)
+            .withKeySerializer(StringSerializer.class)
+            .withValueSerializer(HeaderedValue.ValueSerializer.class)
+            .withProducerFactoryFn(clients.producerFactory(options.getKafkaEosRecovery()))
+            .withConsumerFactoryFn(clients.consumerFactory());
+    if (options.getKafkaSinkMode() == KafkaOptions.KafkaSinkMode.transactional) {
+      // Without a low backoff each transaction waits the default 100 ms retry backoff while the
+      // transaction coordinator completes the previous one.
+      producer.put(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 10);
+      write =
+          write
+              .withProducerConfigUpdates(producer)
+              .withEOS(options.getKafkaSinkShards(), sinkGroupId(options) + "." + output);
+    } else {
+      producer.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+      write = write.withProducerConfigUpdates(producer);
+    }
+    records.apply("WriteKafka" + name, write);
+  }
+}

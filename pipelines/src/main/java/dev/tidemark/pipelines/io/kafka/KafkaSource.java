@@ -1,0 +1,130 @@
+package dev.tidemark.pipelines.io.kafka;
+
+import dev.tidemark.transforms.RawRecord;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.beam.sdk.io.kafka.KafkaIO;
+import org.apache.beam.sdk.io.kafka.KafkaRecord;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.PTransform;
+import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.values.PBegin;
+import org.apache.beam.sdk.values.PCollection;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.checkerframework.checker.nullness.qual.Nullable;
+import org.joda.time.Duration;
+import org.joda.time.Instant;
+
+/**
+ * CloudEvents from a Kafka topic as {@link RawRecord}s: KafkaIO with the {@link EventTimePolicy}
+ * watermark, offsets committed only when the runner finalizes a checkpoint ({@code
+ * commitOffsetsInFinalize}, auto-commit off), transactional input read {@code read_committed}. Each
+ * record's ingestion time is its Kafka record timestamp and its origin {@code
+ * kafka:topic/partition@offset}; binary and structured mode are both accepted ({@link
+ * KafkaCloudEvents}).
+ */
+public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>> {
+  private final KafkaClients clients;
+  private final String topic;
+  private final String consumerGroup;
+  private final String startOffset;
+  private final Duration maxOutOfOrderness;
+  private final Duration idleTimeout;
+  private final @Nullable Long maxRecords;
+
+  private KafkaSource(
+      KafkaClients clients,
+      String topic,
+      String consumerGroup,
+      String startOffset,
+      Duration maxOutOfOrderness,
+      Duration idleTimeout,
+      @Nullable Long maxRecords) {
+    this.clients = clients;
+    this.topic = topic;
+    this.consumerGroup = consumerGroup;
+    this.startOffset = startOffset;
+    this.maxOutOfOrderness = maxOutOfOrderness;
+    this.idleTimeout = idleTimeout;
+    this.maxRecords = maxRecords;
+  }
+
+  /** Reads {@code topic} as consumer group {@code consumerGroup}, from the earliest offset. */
+  public static KafkaSource of(KafkaClients clients, String topic, String consumerGroup) {
+    return new KafkaSource(
+        clients,
+        topic,
+        consumerGroup,
+        "earliest",
+        Duration.standardSeconds(30),
+        Duration.standardSeconds(10),
+        null);
+  }
+
+  /** Where a group without committed offsets starts: {@code earliest} or {@code latest}. */
+  public KafkaSource withStartOffset(String reset) {
+    if (!reset.equals("earliest") && !reset.equals("latest")) {
+      throw new IllegalArgumentException(
+          "--kafkaStartOffset=" + reset + ": use earliest or latest");
+    }
+    return new KafkaSource(
+        clients, topic, consumerGroup, reset, maxOutOfOrderness, idleTimeout, maxRecords);
+  }
+
+  /** The watermark policy: out-of-orderness bound and idle-partition timeout. */
+  public KafkaSource withWatermark(Duration outOfOrderness, Duration idle) {
+    return new KafkaSource(
+        clients, topic, consumerGroup, startOffset, outOfOrderness, idle, maxRecords);
+  }
+
+  /** Stops after {@code records} records: a bounded read that ends by itself. */
+  public KafkaSource withMaxRecords(long records) {
+    if (records <= 0) {
+      throw new IllegalArgumentException("--kafkaMaxRecords must be positive, got " + records);
+    }
+    return new KafkaSource(
+        clients, topic, consumerGroup, startOffset, maxOutOfOrderness, idleTimeout, records);
+  }
+
+  @Override
+  public PCollection<RawRecord> expand(PBegin input) {
+    Map<String, Object> consumer = new HashMap<>();
+    consumer.put(ConsumerConfig.GROUP_ID_CONFIG, consumerGroup);
+    consumer.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, startOffset);
+    consumer.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    consumer.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    KafkaIO.Read<byte[], byte[]> read =
+        KafkaIO.<byte[], byte[]>read()
+            .withBootstrapServers(clients.bootstrapServers())
+            .withTopic(topic)
+            .withKeyDeserializer(ByteArrayDeserializer.class)
+            .withValueDeserializer(ByteArrayDeserializer.class)
+            .withConsumerConfigUpdates(consumer)
+            .withConsumerFactoryFn(clients.consumerFactory())
+            .withTimestampPolicyFactory(EventTimePolicy.factory(maxOutOfOrderness, idleTimeout))
+            .commitOffsetsInFinalize();
+    if (maxRecords != null) {
+      read = read.withMaxNumRecords(maxRecords);
+    }
+    return input
+        .apply("ReadKafka", read)
+        .apply("ToRawRecords", ParDo.of(new ToRawRecordFn()))
+        .setCoder(RawRecord.RawRecordCoder.of());
+  }
+
+  /** KafkaRecord to RawRecord, keeping the event-time timestamp the policy assigned. */
+  static final class ToRawRecordFn extends DoFn<KafkaRecord<byte[], byte[]>, RawRecord> {
+    @ProcessElement
+    public void processElement(
+        @Element KafkaRecord<byte[], byte[]> record, OutputReceiver<RawRecord> out) {
+      out.output(
+          KafkaCloudEvents.toRawRecord(
+              record.getHeaders(),
+              record.getKV().getValue(),
+              new Instant(record.getTimestamp()),
+              KafkaCloudEvents.origin(
+                  record.getTopic(), record.getPartition(), record.getOffset())));
+    }
+  }
+}

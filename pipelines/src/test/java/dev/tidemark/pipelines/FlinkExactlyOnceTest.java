@@ -1,0 +1,257 @@
+package dev.tidemark.pipelines;
+
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.empty;
+import static org.hamcrest.Matchers.greaterThan;
+import static org.hamcrest.Matchers.is;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.tidemark.pipelines.generate.EventGenerator;
+import dev.tidemark.pipelines.generate.GeneratorConfig;
+import dev.tidemark.pipelines.io.kafka.EmbeddedKafka;
+import dev.tidemark.pipelines.io.kafka.KafkaClients;
+import dev.tidemark.pipelines.io.kafka.KafkaFeed;
+import dev.tidemark.pipelines.io.kafka.KafkaSinks;
+import dev.tidemark.pipelines.io.kafka.LiveRun;
+import dev.tidemark.transforms.Json;
+import dev.tidemark.transforms.RawRecord;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.beam.runners.flink.TidemarkFlinkJobs;
+import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.PipelineResult;
+import org.apache.beam.sdk.options.PipelineOptionsFactory;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.values.PCollection;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.joda.time.Duration;
+import org.junit.AfterClass;
+import org.junit.BeforeClass;
+import org.junit.ClassRule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+import org.junit.runner.RunWith;
+import org.junit.runners.JUnit4;
+
+/**
+ * The exactly-once proof on the FlinkRunner (embedded MiniCluster, parallelism 2, checkpoints every
+ * second) against a real Kafka broker: unbounded runs with failures injected mid-stream and
+ * automatic recovery from the last checkpoint, compared with a fault-free run.
+ */
+@RunWith(JUnit4.class)
+public class FlinkExactlyOnceTest {
+  @ClassRule public static final TemporaryFolder TEMP = new TemporaryFolder();
+
+  private static EmbeddedKafka broker;
+  private static Path events;
+  private static Map<String, String> reference;
+  private static Map<String, Long> referenceDeadLetters;
+
+  /** Records seen by the failure injector, across every attempt of every job in this JVM. */
+  private static final Map<String, AtomicLong> SEEN = new ConcurrentHashMap<>();
+
+  @BeforeClass
+  public static void startAndRunFaultFree() throws Exception {
+    broker = EmbeddedKafka.start();
+    events = TEMP.getRoot().toPath().resolve("events.ndjson");
+    // No late or too-late events: the final state of every window is then independent of when the
+    // watermark passed, so runs with and without failures must agree exactly.
+    new EventGenerator(
+            GeneratorConfig.builder()
+                .seed(20261129)
+                .numEvents(240)
+                .numAccounts(12)
+                .eventsPerSecond(1)
+                .lateFraction(0)
+                .tooLateFraction(0)
+                .duplicateRate(0.05)
+                .malformedFraction(0.02)
+                .build())
+        .writeTo(events);
+    Run faultFree = run("faultfree", KafkaOptions.KafkaSinkMode.transactional);
+    reference = faultFree.finalState;
+    referenceDeadLetters = faultFree.deadLetterReasons;
+    assertThat(reference.size(), greaterThan(50));
+    assertThat(faultFree.duplicatePanes, is(empty()));
+  }
+
+  @AfterClass
+  public static void stop() {
+    if (broker != null) {
+      broker.close();
+    }
+  }
+
+  @Test
+  public void transactionalSinkIsExactlyOnceAcrossOneFailure() throws Exception {
+    Run run = run("tx1", KafkaOptions.KafkaSinkMode.transactional, 150L);
+    assertThat("the failure was injected", SEEN.get("tx1").get(), greaterThan(150L));
+    assertThat("no decision record twice", run.duplicatePanes, is(empty()));
+    assertThat("versions 0..n with no gap", run.versionGaps, is(empty()));
+    assertThat(run.finalState, is(reference));
+    assertThat(run.deadLetterReasons, is(referenceDeadLetters));
+  }
+
+  @Test
+  public void transactionalSinkIsExactlyOnceAcrossTwoFailures() throws Exception {
+    Run run = run("tx2", KafkaOptions.KafkaSinkMode.transactional, 80L, 200L);
+    assertThat("both failures were injected", SEEN.get("tx2").get(), greaterThan(200L));
+    assertThat("no decision record twice", run.duplicatePanes, is(empty()));
+    assertThat("versions 0..n with no gap", run.versionGaps, is(empty()));
+    assertThat(run.finalState, is(reference));
+    assertThat(run.deadLetterReasons, is(referenceDeadLetters));
+  }
+
+  @Test
+  public void idempotentSinkKeepsExactlyOnceStateAcrossAFailure() throws Exception {
+    Run run = run("idem1", KafkaOptions.KafkaSinkMode.idempotent, 150L);
+    assertThat("the failure was injected", SEEN.get("idem1").get(), greaterThan(150L));
+    // Duplicate records may appear (at-least-once); the keep-latest-version view may not differ.
+    assertThat(run.finalState, is(reference));
+  }
+
+  /** The result of one unbounded run, read back from the topics with read_committed. */
+  static final class Run {
+    final Map<String, String> finalState = new TreeMap<>();
+    final List<String> duplicatePanes = new ArrayList<>();
+    final List<String> versionGaps = new ArrayList<>();
+    final Map<String, Long> deadLetterReasons = new TreeMap<>();
+  }
+
+  private static Run run(String name, KafkaOptions.KafkaSinkMode mode, Long... failAt)
+      throws Exception {
+    TidemarkOptions options =
+        PipelineOptionsFactory.fromArgs(
+                "--runner=FlinkRunner",
+                "--flinkMaster=[local]",
+                "--streaming=true",
+                "--parallelism=2",
+                "--checkpointingInterval=1000",
+                "--minPauseBetweenCheckpoints=200",
+                "--numberOfExecutionRetries=3",
+                "--executionRetryDelay=500",
+                "--source=kafka",
+                "--sink=kafka",
+                "--kafkaBootstrapServers=" + broker.bootstrapServers(),
+                "--kafkaInputTopic=" + name + ".events",
+                "--kafkaDecisionsTopic=" + name + ".decisions",
+                "--kafkaDeadLettersTopic=" + name + ".dead-letters",
+                "--kafkaDuplicatesTopic=" + name + ".duplicates",
+                "--kafkaTooLateTopic=" + name + ".too-late",
+                "--kafkaConsumerGroup=" + name + "-source",
+                "--kafkaSinkGroupId=" + name + "-sink",
+                "--kafkaSinkMode=" + mode,
+                "--earlyFiringDelay=PT0S",
+                "--output=" + TEMP.newFolder(name))
+            .withValidation()
+            .as(TidemarkOptions.class);
+    KafkaClients clients = KafkaClients.from(options);
+    EmbeddedKafka.createTopics(
+        broker.bootstrapServers(),
+        2,
+        List.of(options.getKafkaInputTopic()),
+        Map.of("retention.ms", "-1"));
+    Map<String, String> topics = KafkaSinks.topics(options);
+    EmbeddedKafka.createTopics(
+        broker.bootstrapServers(), 2, new ArrayList<>(topics.values()), Map.of());
+    KafkaFeed.Fed fed =
+        KafkaFeed.produce(clients, options.getKafkaInputTopic(), events, KafkaFeed.Mode.MIXED);
+    int markers =
+        LiveRun.sendEndMarkers(
+            clients,
+            options.getKafkaInputTopic(),
+            fed.maxEventTimeMillis,
+            Duration.standardDays(1));
+
+    dev.tidemark.pipelines.io.kafka.KafkaChecks.checkOptions(options);
+    Pipeline pipeline = Pipeline.create(options);
+    PCollection<RawRecord> raw = pipeline.apply("ReadKafka", TidemarkPipeline.kafkaSource(options));
+    SEEN.put(name, new AtomicLong());
+    if (failAt.length > 0) {
+      raw = raw.apply("InjectFailures", ParDo.of(new FailAt(name, failAt)));
+    }
+    TidemarkPipeline.writeOutputs(TidemarkPipeline.expand(raw, options), options);
+    PipelineResult result = TidemarkFlinkJobs.start(pipeline);
+    try {
+      LiveRun.awaitQuiet(clients, topics, markers, Duration.standardMinutes(4));
+      return readBack(clients, topics);
+    } finally {
+      result.cancel();
+    }
+  }
+
+  /** Reads every output topic (read_committed) into the views the assertions compare. */
+  private static Run readBack(KafkaClients clients, Map<String, String> topics) throws IOException {
+    Run run = new Run();
+    Map<String, Long> latestVersion = new TreeMap<>();
+    Map<String, TreeSet<Long>> versions = new TreeMap<>();
+    for (ConsumerRecord<byte[], byte[]> record :
+        KafkaFeed.readAll(clients, topics.get("decisions"))) {
+      JsonNode decision = Json.MAPPER.readTree(record.value());
+      String id = new String(record.key(), StandardCharsets.UTF_8);
+      long version = decision.get("version").asLong();
+      if (!versions.computeIfAbsent(id, k -> new TreeSet<>()).add(version)) {
+        run.duplicatePanes.add(id + "@" + version);
+      }
+      if (version >= latestVersion.getOrDefault(id, -1L)) {
+        latestVersion.put(id, version);
+        run.finalState.put(id, stable(decision));
+      }
+    }
+    versions.forEach(
+        (id, seen) -> {
+          if (seen.first() != 0 || seen.last() != seen.size() - 1) {
+            run.versionGaps.add(id + " " + seen);
+          }
+        });
+    for (ConsumerRecord<byte[], byte[]> record :
+        KafkaFeed.readAll(clients, topics.get("dead-letters"))) {
+      run.deadLetterReasons.merge(
+          Json.MAPPER.readTree(record.value()).get("reason").asText(), 1L, Long::sum);
+    }
+    return run;
+  }
+
+  /** A decision without what legitimately differs between runs: pane bookkeeping, wall clocks. */
+  private static String stable(JsonNode decision) {
+    ObjectNode copy = decision.deepCopy();
+    copy.remove("version");
+    copy.remove("pane");
+    ((ObjectNode) copy.get("clocks")).remove("processingTime");
+    ((ObjectNode) copy.get("clocks")).remove("decisionTime");
+    return copy.toString();
+  }
+
+  /** Throws once when the records seen by all attempts of this job reach each threshold. */
+  static final class FailAt extends DoFn<RawRecord, RawRecord> {
+    private final String name;
+    private final Long[] thresholds;
+
+    FailAt(String name, Long[] thresholds) {
+      this.name = name;
+      this.thresholds = thresholds;
+    }
+
+    @ProcessElement
+    public void processElement(@Element RawRecord record, OutputReceiver<RawRecord> out) {
+      long seen = SEEN.get(name).incrementAndGet();
+      for (Long threshold : thresholds) {
+        if (seen == threshold) {
+          throw new IllegalStateException(
+              "injected failure after " + threshold + " records (test " + name + ")");
+        }
+      }
+      out.output(record);
+    }
+  }
+}
