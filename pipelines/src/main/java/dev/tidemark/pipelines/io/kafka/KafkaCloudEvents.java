@@ -135,7 +135,8 @@ public final class KafkaCloudEvents {
     }
   }
 
-  private static @Nullable Instant parseTime(@Nullable String text) {
+  /** An RFC 3339 timestamp as an instant; null when absent or unreadable. */
+  static @Nullable Instant parseTime(@Nullable String text) {
     if (text == null) {
       return null;
     }

@@ -10,7 +10,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -215,11 +214,8 @@ public final class KafkaFeed {
     if (node == null || !node.path("time").isTextual()) {
       return null;
     }
-    try {
-      return OffsetDateTime.parse(node.get("time").asText()).toInstant().toEpochMilli();
-    } catch (RuntimeException e) {
-      return null;
-    }
+    org.joda.time.Instant time = KafkaCloudEvents.parseTime(node.get("time").asText());
+    return time == null ? null : time.getMillis();
   }
 
   private static @Nullable Long advance(@Nullable Long clock, String duration) {

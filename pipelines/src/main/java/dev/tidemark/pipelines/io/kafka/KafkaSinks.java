@@ -2,19 +2,19 @@ package dev.tidemark.pipelines.io.kafka;
 
 import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
-import dev.tidemark.transforms.DeadLetter;
 import dev.tidemark.transforms.Decision;
-import dev.tidemark.transforms.DuplicateRecord;
-import dev.tidemark.transforms.TooLateRecord;
+import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.io.kafka.KafkaIO;
 import org.apache.beam.sdk.transforms.MapElements;
-import org.apache.beam.sdk.transforms.SimpleFunction;
+import org.apache.beam.sdk.transforms.ProcessFunction;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
+import org.apache.beam.sdk.values.TypeDescriptor;
+import org.apache.beam.sdk.values.TypeDescriptors;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.StringSerializer;
 
@@ -59,64 +59,34 @@ public final class KafkaSinks {
     Map<String, String> topics = topics(options);
     write(
         "Decisions",
-        outputs.decisions.apply(
-            "DecisionsToKafkaRecords",
-            MapElements.via(
-                new SimpleFunction<Decision, KV<String, HeaderedValue>>() {
-                  @Override
-                  public KV<String, HeaderedValue> apply(Decision decision) {
-                    return decisionRecord(decision);
-                  }
-                })),
-        topics.get("decisions"),
+        outputs.decisions,
+        KafkaSinks::decisionRecord,
+        topics,
         "decisions",
         options,
         clients);
     write(
         "DeadLetters",
-        outputs.deadLetters.apply(
-            "DeadLettersToKafkaRecords",
-            MapElements.via(
-                new SimpleFunction<DeadLetter, KV<String, HeaderedValue>>() {
-                  @Override
-                  public KV<String, HeaderedValue> apply(DeadLetter letter) {
-                    return KV.of(letter.origin(), HeaderedValue.of(letter.toJson()));
-                  }
-                })),
-        topics.get("dead-letters"),
+        outputs.deadLetters,
+        letter -> KV.of(letter.origin(), HeaderedValue.of(letter.toJson())),
+        topics,
         "dead-letters",
         options,
         clients);
     write(
         "Duplicates",
-        outputs.duplicates.apply(
-            "DuplicatesToKafkaRecords",
-            MapElements.via(
-                new SimpleFunction<DuplicateRecord, KV<String, HeaderedValue>>() {
-                  @Override
-                  public KV<String, HeaderedValue> apply(DuplicateRecord duplicate) {
-                    return KV.of(
-                        duplicate.id() + "@" + duplicate.source(),
-                        HeaderedValue.of(duplicate.toJson()));
-                  }
-                })),
-        topics.get("duplicates"),
+        outputs.duplicates,
+        duplicate ->
+            KV.of(duplicate.id() + "@" + duplicate.source(), HeaderedValue.of(duplicate.toJson())),
+        topics,
         "duplicates",
         options,
         clients);
     write(
         "TooLate",
-        outputs.tooLate.apply(
-            "TooLateToKafkaRecords",
-            MapElements.via(
-                new SimpleFunction<TooLateRecord, KV<String, HeaderedValue>>() {
-                  @Override
-                  public KV<String, HeaderedValue> apply(TooLateRecord record) {
-                    return KV.of(
-                        record.id() + "@" + record.source(), HeaderedValue.of(record.toJson()));
-                  }
-                })),
-        topics.get("too-late"),
+        outputs.tooLate,
+        record -> KV.of(record.id() + "@" + record.source(), HeaderedValue.of(record.toJson())),
+        topics,
         "too-late",
         options,
         clients);
@@ -129,18 +99,28 @@ public final class KafkaSinks {
     headers.put("paneTiming", decision.paneTiming());
     return KV.of(
         decision.decisionId(),
-        new HeaderedValue(
-            decision.toJson().getBytes(java.nio.charset.StandardCharsets.UTF_8), headers));
+        new HeaderedValue(decision.toJson().getBytes(StandardCharsets.UTF_8), headers));
   }
 
-  private static void write(
+  /** Turns one output into Kafka records ({@code <name>ToKafkaRecords}) and writes its topic. */
+  private static <T> void write(
       String name,
-      PCollection<KV<String, HeaderedValue>> records,
-      String topic,
-      String output,
+      PCollection<T> output,
+      ProcessFunction<T, KV<String, HeaderedValue>> toRecord,
+      Map<String, String> topics,
+      String outputName,
       KafkaOptions options,
       KafkaClients clients) {
-    records.setCoder(KvCoder.of(StringUtf8Coder.of(), HeaderedValue.Coder.of()));
+    String topic = topics.get(outputName);
+    PCollection<KV<String, HeaderedValue>> records =
+        output
+            .apply(
+                name + "ToKafkaRecords",
+                MapElements.into(
+                        TypeDescriptors.kvs(
+                            TypeDescriptors.strings(), TypeDescriptor.of(HeaderedValue.class)))
+                    .via(toRecord))
+            .setCoder(KvCoder.of(StringUtf8Coder.of(), HeaderedValue.Coder.of()));
     Map<String, Object> producer = new LinkedHashMap<>();
     producer.put(ProducerConfig.ACKS_CONFIG, "all");
     producer.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
@@ -159,7 +139,7 @@ public final class KafkaSinks {
       write =
           write
               .withProducerConfigUpdates(producer)
-              .withEOS(options.getKafkaSinkShards(), sinkGroupId(options) + "." + output);
+              .withEOS(options.getKafkaSinkShards(), sinkGroupId(options) + "." + outputName);
     } else {
       producer.put(ProducerConfig.LINGER_MS_CONFIG, 0);
       write = write.withProducerConfigUpdates(producer);
