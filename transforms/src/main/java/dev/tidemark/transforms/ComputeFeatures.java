@@ -7,6 +7,8 @@ import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.NullableCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.coders.VarIntCoder;
+import org.apache.beam.sdk.metrics.Counter;
+import org.apache.beam.sdk.metrics.Metrics;
 import org.apache.beam.sdk.transforms.Combine;
 import org.apache.beam.sdk.transforms.Create;
 import org.apache.beam.sdk.transforms.DoFn;
@@ -20,6 +22,7 @@ import org.apache.beam.sdk.transforms.windowing.AfterProcessingTime;
 import org.apache.beam.sdk.transforms.windowing.AfterWatermark;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.transforms.windowing.GlobalWindows;
+import org.apache.beam.sdk.transforms.windowing.PaneInfo;
 import org.apache.beam.sdk.transforms.windowing.SlidingWindows;
 import org.apache.beam.sdk.transforms.windowing.Trigger;
 import org.apache.beam.sdk.transforms.windowing.Trigger.OnceTrigger;
@@ -287,7 +290,8 @@ public final class ComputeFeatures
             .apply("WindowFeatures", windowing)
             .apply("DropMissedWindows", ParDo.of(new KeepOpenWindowsFn(allowedLateness)))
             .setCoder(KvCoder.of(StringUtf8Coder.of(), PaymentEvent.PaymentEventCoder.of()))
-            .apply("AggregateFeatures", Combine.perKey(new AggregateFeaturesFn()));
+            .apply("AggregateFeatures", Combine.perKey(new AggregateFeaturesFn()))
+            .apply("DropEmptyFirstPanes", ParDo.of(new DropEmptyFirstPaneFn()));
     return new Result(
         PCollectionTuple.of(FEATURES_TAG, features).and(tooLateTag, gated.get(tooLateTag)),
         FEATURES_TAG,
@@ -336,6 +340,32 @@ public final class ComputeFeatures
    * Drops the windows the gate reported as missed (so Beam never sees them) and keys the rest by
    * account. Observing the window makes the runner process each window of an event separately.
    */
+  /**
+   * Drops a window's first pane when it holds no event. A window has state only once an event
+   * reached it, and that event is in its first pane, so an empty first pane is never real. The
+   * FlinkRunner emits one when a single watermark jump both fires a window and garbage-collects it:
+   * an end-of-window timer fires again after the state was cleared, and Beam's default on-time
+   * behaviour (fire always) emits an empty ON_TIME pane with pane index 0 -- a second version 0 of
+   * the window's decision, with zero features that would also win a compacted topic. Empty later
+   * panes (discarding mode after early panes) are real and pass.
+   */
+  static final class DropEmptyFirstPaneFn extends DoFn<KV<String, Features>, KV<String, Features>> {
+    private final Counter dropped =
+        Metrics.counter(TidemarkMetrics.NAMESPACE, TidemarkMetrics.EMPTY_FIRST_PANES);
+
+    @ProcessElement
+    public void processElement(
+        @Element KV<String, Features> features,
+        PaneInfo pane,
+        OutputReceiver<KV<String, Features>> out) {
+      if (pane.getIndex() == 0 && features.getValue().txnCount() == 0) {
+        dropped.inc();
+        return;
+      }
+      out.output(features);
+    }
+  }
+
   static final class KeepOpenWindowsFn
       extends DoFn<KV<Instant, PaymentEvent>, KV<String, PaymentEvent>> {
     private final Duration allowedLateness;

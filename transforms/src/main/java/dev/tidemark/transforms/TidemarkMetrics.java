@@ -27,6 +27,12 @@ public final class TidemarkMetrics {
 
   public static final String DECISIONS = "decisions";
 
+  /**
+   * Empty first panes {@link ComputeFeatures} dropped: windows fired again by a runner after their
+   * state was cleared (seen on the FlinkRunner). Not records: outside the accounting identity.
+   */
+  public static final String EMPTY_FIRST_PANES = "emptyFirstPanesDropped";
+
   /** Prefix of the per-timing decision counters, e.g. {@code decisions.ON_TIME}. */
   public static final String DECISIONS_PREFIX = "decisions.";
 

@@ -14,11 +14,16 @@ import static org.hamcrest.Matchers.not;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.sdk.PipelineResult;
+import org.apache.beam.sdk.coders.KvCoder;
+import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.testing.PAssert;
 import org.apache.beam.sdk.testing.TestPipeline;
 import org.apache.beam.sdk.testing.TestStream;
+import org.apache.beam.sdk.transforms.Create;
+import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.transforms.windowing.IntervalWindow;
 import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.TimestampedValue;
 import org.apache.beam.sdk.values.WindowingStrategy.AccumulationMode;
 import org.joda.time.Duration;
@@ -178,6 +183,36 @@ public class ComputeFeaturesTest {
     PAssert.that(result.features())
         .inLatePane(FIRST_WINDOW)
         .containsInAnyOrder(KV.of(ALICE.id, features(ALICE_2)));
+    runAndCheckNothingDropped();
+  }
+
+  @Test
+  public void emptyFirstPanesAreDroppedAndEmptyLaterPanesKept() {
+    // An empty first pane (what the FlinkRunner emits for a window fired after its state was
+    // cleared) is dropped; the empty ON_TIME pane of discarding mode after an early pane is real.
+    PCollection<KV<String, Features>> firstPanes =
+        p.apply(
+                "FirstPanes",
+                Create.of(KV.of("empty", features()), KV.of(ALICE.id, features(ALICE_1)))
+                    .withCoder(KvCoder.of(StringUtf8Coder.of(), Features.FeaturesCoder.of())))
+            .apply("DropEmpty", ParDo.of(new ComputeFeatures.DropEmptyFirstPaneFn()));
+    PAssert.that(firstPanes).containsInAnyOrder(KV.of(ALICE.id, features(ALICE_1)));
+
+    TestStream<PaymentEvent> events =
+        stream()
+            .addElements(ts(ALICE_1))
+            .advanceProcessingTime(Duration.standardSeconds(11))
+            .advanceWatermarkTo(minutes(6))
+            .advanceWatermarkToInfinity();
+    ComputeFeatures.Result result =
+        p.apply(events)
+            .apply(fixedWindows().withAccumulationMode(AccumulationMode.DISCARDING_FIRED_PANES));
+    PAssert.that(result.features())
+        .inEarlyPane(FIRST_WINDOW)
+        .containsInAnyOrder(KV.of(ALICE.id, features(ALICE_1)));
+    PAssert.that(result.features())
+        .inOnTimePane(FIRST_WINDOW)
+        .containsInAnyOrder(KV.of(ALICE.id, features()));
     runAndCheckNothingDropped();
   }
 
