@@ -28,7 +28,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.beam.runners.flink.TidemarkFlinkJobs;
 import org.apache.beam.sdk.Pipeline;
-import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.ParDo;
@@ -83,6 +82,9 @@ public class FlinkExactlyOnceTest {
     referenceDeadLetters = faultFree.deadLetterReasons;
     assertThat(reference.size(), greaterThan(50));
     assertThat(faultFree.duplicatePanes, is(empty()));
+    // Without failures the job's own accounting holds and every decision it counted is committed.
+    assertThat(faultFree.summary.identityViolations(), is(empty()));
+    assertThat((long) faultFree.committedDecisions, is(faultFree.summary.decisions()));
   }
 
   @AfterClass
@@ -126,6 +128,8 @@ public class FlinkExactlyOnceTest {
     final List<String> duplicatePanes = new ArrayList<>();
     final List<String> versionGaps = new ArrayList<>();
     final Map<String, Long> deadLetterReasons = new TreeMap<>();
+    int committedDecisions;
+    Summary summary;
   }
 
   private static Run run(String name, KafkaOptions.KafkaSinkMode mode, Long... failAt)
@@ -181,13 +185,18 @@ public class FlinkExactlyOnceTest {
       raw = raw.apply("InjectFailures", ParDo.of(new FailAt(name, failAt)));
     }
     TidemarkPipeline.writeOutputs(TidemarkPipeline.expand(raw, options), options);
-    PipelineResult result = TidemarkFlinkJobs.start(pipeline);
+    TidemarkFlinkJobs.Job job = TidemarkFlinkJobs.start(pipeline);
+    Run run;
     try {
       LiveRun.awaitQuiet(clients, topics, markers, Duration.standardMinutes(4));
-      return readBack(clients, topics);
-    } finally {
-      result.cancel();
+      run = readBack(clients, topics);
+    } catch (Exception e) {
+      job.cancel();
+      throw e;
     }
+    // The final counters of the last attempt (after a failure they restart with the attempt).
+    run.summary = Summary.from(job.stop(Duration.standardMinutes(1)), Duration.ZERO);
+    return run;
   }
 
   /** Reads every output topic (read_committed) into the views the assertions compare. */
@@ -200,6 +209,7 @@ public class FlinkExactlyOnceTest {
       JsonNode decision = Json.MAPPER.readTree(record.value());
       String id = new String(record.key(), StandardCharsets.UTF_8);
       long version = decision.get("version").asLong();
+      run.committedDecisions++;
       if (!versions.computeIfAbsent(id, k -> new TreeSet<>()).add(version)) {
         run.duplicatePanes.add(id + "@" + version);
       }

@@ -103,10 +103,11 @@ public final class LiveDemo {
 
   /**
    * On Flink the demo is what production is: an unbounded read with checkpointing and the
-   * transactional sink. End-of-stream markers close every window; the demo waits until every output
-   * the job counted is committed, then cancels the job. (A bounded read cannot be used: a finishing
-   * Flink job fails in Beam's stable-input buffer of the exactly-once sink, which still holds the
-   * last uncommitted bundle when the sources end.)
+   * transactional sink. End-of-stream markers close every window; the demo waits until the outputs
+   * are committed and quiet, then drains the job (stop with a savepoint), which ends it with its
+   * final counters. (A bounded read cannot be used: a finishing Flink job fails in Beam's
+   * stable-input buffer of the exactly-once sink, which still holds the last uncommitted bundle
+   * when the sources end.)
    */
   private static Summary runOnFlink(
       TidemarkOptions options, KafkaClients clients, KafkaFeed.Fed fed) throws IOException {
@@ -119,46 +120,28 @@ public final class LiveDemo {
     System.out.printf(
         "sent %d end-of-stream markers (type %s, dead-lettered as unsupported_type)%n",
         markers, LiveRun.END_OF_STREAM_TYPE);
-    PipelineResult result;
+    Instant started = Instant.now();
+    TidemarkFlinkJobs.Job job;
     try {
-      result = TidemarkFlinkJobs.start(TidemarkPipeline.build(options));
+      job = TidemarkFlinkJobs.start(TidemarkPipeline.build(options));
     } catch (Exception e) {
       throw new IllegalStateException("cannot start the Flink job: " + e, e);
     }
-    Instant started = Instant.now();
+    PipelineResult finished;
     try {
-      Map<String, List<ConsumerRecord<byte[], byte[]>>> committed =
-          LiveRun.awaitQuiet(
-              clients, KafkaSinks.topics(options), markers, Duration.standardMinutes(15));
-      for (Map.Entry<String, List<ConsumerRecord<byte[], byte[]>>> output : committed.entrySet()) {
-        writeValues(
-            Paths.get(options.getOutput()).resolve(output.getKey()),
-            output.getKey(),
-            output.getValue());
+      LiveRun.awaitQuiet(
+          clients, KafkaSinks.topics(options), markers, Duration.standardMinutes(15));
+      finished = job.stop(Duration.standardMinutes(2));
+    } catch (Exception e) {
+      job.cancel();
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
       }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IOException("interrupted while waiting for the Flink job", e);
-    } finally {
-      result.cancel();
+      throw new IllegalStateException("the Flink live demo did not complete: " + e, e);
     }
-    // The embedded cluster of a cancelled streaming job is shut down with it; its counters may be
-    // gone. Report what is known rather than a summary that was not measured.
-    try {
-      result.waitUntilFinish(Duration.standardMinutes(1));
-      Summary summary = Summary.from(result, new Duration(started, Instant.now()));
-      summary.writeTo(Paths.get(options.getOutput()).resolve("summary.json"));
-      return summary;
-    } catch (RuntimeException e) {
-      throw new IllegalStateException(
-          "the Flink job's outputs were committed and are read back under "
-              + options.getOutput()
-              + ", but its counters are not available after cancelling it on the embedded"
-              + " cluster ("
-              + e.getMessage()
-              + "): no summary.json. Known gap, see issue 4 notes.",
-          e);
-    }
+    Summary summary = Summary.from(finished, new Duration(started, Instant.now()));
+    summary.writeTo(Paths.get(options.getOutput()).resolve("summary.json"));
+    return summary;
   }
 
   private static void writeValues(

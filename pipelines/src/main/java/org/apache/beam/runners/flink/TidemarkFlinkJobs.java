@@ -1,34 +1,132 @@
 package org.apache.beam.runners.flink;
 
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;
+import org.apache.beam.sdk.metrics.MetricResults;
 import org.apache.beam.sdk.metrics.MetricsEnvironment;
 import org.apache.beam.sdk.util.construction.SplittableParDo;
-import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.runtime.jobgraph.JobGraph;
+import org.apache.flink.runtime.jobmaster.JobResult;
+import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
+import org.apache.flink.util.OptionalFailure;
+import org.apache.flink.util.SerializedValue;
+import org.joda.time.Duration;
 
 /**
- * Starts a streaming Beam pipeline on Flink and returns while it runs, also on the embedded
- * MiniCluster ({@code --flinkMaster=[local]}), where Beam's FlinkRunner ignores {@code
- * --attachedMode=false} and blocks until the job ends. The live demo, the exactly-once tests and
- * the benchmarks need a running job's metrics and a way to cancel it; the returned result gives
- * both.
+ * Runs a streaming Beam pipeline on an embedded Flink MiniCluster that Tidemark owns, and returns
+ * while it runs. Beam's FlinkRunner with {@code --flinkMaster=[local]} blocks in {@code run()}
+ * until a streaming job ends (it ignores {@code --attachedMode=false} locally), and a running job's
+ * counters are not reported. The live demo, the exactly-once tests and the benchmarks need to watch
+ * a running job, stop it, and then read its final counters: {@link Job#stop} cancels it and returns
+ * them (Flink keeps a cancelled job's accumulators in its result).
  *
  * <p>It lives in Beam's package because the pieces FlinkRunner.run uses are package-private; it
- * does what FlinkRunner.run does, with {@code executeAsync} instead of {@code execute}.
+ * translates the pipeline exactly as FlinkRunner.run does.
  */
 public final class TidemarkFlinkJobs {
   private TidemarkFlinkJobs() {}
 
-  /** Translates and submits {@code pipeline}; the result reports live metrics and can cancel. */
-  public static PipelineResult start(Pipeline pipeline) throws Exception {
+  /** Translates {@code pipeline} and submits it to a new embedded cluster. */
+  public static Job start(Pipeline pipeline) throws Exception {
     FlinkPipelineOptions options = pipeline.getOptions().as(FlinkPipelineOptions.class);
+    if (!"[local]".equals(options.getFlinkMaster())) {
+      throw new IllegalArgumentException(
+          "TidemarkFlinkJobs runs on the embedded cluster only (--flinkMaster=[local]); for a"
+              + " remote cluster use --runner=FlinkRunner directly");
+    }
     FlinkRunner.fromOptions(options);
     SplittableParDo.convertReadBasedSplittableDoFnsToPrimitiveReadsIfNecessary(pipeline);
     MetricsEnvironment.setMetricsSupported(true);
     FlinkPipelineExecutionEnvironment environment = new FlinkPipelineExecutionEnvironment(options);
-    environment.translate(pipeline);
-    JobClient client =
-        environment.getStreamExecutionEnvironment().executeAsync(options.getJobName());
-    return new FlinkDetachedRunnerResult(client, 1);
+    JobGraph graph = environment.getJobGraph(pipeline);
+    MiniCluster cluster =
+        new MiniCluster(
+            new MiniClusterConfiguration.Builder()
+                .setConfiguration(new Configuration())
+                .setNumTaskManagers(1)
+                .setNumSlotsPerTaskManager(Math.max(1, options.getParallelism()))
+                .build());
+    cluster.start();
+    try {
+      JobID id = cluster.submitJob(graph).get(1, TimeUnit.MINUTES).getJobID();
+      return new Job(cluster, id);
+    } catch (Exception e) {
+      cluster.close();
+      throw e;
+    }
+  }
+
+  /** A job running on its own embedded cluster. */
+  public static final class Job implements PipelineResult {
+    private final MiniCluster cluster;
+    private final JobID id;
+    private final long started = System.nanoTime();
+    private State state = State.RUNNING;
+
+    Job(MiniCluster cluster, JobID id) {
+      this.cluster = cluster;
+      this.id = id;
+    }
+
+    /**
+     * Cancels the job, shuts its cluster down and returns the job's final counters. Flink keeps the
+     * accumulators of a cancelled job's tasks in its job result.
+     */
+    public PipelineResult stop(Duration timeout) throws Exception {
+      try {
+        cluster.cancelJob(id).get(timeout.getMillis(), TimeUnit.MILLISECONDS);
+        JobResult result =
+            cluster.requestJobResult(id).get(timeout.getMillis(), TimeUnit.MILLISECONDS);
+        Map<String, Object> accumulators = new HashMap<>();
+        for (Map.Entry<String, SerializedValue<OptionalFailure<Object>>> entry :
+            result.getAccumulatorResults().entrySet()) {
+          accumulators.put(
+              entry.getKey(),
+              entry.getValue().deserializeValue(getClass().getClassLoader()).getUnchecked());
+        }
+        state = State.CANCELLED;
+        return new FlinkRunnerResult(accumulators, (System.nanoTime() - started) / 1_000_000);
+      } finally {
+        cluster.close();
+      }
+    }
+
+    @Override
+    public State getState() {
+      return state;
+    }
+
+    @Override
+    public State cancel() throws IOException {
+      try {
+        stop(Duration.standardMinutes(1));
+      } catch (Exception e) {
+        throw new IOException("cannot cancel the Flink job " + id, e);
+      }
+      return state;
+    }
+
+    @Override
+    public State waitUntilFinish(Duration duration) {
+      throw new UnsupportedOperationException("a streaming job runs until stop()");
+    }
+
+    @Override
+    public State waitUntilFinish() {
+      throw new UnsupportedOperationException("a streaming job runs until stop()");
+    }
+
+    @Override
+    public MetricResults metrics() {
+      throw new UnsupportedOperationException(
+          "a running job's counters are not reported; stop() returns the final ones");
+    }
   }
 }
