@@ -122,6 +122,96 @@ public class FlinkExactlyOnceTest {
     assertThat(run.finalState, is(reference));
   }
 
+  @Test
+  public void aCleanStopAndRestartWithTheSameGroupLosesAndDoublesNothing() throws Exception {
+    List<String> lines = java.nio.file.Files.readAllLines(events, StandardCharsets.UTF_8);
+    Path firstHalf = TEMP.getRoot().toPath().resolve("first-half.ndjson");
+    Path secondHalf = TEMP.getRoot().toPath().resolve("second-half.ndjson");
+    java.nio.file.Files.write(firstHalf, lines.subList(0, lines.size() / 2));
+    java.nio.file.Files.write(secondHalf, lines.subList(lines.size() / 2, lines.size()));
+
+    TidemarkOptions first = options("restart", KafkaOptions.KafkaSinkMode.transactional);
+    KafkaClients clients = KafkaClients.from(first);
+    Map<String, String> topics = createTopics(first);
+    KafkaFeed.Fed fedFirst =
+        KafkaFeed.produce(clients, first.getKafkaInputTopic(), firstHalf, KafkaFeed.Mode.MIXED);
+    TidemarkFlinkJobs.Job job = TidemarkFlinkJobs.start(pipeline(first, "restart"));
+    String savepoint;
+    try {
+      LiveRun.awaitQuiet(clients, topics, 0, Duration.standardMinutes(3));
+    } catch (Exception e) {
+      job.cancel();
+      throw e;
+    }
+    savepoint =
+        job.stopWithSavepoint(TEMP.newFolder("savepoints").toPath(), Duration.standardMinutes(1));
+    // The source committed the offsets of everything it read when the savepoint completed.
+    assertThat(
+        committedOffsets(first.getKafkaConsumerGroup(), first.getKafkaInputTopic()),
+        is((long) fedFirst.records));
+
+    KafkaFeed.Fed fedSecond =
+        KafkaFeed.produce(clients, first.getKafkaInputTopic(), secondHalf, KafkaFeed.Mode.MIXED);
+    int markers =
+        LiveRun.sendEndMarkers(
+            clients,
+            first.getKafkaInputTopic(),
+            Math.max(fedFirst.maxEventTimeMillis, fedSecond.maxEventTimeMillis),
+            Duration.standardDays(1));
+    TidemarkOptions second = options("restart", KafkaOptions.KafkaSinkMode.transactional);
+    second.as(org.apache.beam.runners.flink.FlinkPipelineOptions.class).setSavepointPath(savepoint);
+    TidemarkFlinkJobs.Job resumed = TidemarkFlinkJobs.start(pipeline(second, "restart"));
+    Run run;
+    try {
+      LiveRun.awaitQuiet(clients, topics, markers, Duration.standardMinutes(4));
+      run = readBack(clients, topics);
+    } finally {
+      resumed.cancel();
+    }
+    assertThat("no decision record twice", run.duplicatePanes, is(empty()));
+    assertThat("versions 0..n with no gap", run.versionGaps, is(empty()));
+    // The second half's ingestion clock restarts at its own first event: compare without it.
+    assertThat(withoutIngestionTime(run.finalState), is(withoutIngestionTime(reference)));
+    assertThat(run.deadLetterReasons, is(referenceDeadLetters));
+  }
+
+  private static long committedOffsets(String group, String topic) throws Exception {
+    java.util.Properties properties = new java.util.Properties();
+    properties.put("bootstrap.servers", broker.bootstrapServers());
+    long deadline = System.nanoTime() + 30_000_000_000L;
+    try (org.apache.kafka.clients.admin.Admin admin =
+        org.apache.kafka.clients.admin.Admin.create(properties)) {
+      while (true) {
+        long sum = 0;
+        for (var entry :
+            admin
+                .listConsumerGroupOffsets(group)
+                .partitionsToOffsetAndMetadata()
+                .get()
+                .entrySet()) {
+          if (entry.getKey().topic().equals(topic) && entry.getValue() != null) {
+            sum += entry.getValue().offset();
+          }
+        }
+        if (sum > 0 || System.nanoTime() > deadline) {
+          return sum;
+        }
+        Thread.sleep(500);
+      }
+    }
+  }
+
+  private static Map<String, String> withoutIngestionTime(Map<String, String> state)
+      throws IOException {
+    Map<String, String> stripped = new TreeMap<>();
+    for (Map.Entry<String, String> entry : state.entrySet()) {
+      ObjectNode decision = (ObjectNode) Json.MAPPER.readTree(entry.getValue());
+      ((ObjectNode) decision.get("clocks")).remove("ingestionTime");
+      stripped.put(entry.getKey(), decision.toString());
+    }
+    return stripped;
+  }
+
   /** The result of one unbounded run, read back from the topics with read_committed. */
   static final class Run {
     final Map<String, String> finalState = new TreeMap<>();
@@ -132,34 +222,36 @@ public class FlinkExactlyOnceTest {
     Summary summary;
   }
 
-  private static Run run(String name, KafkaOptions.KafkaSinkMode mode, Long... failAt)
-      throws Exception {
-    TidemarkOptions options =
-        PipelineOptionsFactory.fromArgs(
-                "--runner=FlinkRunner",
-                "--flinkMaster=[local]",
-                "--streaming=true",
-                "--parallelism=2",
-                "--checkpointingInterval=1000",
-                "--minPauseBetweenCheckpoints=200",
-                "--numberOfExecutionRetries=3",
-                "--executionRetryDelay=500",
-                "--source=kafka",
-                "--sink=kafka",
-                "--kafkaBootstrapServers=" + broker.bootstrapServers(),
-                "--kafkaInputTopic=" + name + ".events",
-                "--kafkaDecisionsTopic=" + name + ".decisions",
-                "--kafkaDeadLettersTopic=" + name + ".dead-letters",
-                "--kafkaDuplicatesTopic=" + name + ".duplicates",
-                "--kafkaTooLateTopic=" + name + ".too-late",
-                "--kafkaConsumerGroup=" + name + "-source",
-                "--kafkaSinkGroupId=" + name + "-sink",
-                "--kafkaSinkMode=" + mode,
-                "--earlyFiringDelay=PT0S",
-                "--output=" + TEMP.newFolder(name))
-            .withValidation()
-            .as(TidemarkOptions.class);
-    KafkaClients clients = KafkaClients.from(options);
+  private static TidemarkOptions options(String name, KafkaOptions.KafkaSinkMode mode)
+      throws IOException {
+    return PipelineOptionsFactory.fromArgs(
+            "--runner=FlinkRunner",
+            "--flinkMaster=[local]",
+            "--streaming=true",
+            "--parallelism=2",
+            "--checkpointingInterval=1000",
+            "--minPauseBetweenCheckpoints=200",
+            "--numberOfExecutionRetries=3",
+            "--executionRetryDelay=500",
+            "--source=kafka",
+            "--sink=kafka",
+            "--kafkaBootstrapServers=" + broker.bootstrapServers(),
+            "--kafkaInputTopic=" + name + ".events",
+            "--kafkaDecisionsTopic=" + name + ".decisions",
+            "--kafkaDeadLettersTopic=" + name + ".dead-letters",
+            "--kafkaDuplicatesTopic=" + name + ".duplicates",
+            "--kafkaTooLateTopic=" + name + ".too-late",
+            "--kafkaConsumerGroup=" + name + "-source",
+            "--kafkaSinkGroupId=" + name + "-sink",
+            "--kafkaSinkMode=" + mode,
+            "--earlyFiringDelay=PT0S",
+            "--output=" + TEMP.getRoot().toPath().resolve(name))
+        .withValidation()
+        .as(TidemarkOptions.class);
+  }
+
+  /** Creates the input topic (kept forever) and the output topics, two partitions each. */
+  private static Map<String, String> createTopics(TidemarkOptions options) {
     EmbeddedKafka.createTopics(
         broker.bootstrapServers(),
         2,
@@ -168,6 +260,27 @@ public class FlinkExactlyOnceTest {
     Map<String, String> topics = KafkaSinks.topics(options);
     EmbeddedKafka.createTopics(
         broker.bootstrapServers(), 2, new ArrayList<>(topics.values()), Map.of());
+    return topics;
+  }
+
+  /** The Tidemark pipeline with a failure injector between the source and the parser. */
+  private static Pipeline pipeline(TidemarkOptions options, String name, Long... failAt) {
+    dev.tidemark.pipelines.io.kafka.KafkaChecks.checkOptions(options);
+    Pipeline pipeline = Pipeline.create(options);
+    PCollection<RawRecord> raw = pipeline.apply("ReadKafka", TidemarkPipeline.kafkaSource(options));
+    SEEN.putIfAbsent(name, new AtomicLong());
+    if (failAt.length > 0) {
+      raw = raw.apply("InjectFailures", ParDo.of(new FailAt(name, failAt)));
+    }
+    TidemarkPipeline.writeOutputs(TidemarkPipeline.expand(raw, options), options);
+    return pipeline;
+  }
+
+  private static Run run(String name, KafkaOptions.KafkaSinkMode mode, Long... failAt)
+      throws Exception {
+    TidemarkOptions options = options(name, mode);
+    KafkaClients clients = KafkaClients.from(options);
+    Map<String, String> topics = createTopics(options);
     KafkaFeed.Fed fed =
         KafkaFeed.produce(clients, options.getKafkaInputTopic(), events, KafkaFeed.Mode.MIXED);
     int markers =
@@ -176,16 +289,7 @@ public class FlinkExactlyOnceTest {
             options.getKafkaInputTopic(),
             fed.maxEventTimeMillis,
             Duration.standardDays(1));
-
-    dev.tidemark.pipelines.io.kafka.KafkaChecks.checkOptions(options);
-    Pipeline pipeline = Pipeline.create(options);
-    PCollection<RawRecord> raw = pipeline.apply("ReadKafka", TidemarkPipeline.kafkaSource(options));
-    SEEN.put(name, new AtomicLong());
-    if (failAt.length > 0) {
-      raw = raw.apply("InjectFailures", ParDo.of(new FailAt(name, failAt)));
-    }
-    TidemarkPipeline.writeOutputs(TidemarkPipeline.expand(raw, options), options);
-    TidemarkFlinkJobs.Job job = TidemarkFlinkJobs.start(pipeline);
+    TidemarkFlinkJobs.Job job = TidemarkFlinkJobs.start(pipeline(options, name, failAt));
     Run run;
     try {
       LiveRun.awaitQuiet(clients, topics, markers, Duration.standardMinutes(4));

@@ -11,7 +11,10 @@ import org.apache.beam.sdk.metrics.MetricsEnvironment;
 import org.apache.beam.sdk.util.construction.SplittableParDo;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestOptions;
+import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.jobgraph.JobGraph;
+import org.apache.flink.runtime.jobgraph.SavepointRestoreSettings;
 import org.apache.flink.runtime.jobmaster.JobResult;
 import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
@@ -46,10 +49,17 @@ public final class TidemarkFlinkJobs {
     MetricsEnvironment.setMetricsSupported(true);
     FlinkPipelineExecutionEnvironment environment = new FlinkPipelineExecutionEnvironment(options);
     JobGraph graph = environment.getJobGraph(pipeline);
+    if (options.getSavepointPath() != null) {
+      graph.setSavepointRestoreSettings(
+          SavepointRestoreSettings.forPath(options.getSavepointPath(), false));
+    }
+    Configuration configuration = new Configuration();
+    // Any free port for the REST endpoint: 8081 may be taken (another cluster, another test).
+    configuration.set(RestOptions.BIND_PORT, "0");
     MiniCluster cluster =
         new MiniCluster(
             new MiniClusterConfiguration.Builder()
-                .setConfiguration(new Configuration())
+                .setConfiguration(configuration)
                 .setNumTaskManagers(1)
                 .setNumSlotsPerTaskManager(Math.max(1, options.getParallelism()))
                 .build());
@@ -93,6 +103,26 @@ public final class TidemarkFlinkJobs {
         }
         state = State.CANCELLED;
         return new FlinkRunnerResult(accumulators, (System.nanoTime() - started) / 1_000_000);
+      } finally {
+        cluster.close();
+      }
+    }
+
+    /**
+     * Stops the job cleanly: a savepoint (without draining, so windows stay open), then the job
+     * ends. Returns the savepoint's path; start the same pipeline with {@code --savepointPath} to
+     * resume from it.
+     */
+    public String stopWithSavepoint(java.nio.file.Path directory, Duration timeout)
+        throws Exception {
+      try {
+        String path =
+            cluster
+                .stopWithSavepoint(
+                    id, directory.toUri().toString(), false, SavepointFormatType.CANONICAL)
+                .get(timeout.getMillis(), TimeUnit.MILLISECONDS);
+        state = State.STOPPED;
+        return path;
       } finally {
         cluster.close();
       }
