@@ -16,7 +16,8 @@ public interface OutputOptions extends PipelineOptions {
 
   @Description(
       "Where decisions, dead letters, duplicates and too-late records go: files (NDJSON under"
-          + " --output) or kafka (the --kafka*Topic topics).")
+          + " --output), kafka (the --kafka*Topic topics) or bigquery (the tables of"
+          + " --bigQueryDataset).")
   @Default.Enum("files")
   TidemarkOptions.SinkKind getSink();
 

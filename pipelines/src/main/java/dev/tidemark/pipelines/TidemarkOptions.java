@@ -16,7 +16,8 @@ public interface TidemarkOptions
         WindowOptions,
         ScoringOptions,
         OutputOptions,
-        KafkaOptions {
+        KafkaOptions,
+        BigQuerySinkOptions {
 
   /** Event sources. */
   enum SourceKind {
@@ -28,7 +29,8 @@ public interface TidemarkOptions
   /** Where the outputs go. */
   enum SinkKind {
     files,
-    kafka
+    kafka,
+    bigquery
   }
 
   /** Pane accumulation. */

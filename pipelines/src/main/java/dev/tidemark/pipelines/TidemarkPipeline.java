@@ -5,6 +5,7 @@ import dev.tidemark.model.ScoreFeatures;
 import dev.tidemark.pipelines.io.BackfillSource;
 import dev.tidemark.pipelines.io.NdjsonFiles;
 import dev.tidemark.pipelines.io.ReplayFile;
+import dev.tidemark.pipelines.io.bigquery.BigQuerySinks;
 import dev.tidemark.pipelines.io.kafka.KafkaChecks;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.io.kafka.KafkaSinks;
@@ -219,6 +220,9 @@ public final class TidemarkPipeline {
         KafkaClients clients = KafkaClients.from(options);
         KafkaChecks.checkSinkGroups(options, clients);
         KafkaSinks.write(outputs, options, clients);
+        return;
+      case bigquery:
+        BigQuerySinks.write(outputs, options, null);
         return;
       default:
         throw new IllegalArgumentException("unknown --sink=" + options.getSink());

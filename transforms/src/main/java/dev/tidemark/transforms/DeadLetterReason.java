@@ -41,7 +41,9 @@ public enum DeadLetterReason {
   /** A replay-file line after {@code advanceWatermarkToInfinity}: the replay had already ended. */
   AFTER_END_OF_REPLAY("after_end_of_replay"),
   /** A feature row the model could not score. */
-  SCORING_FAILED("scoring_failed");
+  SCORING_FAILED("scoring_failed"),
+  /** A sink refused the record (for example a row BigQuery rejected); the payload is the row. */
+  SINK_REJECTED("sink_rejected");
 
   private final String code;
 

@@ -1,0 +1,254 @@
+package dev.tidemark.pipelines.io.bigquery;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.google.api.services.bigquery.model.TableRow;
+import dev.tidemark.pipelines.BigQuerySinkOptions;
+import dev.tidemark.pipelines.TidemarkPipeline;
+import dev.tidemark.transforms.DeadLetter;
+import dev.tidemark.transforms.DeadLetterReason;
+import dev.tidemark.transforms.Json;
+import dev.tidemark.transforms.TidemarkMetrics;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.beam.sdk.io.gcp.bigquery.BigQueryHelpers;
+import org.apache.beam.sdk.io.gcp.bigquery.BigQueryIO;
+import org.apache.beam.sdk.io.gcp.bigquery.BigQueryServices;
+import org.apache.beam.sdk.io.gcp.bigquery.BigQueryStorageApiInsertError;
+import org.apache.beam.sdk.io.gcp.bigquery.RowMutationInformation;
+import org.apache.beam.sdk.io.gcp.bigquery.WriteResult;
+import org.apache.beam.sdk.metrics.Counter;
+import org.apache.beam.sdk.metrics.Metrics;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.Flatten;
+import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.transforms.SerializableFunction;
+import org.apache.beam.sdk.transforms.windowing.DefaultTrigger;
+import org.apache.beam.sdk.transforms.windowing.GlobalWindows;
+import org.apache.beam.sdk.transforms.windowing.Window;
+import org.apache.beam.sdk.values.PCollection;
+import org.apache.beam.sdk.values.PCollectionList;
+import org.checkerframework.checker.nullness.qual.Nullable;
+import org.joda.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The BigQuery sink: the four outputs to the four tables of {@link BigQueryTables} in one dataset,
+ * all through the Storage Write API with CDC upserts ({@code STORAGE_API_AT_LEAST_ONCE}, a primary
+ * key, {@link RowMutationInformation.MutationType#UPSERT}).
+ *
+ * <p>Why CDC for every table: BigQuery keeps one row per primary key, so a record written twice (a
+ * retried bundle, a restarted job, a replay of the same input) lands once, for good. The
+ * alternative, append with deterministic insert ids, needs the legacy streaming-insert API, whose
+ * id dedup is best effort and lasts about a minute; the Storage Write API has no insert ids.
+ *
+ * <ul>
+ *   <li>Decisions: key {@code decision_id}, change sequence number = pane index, so a later pane
+ *       replaces the row and an older pane arriving after it is ignored.
+ *   <li>Dead letters, duplicates, too-late: key = a hash of the fields that identify the record,
+ *       sequence number 0; a repeat rewrites an identical row.
+ * </ul>
+ *
+ * <p>Rows BigQuery rejects ({@link WriteResult#getFailedStorageApiInserts()}) become dead letters
+ * with reason {@code sink_rejected} in the dead-letter table, the rejected row as payload. Rows the
+ * dead-letter table itself rejects cannot go anywhere else in BigQuery: they are counted ({@code
+ * tidemark/sinkRejected.dead_letters}) and logged at ERROR with the row, never dropped silently.
+ * Transient errors (quota, unavailability) are retried by BigQueryIO; on a streaming runner that
+ * retry is unbounded and shows up as a stuck write step, not as lost rows.
+ */
+public final class BigQuerySinks {
+  private static final Logger LOG = LoggerFactory.getLogger(BigQuerySinks.class);
+
+  /** The step of a {@code sink_rejected} dead letter: this prefix and the table name. */
+  public static final String STEP_PREFIX = "WriteToBigQuery:";
+
+  /** Counter of rows a table rejected: {@code tidemark/sinkRejected.<table>}. */
+  public static final String SINK_REJECTED_PREFIX = "sinkRejected.";
+
+  private BigQuerySinks() {}
+
+  /**
+   * Writes the outputs to the dataset of {@code --bigQueryDataset}. {@code testServices}, when not
+   * null, replaces the BigQuery services (Beam's {@code FakeBigQueryServices} in tests).
+   */
+  public static void write(
+      TidemarkPipeline.Outputs outputs,
+      BigQuerySinkOptions options,
+      @Nullable BigQueryServices testServices) {
+    String dataset = dataset(options);
+    WriteResult decisions =
+        outputs.decisions.apply(
+            "WriteDecisionsToBigQuery",
+            write(BigQueryTables.DECISIONS, dataset, options, testServices, d -> d.version()));
+    WriteResult duplicates =
+        outputs.duplicates.apply(
+            "WriteDuplicatesToBigQuery",
+            write(BigQueryTables.DUPLICATES, dataset, options, testServices, d -> 0L));
+    WriteResult tooLate =
+        outputs.tooLate.apply(
+            "WriteTooLateToBigQuery",
+            write(BigQueryTables.TOO_LATE, dataset, options, testServices, t -> 0L));
+
+    List<PCollection<DeadLetter>> deadLetters = new ArrayList<>();
+    deadLetters.add(outputs.deadLetters);
+    deadLetters.add(rejected(decisions, BigQueryTables.DECISIONS, dataset));
+    deadLetters.add(rejected(duplicates, BigQueryTables.DUPLICATES, dataset));
+    deadLetters.add(rejected(tooLate, BigQueryTables.TOO_LATE, dataset));
+    WriteResult deadLetterWrite =
+        PCollectionList.of(deadLetters)
+            .apply("CollectSinkDeadLetters", Flatten.pCollections())
+            .setCoder(DeadLetter.DeadLetterCoder.of())
+            .apply(
+                "WriteDeadLettersToBigQuery",
+                write(BigQueryTables.DEAD_LETTERS, dataset, options, testServices, d -> 0L));
+    deadLetterWrite
+        .getFailedStorageApiInserts()
+        .apply(
+            "LogRejectedDeadLetters",
+            ParDo.of(new LogRejectedFn(BigQueryTables.DEAD_LETTERS.name())));
+  }
+
+  /** {@code PROJECT:DATASET} from the options, checked. */
+  static String dataset(BigQuerySinkOptions options) {
+    String dataset = options.getBigQueryDataset();
+    if (dataset == null || !dataset.trim().matches("[^:.\\s]+[:.][A-Za-z0-9_]+")) {
+      throw new IllegalArgumentException(
+          "--sink=bigquery needs --bigQueryDataset=PROJECT:DATASET (got "
+              + (dataset == null ? "nothing" : "'" + dataset + "'")
+              + ")");
+    }
+    String trimmed = dataset.trim();
+    int dot = trimmed.lastIndexOf('.');
+    return trimmed.contains(":")
+        ? trimmed
+        : trimmed.substring(0, dot) + ":" + trimmed.substring(dot + 1);
+  }
+
+  /** {@code PROJECT:DATASET.TABLE} of a table. */
+  public static String tableSpec(String dataset, BigQueryTables.Table<?> table) {
+    return dataset + "." + table.name();
+  }
+
+  /** A CDC upsert write of one table; {@code sequence} orders the versions of one row. */
+  static <T> BigQueryIO.Write<T> write(
+      BigQueryTables.Table<T> table,
+      String dataset,
+      BigQuerySinkOptions options,
+      @Nullable BigQueryServices testServices,
+      SerializableFunction<T, Long> sequence) {
+    BigQueryIO.Write<T> write =
+        BigQueryIO.<T>write()
+            .to(tableSpec(dataset, table))
+            .withSchema(table.schema())
+            .withPrimaryKey(List.of(table.primaryKey()))
+            .withFormatFunction(table::row)
+            // Keeps the row as formatted for getFailedStorageApiInserts(): Beam cannot rebuild a
+            // rejected CDC row from its proto ("Schema field not found: _change_type").
+            .withFormatRecordOnFailureFunction(table::row)
+            .withMethod(BigQueryIO.Write.Method.STORAGE_API_AT_LEAST_ONCE)
+            .withRowMutationInformationFn(
+                record ->
+                    RowMutationInformation.of(
+                        RowMutationInformation.MutationType.UPSERT, sequence.apply(record)))
+            .withCreateDisposition(
+                Boolean.TRUE.equals(options.getBigQueryCreateTables())
+                    ? BigQueryIO.Write.CreateDisposition.CREATE_IF_NEEDED
+                    : BigQueryIO.Write.CreateDisposition.CREATE_NEVER)
+            .withWriteDisposition(BigQueryIO.Write.WriteDisposition.WRITE_APPEND);
+    if (!Boolean.TRUE.equals(options.getBigQueryValidate())) {
+      write = write.withoutValidation();
+    }
+    return testServices == null ? write : write.withTestServices(testServices);
+  }
+
+  /** The rows a table rejected, as dead letters in the global window. */
+  private static PCollection<DeadLetter> rejected(
+      WriteResult result, BigQueryTables.Table<?> table, String dataset) {
+    String name = BigQueryHelpers.parseTableSpec(tableSpec(dataset, table)).getTableId();
+    return result
+        .getFailedStorageApiInserts()
+        .apply(
+            "Rejected" + name + "ToDeadLetters",
+            ParDo.of(new RejectedToDeadLetterFn(table.name(), tableSpec(dataset, table))))
+        .setCoder(DeadLetter.DeadLetterCoder.of())
+        .apply(
+            "Unwindow" + name + "Rejects",
+            Window.<DeadLetter>into(new GlobalWindows())
+                .triggering(DefaultTrigger.of())
+                .withAllowedLateness(Duration.ZERO)
+                .discardingFiredPanes());
+  }
+
+  /** A rejected row as a {@code sink_rejected} dead letter. */
+  static final class RejectedToDeadLetterFn
+      extends DoFn<BigQueryStorageApiInsertError, DeadLetter> {
+    private static final long serialVersionUID = 1L;
+
+    private final String table;
+    private final String tableSpec;
+    private final Counter rejected;
+
+    RejectedToDeadLetterFn(String table, String tableSpec) {
+      this.table = table;
+      this.tableSpec = tableSpec;
+      this.rejected = Metrics.counter(TidemarkMetrics.NAMESPACE, SINK_REJECTED_PREFIX + table);
+    }
+
+    @ProcessElement
+    public void process(
+        @Element BigQueryStorageApiInsertError error, OutputReceiver<DeadLetter> out) {
+      rejected.inc();
+      TableRow row = error.getRow();
+      Object key = row.get(primaryKeyOf(table));
+      out.output(
+          new DeadLetter(
+              DeadLetterReason.SINK_REJECTED,
+              "BigQuery rejected the row: " + error.getErrorMessage(),
+              STEP_PREFIX + table,
+              "bigquery:" + tableSpec + (key == null ? "" : "/" + key),
+              rowJson(row).getBytes(StandardCharsets.UTF_8),
+              null));
+    }
+  }
+
+  /** Counts and logs rows the dead-letter table rejected: the end of the line. */
+  static final class LogRejectedFn extends DoFn<BigQueryStorageApiInsertError, Void> {
+    private static final long serialVersionUID = 1L;
+
+    private final String table;
+    private final Counter rejected;
+
+    LogRejectedFn(String table) {
+      this.table = table;
+      this.rejected = Metrics.counter(TidemarkMetrics.NAMESPACE, SINK_REJECTED_PREFIX + table);
+    }
+
+    @ProcessElement
+    public void process(@Element BigQueryStorageApiInsertError error) {
+      rejected.inc();
+      LOG.error(
+          "BigQuery table {} rejected a dead letter ({}); the row is kept only in this log: {}",
+          table,
+          error.getErrorMessage(),
+          rowJson(error.getRow()));
+    }
+  }
+
+  private static String primaryKeyOf(String table) {
+    for (BigQueryTables.Table<?> t : BigQueryTables.ALL) {
+      if (t.name().equals(table)) {
+        return t.primaryKey();
+      }
+    }
+    throw new IllegalArgumentException("unknown table " + table);
+  }
+
+  static String rowJson(TableRow row) {
+    try {
+      return Json.MAPPER.writeValueAsString(row);
+    } catch (JsonProcessingException e) {
+      return String.valueOf(row);
+    }
+  }
+}

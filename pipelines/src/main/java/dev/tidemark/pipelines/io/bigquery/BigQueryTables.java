@@ -1,0 +1,593 @@
+package dev.tidemark.pipelines.io.bigquery;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.google.api.services.bigquery.model.TableFieldSchema;
+import com.google.api.services.bigquery.model.TableRow;
+import com.google.api.services.bigquery.model.TableSchema;
+import dev.tidemark.transforms.DeadLetter;
+import dev.tidemark.transforms.Decision;
+import dev.tidemark.transforms.DuplicateRecord;
+import dev.tidemark.transforms.Json;
+import dev.tidemark.transforms.TooLateRecord;
+import java.io.IOException;
+import java.io.Serializable;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.beam.sdk.transforms.SerializableFunction;
+import org.apache.beam.sdk.transforms.windowing.IntervalWindow;
+import org.checkerframework.checker.nullness.qual.Nullable;
+
+/**
+ * The one definition of Tidemark's four BigQuery tables: their columns, primary keys and how each
+ * record becomes a row. The pipeline's table schemas, the Terraform schema files ({@code
+ * terraform/schemas/<table>.json}) and {@code docs/bigquery-schema.md} are all produced from here;
+ * a test fails when a checked-in file differs. Regenerate them from the project directory with
+ *
+ * <pre>
+ * mvn -q -DskipTests package && java -cp pipelines/target/tidemark.jar dev.tidemark.pipelines.io.bigquery.BigQueryTables .
+ * </pre>
+ *
+ * <p>Columns are the snake_case of the JSON fields of the file and Kafka sinks, nested objects
+ * flattened ({@code pane.timing} becomes {@code pane_timing}, {@code clocks.eventTime} becomes
+ * {@code event_time}). Types use BigQuery's legacy names (INTEGER, FLOAT, BOOLEAN), which is what
+ * the BigQuery API returns, so Terraform sees no spurious diff.
+ *
+ * <p>Every table is written with Storage Write API CDC upserts keyed by its primary key, so a
+ * replayed or retried record rewrites its own row instead of adding one. Decisions use the pane
+ * index as the change sequence number (a later pane wins, an older one never overwrites it); the
+ * other tables key each record by a hash of the fields that identify it and never change it.
+ */
+public final class BigQueryTables {
+  /** A column: name, BigQuery type, mode, description, and how a record fills it. */
+  public static final class Column<T> implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    final String name;
+    final String type;
+    final String mode;
+    final String description;
+    final SerializableFunction<T, @Nullable Object> value;
+    final List<Column<IntervalWindow>> fields;
+
+    Column(
+        String name,
+        String type,
+        String mode,
+        String description,
+        SerializableFunction<T, @Nullable Object> value,
+        List<Column<IntervalWindow>> fields) {
+      this.name = name;
+      this.type = type;
+      this.mode = mode;
+      this.description = description;
+      this.value = value;
+      this.fields = fields;
+    }
+
+    public String name() {
+      return name;
+    }
+
+    public String type() {
+      return type;
+    }
+
+    public String mode() {
+      return mode;
+    }
+
+    public String description() {
+      return description;
+    }
+
+    TableFieldSchema schema() {
+      TableFieldSchema field =
+          new TableFieldSchema()
+              .setName(name)
+              .setType(type)
+              .setMode(mode)
+              .setDescription(description);
+      if (!fields.isEmpty()) {
+        List<TableFieldSchema> nested = new ArrayList<>();
+        fields.forEach(f -> nested.add(f.schema()));
+        field.setFields(nested);
+      }
+      return field;
+    }
+  }
+
+  /** One table: its name, primary key and columns, and the row of a record. */
+  public static final class Table<T> implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    private final String name;
+    private final String description;
+    private final String primaryKey;
+    private final List<Column<T>> columns;
+
+    Table(String name, String description, String primaryKey, List<Column<T>> columns) {
+      this.name = name;
+      this.description = description;
+      this.primaryKey = primaryKey;
+      this.columns = List.copyOf(columns);
+      if (columns.stream().noneMatch(c -> c.name.equals(primaryKey))) {
+        throw new IllegalStateException(name + ": no primary key column " + primaryKey);
+      }
+    }
+
+    /** The table name inside the dataset (also the Terraform table_id). */
+    public String name() {
+      return name;
+    }
+
+    public String description() {
+      return description;
+    }
+
+    /** The single primary-key column (NOT ENFORCED, as BigQuery CDC requires). */
+    public String primaryKey() {
+      return primaryKey;
+    }
+
+    public List<Column<T>> columns() {
+      return columns;
+    }
+
+    /** The BigQuery schema of the table. */
+    public TableSchema schema() {
+      List<TableFieldSchema> fields = new ArrayList<>();
+      columns.forEach(c -> fields.add(c.schema()));
+      return new TableSchema().setFields(fields);
+    }
+
+    /** The row of one record; null values are left out. */
+    public TableRow row(T record) {
+      TableRow row = new TableRow();
+      for (Column<T> column : columns) {
+        Object value = column.value.apply(record);
+        if (value != null) {
+          row.set(column.name, value);
+        }
+      }
+      return row;
+    }
+
+    /**
+     * The schema in BigQuery's JSON schema format, as Terraform's {@code schema} argument and
+     * {@code bq mk --schema} take it.
+     */
+    public String schemaJson() {
+      ArrayNode fields = Json.MAPPER.createArrayNode();
+      columns.forEach(c -> fields.add(fieldJson(c)));
+      try {
+        return Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(fields) + "\n";
+      } catch (IOException e) {
+        throw new IllegalStateException("cannot write the schema of " + name, e);
+      }
+    }
+
+    private static ObjectNode fieldJson(Column<?> column) {
+      ObjectNode field = Json.MAPPER.createObjectNode();
+      field.put("name", column.name);
+      field.put("type", column.type);
+      field.put("mode", column.mode);
+      field.put("description", column.description);
+      if (!column.fields.isEmpty()) {
+        ArrayNode nested = field.putArray("fields");
+        column.fields.forEach(f -> nested.add(fieldJson(f)));
+      }
+      return field;
+    }
+  }
+
+  private static final String REQUIRED = "REQUIRED";
+  private static final String NULLABLE = "NULLABLE";
+
+  private static <T> Column<T> column(
+      String name,
+      String type,
+      String mode,
+      String description,
+      SerializableFunction<T, @Nullable Object> value) {
+    return new Column<>(name, type, mode, description, value, List.of());
+  }
+
+  private static String time(org.joda.time.Instant instant) {
+    return Json.instant(instant);
+  }
+
+  /** Decisions: one row per (account, window), the latest pane winning. */
+  public static final Table<Decision> DECISIONS =
+      new Table<>(
+          "decisions",
+          "One row per account and window: the latest fired pane's features, clocks and score.",
+          "decision_id",
+          List.of(
+              column(
+                  "decision_id",
+                  "STRING",
+                  REQUIRED,
+                  "Stable id of (account_id, window_start, window_end); the primary key.",
+                  Decision::decisionId),
+              column(
+                  "version",
+                  "INTEGER",
+                  REQUIRED,
+                  "Pane index; the CDC change sequence number, so a later pane wins.",
+                  Decision::version),
+              column("account_id", "STRING", REQUIRED, "The account.", Decision::accountId),
+              column(
+                  "window_start",
+                  "TIMESTAMP",
+                  REQUIRED,
+                  "Start of the event-time window (inclusive).",
+                  d -> time(d.windowStart())),
+              column(
+                  "window_end",
+                  "TIMESTAMP",
+                  REQUIRED,
+                  "End of the event-time window (exclusive).",
+                  d -> time(d.windowEnd())),
+              column(
+                  "pane_timing",
+                  "STRING",
+                  REQUIRED,
+                  "EARLY, ON_TIME or LATE: when the pane fired relative to the watermark.",
+                  Decision::paneTiming),
+              column(
+                  "pane_is_first",
+                  "BOOLEAN",
+                  REQUIRED,
+                  "Whether this is the window's first pane.",
+                  Decision::isFirstPane),
+              column(
+                  "pane_is_last",
+                  "BOOLEAN",
+                  REQUIRED,
+                  "Whether this is the window's last pane.",
+                  Decision::isLastPane),
+              column(
+                  "txn_count",
+                  "INTEGER",
+                  REQUIRED,
+                  "Transactions in the window.",
+                  d -> d.features().txnCount()),
+              column(
+                  "amount_sum",
+                  "NUMERIC",
+                  REQUIRED,
+                  "Sum of the amounts, in the pipeline's currency.",
+                  d -> d.features().amountSum().toPlainString()),
+              column(
+                  "amount_max",
+                  "NUMERIC",
+                  REQUIRED,
+                  "Largest amount.",
+                  d -> d.features().amountMax().toPlainString()),
+              column(
+                  "distinct_merchants",
+                  "INTEGER",
+                  REQUIRED,
+                  "Distinct merchants.",
+                  d -> d.features().distinctMerchants()),
+              column(
+                  "distinct_countries",
+                  "INTEGER",
+                  REQUIRED,
+                  "Distinct countries.",
+                  d -> d.features().distinctCountries()),
+              column(
+                  "event_time",
+                  "TIMESTAMP",
+                  REQUIRED,
+                  "Latest event time among the window's events.",
+                  d -> time(d.eventTime())),
+              column(
+                  "ingestion_time",
+                  "TIMESTAMP",
+                  REQUIRED,
+                  "Latest ingestion time among the window's events.",
+                  d -> time(d.ingestionTime())),
+              column(
+                  "processing_time",
+                  "TIMESTAMP",
+                  REQUIRED,
+                  "When the pane fired (wall clock).",
+                  d -> time(d.processingTime())),
+              column(
+                  "decision_time",
+                  "TIMESTAMP",
+                  REQUIRED,
+                  "When the model scored the pane (wall clock).",
+                  d -> time(d.decisionTime())),
+              column("score", "FLOAT", NULLABLE, "The model's score.", Decision::score),
+              column(
+                  "decision",
+                  "STRING",
+                  NULLABLE,
+                  "review or allow: the score against the threshold.",
+                  Decision::label),
+              column(
+                  "model_name",
+                  "STRING",
+                  NULLABLE,
+                  "The scoring model's name.",
+                  d -> d.model() == null ? null : d.model().name()),
+              column(
+                  "model_version",
+                  "STRING",
+                  NULLABLE,
+                  "The scoring model's version.",
+                  d -> d.model() == null ? null : d.model().version()),
+              column(
+                  "model_engine",
+                  "STRING",
+                  NULLABLE,
+                  "The DJL engine that ran the model.",
+                  d -> d.model() == null ? null : d.model().engine())));
+
+  /** Dead letters: every record Tidemark could not use, with its reason and original bytes. */
+  public static final Table<DeadLetter> DEAD_LETTERS =
+      new Table<>(
+          "dead_letters",
+          "Records Tidemark could not use, with the reason and the original bytes.",
+          "dead_letter_id",
+          List.of(
+              column(
+                  "dead_letter_id",
+                  "STRING",
+                  REQUIRED,
+                  "Hash of reason, step, origin and payload; the primary key.",
+                  BigQueryTables::deadLetterId),
+              column(
+                  "reason",
+                  "STRING",
+                  REQUIRED,
+                  "Stable machine-readable reason code.",
+                  d -> d.reason().code()),
+              column("message", "STRING", REQUIRED, "What was wrong.", DeadLetter::message),
+              column("step", "STRING", REQUIRED, "The step that rejected it.", DeadLetter::step),
+              column(
+                  "origin",
+                  "STRING",
+                  REQUIRED,
+                  "Where it came from (topic/partition@offset, subscription/message id, table).",
+                  DeadLetter::origin),
+              column(
+                  "exception",
+                  "STRING",
+                  NULLABLE,
+                  "The exception, when there was one.",
+                  DeadLetter::exception),
+              column(
+                  "payload",
+                  "STRING",
+                  NULLABLE,
+                  "The original record, when it is valid UTF-8.",
+                  DeadLetter::payloadText),
+              column(
+                  "payload_base64",
+                  "STRING",
+                  NULLABLE,
+                  "The original record in base64, when it is not valid UTF-8.",
+                  d ->
+                      d.payloadText() == null
+                          ? Base64.getEncoder().encodeToString(d.payload())
+                          : null)));
+
+  /** Duplicates: deliveries of an identity already seen inside the dedup horizon. */
+  public static final Table<DuplicateRecord> DUPLICATES =
+      new Table<>(
+          "duplicates",
+          "Repeated deliveries of a source+id already seen inside the dedup horizon.",
+          "duplicate_id",
+          List.of(
+              column(
+                  "duplicate_id",
+                  "STRING",
+                  REQUIRED,
+                  "Hash of source, id, event_time and ingestion_time; the primary key.",
+                  d ->
+                      hash(
+                          d.source(),
+                          d.id(),
+                          time(d.eventTime()),
+                          time(d.ingestionTime()),
+                          Boolean.toString(d.identicalPayload()))),
+              column("source", "STRING", REQUIRED, "CloudEvents source.", DuplicateRecord::source),
+              column("id", "STRING", REQUIRED, "CloudEvents id.", DuplicateRecord::id),
+              column(
+                  "event_time",
+                  "TIMESTAMP",
+                  REQUIRED,
+                  "This delivery's event time.",
+                  d -> time(d.eventTime())),
+              column(
+                  "identical_payload",
+                  "BOOLEAN",
+                  REQUIRED,
+                  "Whether it repeats the first delivery byte for byte (false: a conflict).",
+                  DuplicateRecord::identicalPayload),
+              column(
+                  "first_event_time",
+                  "TIMESTAMP",
+                  REQUIRED,
+                  "The first delivery's event time.",
+                  d -> time(d.firstEventTime())),
+              column(
+                  "ingestion_time",
+                  "TIMESTAMP",
+                  REQUIRED,
+                  "This delivery's ingestion time.",
+                  d -> time(d.ingestionTime()))));
+
+  private static final List<Column<IntervalWindow>> WINDOW_FIELDS =
+      List.of(
+          column("start", "TIMESTAMP", REQUIRED, "Window start.", w -> time(w.start())),
+          column("end", "TIMESTAMP", REQUIRED, "Window end.", w -> time(w.end())));
+
+  /** Too-late records: events whose windows had all closed. */
+  public static final Table<TooLateRecord> TOO_LATE =
+      new Table<>(
+          "too_late",
+          "Events that arrived after their windows' allowed lateness.",
+          "too_late_id",
+          List.of(
+              column(
+                  "too_late_id",
+                  "STRING",
+                  REQUIRED,
+                  "Hash of source, id, event_time and ingestion_time; the primary key.",
+                  t -> hash(t.source(), t.id(), time(t.eventTime()), time(t.ingestionTime()))),
+              column("source", "STRING", REQUIRED, "CloudEvents source.", TooLateRecord::source),
+              column("id", "STRING", REQUIRED, "CloudEvents id.", TooLateRecord::id),
+              column("account_id", "STRING", REQUIRED, "The account.", TooLateRecord::accountId),
+              column(
+                  "event_time",
+                  "TIMESTAMP",
+                  REQUIRED,
+                  "The event's time.",
+                  t -> time(t.eventTime())),
+              new Column<>(
+                  "missed_windows",
+                  "RECORD",
+                  "REPEATED",
+                  "The windows it would have counted in.",
+                  t -> windows(t.missedWindows()),
+                  WINDOW_FIELDS),
+              column(
+                  "partially_late",
+                  "BOOLEAN",
+                  REQUIRED,
+                  "Whether some of its windows still counted it.",
+                  TooLateRecord::partiallyLate),
+              column(
+                  "ingestion_time",
+                  "TIMESTAMP",
+                  REQUIRED,
+                  "When it was ingested.",
+                  t -> time(t.ingestionTime())),
+              column(
+                  "watermark",
+                  "TIMESTAMP",
+                  REQUIRED,
+                  "The watermark when it was judged too late.",
+                  t -> time(t.watermark()))));
+
+  /** All tables, in output order. */
+  public static final List<Table<?>> ALL = List.of(DECISIONS, DEAD_LETTERS, DUPLICATES, TOO_LATE);
+
+  private BigQueryTables() {}
+
+  private static List<Map<String, Object>> windows(List<IntervalWindow> windows) {
+    List<Map<String, Object>> rows = new ArrayList<>();
+    for (IntervalWindow window : windows) {
+      Map<String, Object> row = new LinkedHashMap<>();
+      for (Column<IntervalWindow> field : WINDOW_FIELDS) {
+        row.put(field.name, field.value.apply(window));
+      }
+      rows.add(row);
+    }
+    return rows;
+  }
+
+  static String deadLetterId(DeadLetter letter) {
+    return hash(
+        letter.reason().code(),
+        letter.step(),
+        letter.origin(),
+        Base64.getEncoder().encodeToString(letter.payload()));
+  }
+
+  /** The first 128 bits of the SHA-256 of the length-prefixed parts, in hex. */
+  static String hash(String... parts) {
+    try {
+      MessageDigest sha = MessageDigest.getInstance("SHA-256");
+      for (String part : parts) {
+        byte[] bytes = part.getBytes(StandardCharsets.UTF_8);
+        sha.update(ByteBuffer.allocate(4).putInt(bytes.length).array());
+        sha.update(bytes);
+      }
+      return java.util.HexFormat.of().formatHex(sha.digest(), 0, 16);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required by every Java runtime", e);
+    }
+  }
+
+  /** The Terraform schema file of a table, relative to the project directory. */
+  public static Path terraformSchemaFile(Table<?> table) {
+    return Paths.get("terraform", "schemas", table.name() + ".json");
+  }
+
+  /** The generated schema reference, relative to the project directory. */
+  public static final Path SCHEMA_DOC = Paths.get("docs", "bigquery-schema.md");
+
+  /** {@code docs/bigquery-schema.md}: every table's columns as a Markdown table. */
+  public static String schemaMarkdown() {
+    StringBuilder md = new StringBuilder();
+    md.append("# BigQuery tables\n\n")
+        .append("Generated from `BigQueryTables.java`; do not edit by hand (a test compares).\n")
+        .append("Every table is written with Storage Write API CDC upserts on its primary key\n")
+        .append("(`PRIMARY KEY (...) NOT ENFORCED`).\n");
+    for (Table<?> table : ALL) {
+      md.append("\n## `")
+          .append(table.name())
+          .append("`\n\n")
+          .append(table.description())
+          .append(" Primary key: `")
+          .append(table.primaryKey())
+          .append("`.\n\n| column | type | mode | description |\n|---|---|---|---|\n");
+      for (Column<?> column : table.columns()) {
+        appendRow(md, column.name, column);
+        for (Column<IntervalWindow> field : column.fields) {
+          appendRow(md, column.name + "." + field.name, field);
+        }
+      }
+    }
+    return md.toString();
+  }
+
+  private static void appendRow(StringBuilder md, String name, Column<?> column) {
+    md.append("| `")
+        .append(name)
+        .append("` | ")
+        .append(column.type)
+        .append(" | ")
+        .append(column.mode)
+        .append(" | ")
+        .append(column.description)
+        .append(" |\n");
+  }
+
+  /** Every generated file, relative to the project directory, with its content. */
+  public static Map<Path, String> generatedFiles() {
+    Map<Path, String> files = new LinkedHashMap<>();
+    for (Table<?> table : ALL) {
+      files.put(terraformSchemaFile(table), table.schemaJson());
+    }
+    files.put(SCHEMA_DOC, schemaMarkdown());
+    return files;
+  }
+
+  /** Writes the generated files under the project directory given as the only argument. */
+  public static void main(String[] args) throws IOException {
+    Path home = Paths.get(args.length == 0 ? "." : args[0]);
+    for (Map.Entry<Path, String> file : generatedFiles().entrySet()) {
+      Path target = home.resolve(file.getKey());
+      Files.createDirectories(target.getParent());
+      Files.writeString(target, file.getValue(), StandardCharsets.UTF_8);
+      System.out.println("wrote " + target);
+    }
+  }
+}

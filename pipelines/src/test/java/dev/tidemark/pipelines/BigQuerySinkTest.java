@@ -1,0 +1,356 @@
+package dev.tidemark.pipelines;
+
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.closeTo;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.empty;
+import static org.hamcrest.Matchers.greaterThan;
+import static org.hamcrest.Matchers.hasSize;
+import static org.hamcrest.Matchers.is;
+import static org.hamcrest.Matchers.not;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.google.api.services.bigquery.model.TableRow;
+import dev.tidemark.pipelines.generate.EventGenerator;
+import dev.tidemark.pipelines.generate.GeneratorConfig;
+import dev.tidemark.pipelines.io.bigquery.BigQuerySinks;
+import dev.tidemark.pipelines.io.bigquery.BigQueryTables;
+import dev.tidemark.transforms.DeadLetter;
+import dev.tidemark.transforms.Decision;
+import dev.tidemark.transforms.DuplicateRecord;
+import dev.tidemark.transforms.Features;
+import dev.tidemark.transforms.Json;
+import dev.tidemark.transforms.TooLateRecord;
+import java.io.IOException;
+import java.io.Serializable;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Function;
+import java.util.stream.Stream;
+import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.PipelineResult;
+import org.apache.beam.sdk.io.gcp.bigquery.BigQueryHelpers;
+import org.apache.beam.sdk.io.gcp.bigquery.BigQueryTestCaches;
+import org.apache.beam.sdk.io.gcp.testing.FakeBigQueryServices;
+import org.apache.beam.sdk.io.gcp.testing.FakeDatasetService;
+import org.apache.beam.sdk.io.gcp.testing.FakeJobService;
+import org.apache.beam.sdk.metrics.MetricNameFilter;
+import org.apache.beam.sdk.metrics.MetricQueryResults;
+import org.apache.beam.sdk.metrics.MetricResult;
+import org.apache.beam.sdk.metrics.MetricsFilter;
+import org.apache.beam.sdk.transforms.Create;
+import org.apache.beam.sdk.values.PCollection;
+import org.joda.time.Instant;
+import org.junit.Before;
+import org.junit.BeforeClass;
+import org.junit.ClassRule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+import org.junit.runner.RunWith;
+import org.junit.runners.JUnit4;
+
+/**
+ * The BigQuery sink against Beam's in-memory BigQuery fakes: CDC upserts keep one row per window
+ * with the latest pane, a replay leaves the tables as they were, an older pane never overwrites a
+ * newer one, and rows BigQuery rejects land in the dead-letter table.
+ */
+@RunWith(JUnit4.class)
+public class BigQuerySinkTest {
+  private static final String PROJECT = "tidemark-test";
+  private static final String DATASET = "tidemark";
+
+  @ClassRule public static final TemporaryFolder FOLDER = new TemporaryFolder();
+
+  private static Path replay;
+
+  private FakeDatasetService datasets;
+  private FakeBigQueryServices services;
+
+  @BeforeClass
+  public static void generateReplay() throws IOException {
+    replay = FOLDER.getRoot().toPath().resolve("small.ndjson");
+    new EventGenerator(
+            GeneratorConfig.builder()
+                .seed(11)
+                .numAccounts(20)
+                .numEvents(200)
+                .eventsPerSecond(0.025) // 133 minutes: too-late events need over 90
+                .tooLateFraction(0.03)
+                .lateFraction(0.05)
+                .build())
+        .writeTo(replay);
+  }
+
+  @Before
+  public void freshFakes() throws Exception {
+    FakeDatasetService.setUp();
+    FakeJobService.setUp();
+    BigQueryTestCaches.clear();
+    datasets = new FakeDatasetService();
+    datasets.createDataset(PROJECT, DATASET, "", "", null);
+    services =
+        new FakeBigQueryServices()
+            .withDatasetService(datasets)
+            .withJobService(new FakeJobService());
+  }
+
+  private static TidemarkOptions options(Path output) {
+    TidemarkOptions options =
+        TidemarkPipelineTest.options(
+            replay,
+            output,
+            "--sink=bigquery",
+            "--bigQueryDataset=" + PROJECT + ":" + DATASET,
+            "--bigQueryCreateTables=true",
+            "--bigQueryValidate=false");
+    return options;
+  }
+
+  /** Runs the replay into the fake tables and, in the same pipeline, into NDJSON files. */
+  private PipelineResult runReplay(Path output) {
+    TidemarkOptions options = options(output);
+    Pipeline pipeline = Pipeline.create(options);
+    TidemarkPipeline.Outputs outputs =
+        TidemarkPipeline.expand(TidemarkPipeline.readSource(pipeline, options), options);
+    TidemarkPipeline.writeFiles(outputs, output.toString());
+    BigQuerySinks.write(outputs, options, services);
+    PipelineResult result = pipeline.run();
+    result.waitUntilFinish();
+    TidemarkPipeline.touchEmptyOutputs(output);
+    return result;
+  }
+
+  private List<TableRow> rows(BigQueryTables.Table<?> table) throws Exception {
+    return datasets.getTable(BigQueryHelpers.parseTableSpec(tableSpec(table))) == null
+        ? List.of()
+        : datasets.getAllRows(PROJECT, DATASET, table.name());
+  }
+
+  private static String tableSpec(BigQueryTables.Table<?> table) {
+    return BigQuerySinks.tableSpec(PROJECT + ":" + DATASET, table);
+  }
+
+  /** Rows by primary key, each as canonical JSON. */
+  private Map<String, String> snapshot(BigQueryTables.Table<?> table) throws Exception {
+    Map<String, String> rows = new TreeMap<>();
+    for (TableRow row : rows(table)) {
+      String key = (String) row.get(table.primaryKey());
+      String previous = rows.put(key, Json.canonical(Json.MAPPER.valueToTree(row)));
+      assertThat("two rows with key " + key + " in " + table.name(), previous == null, is(true));
+    }
+    return rows;
+  }
+
+  private static List<JsonNode> lines(Path output, String name) throws IOException {
+    List<JsonNode> nodes = new ArrayList<>();
+    try (Stream<Path> files = Files.list(output.resolve(name))) {
+      for (Path file : (Iterable<Path>) files::iterator) {
+        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+          nodes.add(Json.MAPPER.readTree(line));
+        }
+      }
+    }
+    return nodes;
+  }
+
+  /** A TIMESTAMP as the fake returns it ("2026-01-01 T00:12:00", UTC). */
+  private static Instant instant(Object bigQueryTimestamp) {
+    String text = bigQueryTimestamp.toString().replace(" ", "");
+    return Instant.parse(text.endsWith("Z") || text.contains("+") ? text : text + "Z");
+  }
+
+  @Test
+  public void replayLandsOneRowPerWindowWithTheFinalPaneAndReplayingChangesNothing()
+      throws Exception {
+    Path output = FOLDER.getRoot().toPath().resolve("first");
+    Summary summary = Summary.from(runReplay(output), org.joda.time.Duration.ZERO);
+    assertThat(summary.identityViolations().toString(), summary.identityHolds(), is(true));
+    assertThat(summary.toJson(), summary.tooLate, greaterThan(0L));
+
+    // The final pane of every window, from the file sink of the same run.
+    Map<String, JsonNode> finalPanes = new HashMap<>();
+    for (JsonNode decision : lines(output, "decisions")) {
+      finalPanes.merge(
+          decision.get("decisionId").asText(),
+          decision,
+          (a, b) -> a.get("version").asLong() >= b.get("version").asLong() ? a : b);
+    }
+    assertThat(finalPanes.size(), greaterThan(50));
+    assertThat(lines(output, "decisions").size(), greaterThan(finalPanes.size()));
+
+    List<TableRow> decisions = rows(BigQueryTables.DECISIONS);
+    assertThat(decisions, hasSize(finalPanes.size()));
+    for (TableRow row : decisions) {
+      JsonNode expected = finalPanes.get((String) row.get("decision_id"));
+      assertThat("row without a decision: " + row, expected == null, is(false));
+      assertThat(
+          Long.parseLong(row.get("version").toString()), is(expected.get("version").asLong()));
+      assertThat(row.get("pane_timing"), is(expected.get("pane").get("timing").asText()));
+      assertThat(row.get("account_id"), is(expected.get("accountId").asText()));
+      assertThat(
+          instant(row.get("window_start")),
+          is(Instant.parse(expected.get("windowStart").asText())));
+      assertThat(
+          instant(row.get("event_time")),
+          is(Instant.parse(expected.get("clocks").get("eventTime").asText())));
+      JsonNode features = expected.get("features");
+      assertThat(
+          Long.parseLong(row.get("txn_count").toString()), is(features.get("txnCount").asLong()));
+      assertThat(
+          new BigDecimal(row.get("amount_sum").toString())
+              .compareTo(features.get("amountSum").decimalValue()),
+          is(0));
+      // The model scores in float; the fake's proto round trip keeps float precision only.
+      double score = expected.get("score").asDouble();
+      assertThat(
+          Double.parseDouble(row.get("score").toString()), closeTo(score, Math.abs(score) * 1e-6));
+      assertThat(row.get("decision"), is(expected.get("decision").asText()));
+      assertThat(row.get("model_name"), is(expected.get("model").get("name").asText()));
+    }
+
+    // Dead letters, duplicates and too-late records: one row per record of the file sink.
+    assertThat(rows(BigQueryTables.DEAD_LETTERS), hasSize(lines(output, "dead-letters").size()));
+    assertThat(rows(BigQueryTables.DUPLICATES), hasSize(lines(output, "duplicates").size()));
+    assertThat(rows(BigQueryTables.TOO_LATE), hasSize(lines(output, "too-late").size()));
+    assertThat(rows(BigQueryTables.DUPLICATES), not(empty()));
+    assertThat(rows(BigQueryTables.TOO_LATE), not(empty()));
+    assertThat(rows(BigQueryTables.DEAD_LETTERS), not(empty()));
+
+    Map<BigQueryTables.Table<?>, Map<String, String>> before = new HashMap<>();
+    for (BigQueryTables.Table<?> table : BigQueryTables.ALL) {
+      before.put(table, snapshot(table));
+    }
+    BigQueryTestCaches.clear();
+    runReplay(FOLDER.getRoot().toPath().resolve("second"));
+    for (BigQueryTables.Table<?> table : BigQueryTables.ALL) {
+      assertThat(table.name(), snapshot(table), is(before.get(table)));
+    }
+  }
+
+  private static Decision pane(String timing, long index, int txnCount) {
+    Instant start = Instant.parse("2026-01-01T00:00:00Z");
+    Instant event = start.plus(org.joda.time.Duration.standardSeconds(10 + index));
+    return Decision.unscored(
+        "acct-1",
+        start,
+        start.plus(org.joda.time.Duration.standardMinutes(5)),
+        timing,
+        index,
+        index == 0,
+        "LATE".equals(timing),
+        new Features(txnCount, 1000L * txnCount, 1000L, 1, 1, event, event),
+        event.plus(org.joda.time.Duration.standardSeconds(1)));
+  }
+
+  private void writeDecisions(Decision... decisions) throws Exception {
+    BigQueryTestCaches.clear();
+    TidemarkOptions options = options(FOLDER.getRoot().toPath().resolve("unused"));
+    Pipeline pipeline = Pipeline.create(options);
+    PCollection<Decision> input =
+        pipeline.apply(Create.of(List.of(decisions)).withCoder(Decision.DecisionCoder.of()));
+    TidemarkPipeline.Outputs outputs =
+        new TidemarkPipeline.Outputs(
+            input,
+            pipeline.apply("NoDeadLetters", Create.empty(DeadLetter.DeadLetterCoder.of())),
+            pipeline.apply("NoDuplicates", Create.empty(DuplicateRecord.DuplicateRecordCoder.of())),
+            pipeline.apply("NoTooLate", Create.empty(TooLateRecord.TooLateRecordCoder.of())));
+    BigQuerySinks.write(outputs, options, services);
+    pipeline.run().waitUntilFinish();
+  }
+
+  @Test
+  public void panesArrivingOutOfOrderEndWithTheLatest() throws Exception {
+    Decision early = pane("EARLY", 0, 1);
+    Decision onTime = pane("ON_TIME", 1, 2);
+    Decision late = pane("LATE", 2, 3);
+
+    writeDecisions(onTime);
+    writeDecisions(late);
+    writeDecisions(early); // older than what the table holds: ignored
+    writeDecisions(onTime); // a retried older pane: ignored
+
+    List<TableRow> rows = rows(BigQueryTables.DECISIONS);
+    assertThat(rows, hasSize(1));
+    TableRow row = rows.get(0);
+    assertThat(row.get("decision_id"), is(late.decisionId()));
+    assertThat(row.get("pane_timing"), is("LATE"));
+    assertThat(Long.parseLong(row.get("version").toString()), is(2L));
+    assertThat(Long.parseLong(row.get("txn_count").toString()), is(3L));
+    assertThat(row.get("pane_is_last").toString(), is("true"));
+  }
+
+  @Test
+  public void rowsBigQueryRejectsBecomeDeadLettersWithTheRow() throws Exception {
+    datasets.setShouldFailRow(
+        (Function<TableRow, Boolean> & Serializable)
+            row -> Long.valueOf(3).toString().equals(String.valueOf(row.get("txn_count"))));
+    Decision accepted = pane("EARLY", 0, 1);
+    Decision rejected =
+        Decision.unscored(
+            "acct-2",
+            accepted.windowStart(),
+            accepted.windowEnd(),
+            "EARLY",
+            0,
+            true,
+            false,
+            new Features(3, 3000L, 1000L, 1, 1, accepted.eventTime(), accepted.eventTime()),
+            accepted.processingTime());
+
+    TidemarkOptions options = options(FOLDER.getRoot().toPath().resolve("unused"));
+    Pipeline pipeline = Pipeline.create(options);
+    PCollection<Decision> input =
+        pipeline.apply(
+            Create.of(List.of(accepted, rejected)).withCoder(Decision.DecisionCoder.of()));
+    BigQuerySinks.write(
+        new TidemarkPipeline.Outputs(
+            input,
+            pipeline.apply("NoDeadLetters", Create.empty(DeadLetter.DeadLetterCoder.of())),
+            pipeline.apply("NoDuplicates", Create.empty(DuplicateRecord.DuplicateRecordCoder.of())),
+            pipeline.apply("NoTooLate", Create.empty(TooLateRecord.TooLateRecordCoder.of()))),
+        options,
+        services);
+    PipelineResult result = pipeline.run();
+    result.waitUntilFinish();
+
+    List<TableRow> decisions = rows(BigQueryTables.DECISIONS);
+    assertThat(decisions, hasSize(1));
+    assertThat(decisions.get(0).get("decision_id"), is(accepted.decisionId()));
+
+    List<TableRow> deadLetters = rows(BigQueryTables.DEAD_LETTERS);
+    assertThat(deadLetters, hasSize(1));
+    TableRow letter = deadLetters.get(0);
+    assertThat(letter.get("reason"), is("sink_rejected"));
+    assertThat(letter.get("step"), is(BigQuerySinks.STEP_PREFIX + "decisions"));
+    assertThat(
+        (String) letter.get("origin"),
+        is("bigquery:" + PROJECT + ":" + DATASET + ".decisions/" + rejected.decisionId()));
+    assertThat((String) letter.get("message"), containsString("BigQuery rejected the row"));
+    JsonNode payload = Json.MAPPER.readTree((String) letter.get("payload"));
+    assertThat(payload.get("decision_id").asText(), is(rejected.decisionId()));
+    assertThat(payload.get("account_id").asText(), is("acct-2"));
+    assertThat(counter(result, BigQuerySinks.SINK_REJECTED_PREFIX + "decisions"), is(1L));
+  }
+
+  private static long counter(PipelineResult result, String name) {
+    MetricQueryResults metrics =
+        result
+            .metrics()
+            .queryMetrics(
+                MetricsFilter.builder()
+                    .addNameFilter(MetricNameFilter.named("tidemark", name))
+                    .build());
+    long total = 0;
+    for (MetricResult<Long> counter : metrics.getCounters()) {
+      total += counter.getAttempted();
+    }
+    return total;
+  }
+}

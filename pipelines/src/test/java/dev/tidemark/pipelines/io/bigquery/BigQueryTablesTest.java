@@ -1,0 +1,124 @@
+package dev.tidemark.pipelines.io.bigquery;
+
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.is;
+
+import com.google.api.services.bigquery.model.TableFieldSchema;
+import com.google.api.services.bigquery.model.TableRow;
+import dev.tidemark.transforms.Decision;
+import dev.tidemark.transforms.Features;
+import dev.tidemark.transforms.Json;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import org.joda.time.Duration;
+import org.joda.time.Instant;
+import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.junit.runners.JUnit4;
+
+/**
+ * The table definitions and the files generated from them: the Terraform schema files and the
+ * schema reference cannot drift from the code, and the decision columns mirror the decision JSON.
+ */
+@RunWith(JUnit4.class)
+public class BigQueryTablesTest {
+  /** The project directory (tests run in pipelines/). */
+  static Path home() {
+    Path here = Paths.get("").toAbsolutePath();
+    return Files.exists(here.resolve("terraform")) ? here : here.getParent();
+  }
+
+  @Test
+  public void generatedFilesAreUpToDate() throws IOException {
+    for (Map.Entry<Path, String> file : BigQueryTables.generatedFiles().entrySet()) {
+      Path path = home().resolve(file.getKey());
+      String actual =
+          Files.exists(path) ? Files.readString(path, StandardCharsets.UTF_8) : "(missing)";
+      assertThat(
+          file.getKey()
+              + " differs from BigQueryTables; regenerate it: mvn -q -DskipTests package && java -cp"
+              + " pipelines/target/tidemark.jar dev.tidemark.pipelines.io.bigquery.BigQueryTables .",
+          actual,
+          is(file.getValue()));
+    }
+  }
+
+  /** Every leaf of the decision JSON, in snake_case, as BigQuery flattens it. */
+  private static List<String> flattenedJsonFields(Decision decision) throws IOException {
+    List<String> names = new ArrayList<>();
+    var node = Json.MAPPER.readTree(decision.toJson());
+    for (Iterator<Map.Entry<String, com.fasterxml.jackson.databind.JsonNode>> it = node.fields();
+        it.hasNext(); ) {
+      var field = it.next();
+      if (field.getValue().isObject()) {
+        String prefix =
+            "clocks".equals(field.getKey()) || "features".equals(field.getKey())
+                ? ""
+                : field.getKey() + "_";
+        field.getValue().fieldNames().forEachRemaining(n -> names.add(snake(prefix + n)));
+      } else {
+        names.add(snake(field.getKey()));
+      }
+    }
+    return names;
+  }
+
+  private static String snake(String camel) {
+    return camel.replaceAll("([a-z0-9])([A-Z])", "$1_$2").toLowerCase(java.util.Locale.ROOT);
+  }
+
+  @Test
+  public void decisionColumnsMirrorTheDecisionJson() throws IOException {
+    Instant start = Instant.parse("2026-01-01T00:00:00Z");
+    Decision decision =
+        Decision.unscored(
+                "acct-1",
+                start,
+                start.plus(Duration.standardMinutes(5)),
+                "EARLY",
+                0,
+                true,
+                false,
+                new Features(2, 1234, 1000, 1, 1, start, start),
+                start)
+            .withScore(0.25, "allow", new Decision.ModelRef("m", "1", "OnnxRuntime"), start);
+    List<String> fromJson = flattenedJsonFields(decision);
+    // pane.index is the version; pane.isFirst/isLast become pane_is_first/pane_is_last.
+    fromJson.remove("pane_index");
+    List<String> columns = new ArrayList<>();
+    BigQueryTables.DECISIONS.columns().forEach(c -> columns.add(c.name()));
+    assertThat(new java.util.TreeSet<>(columns), is(new java.util.TreeSet<>(fromJson)));
+
+    TableRow row = BigQueryTables.DECISIONS.row(decision);
+    assertThat(row.get("decision_id"), is(decision.decisionId()));
+    assertThat(row.get("amount_sum"), is("12.34"));
+    assertThat(row.get("window_end"), is("2026-01-01T00:05:00.000Z"));
+    assertThat(row.get("model_engine"), is("OnnxRuntime"));
+    for (TableFieldSchema field : BigQueryTables.DECISIONS.schema().getFields()) {
+      if ("REQUIRED".equals(field.getMode())) {
+        assertThat(field.getName() + " is required", row.containsKey(field.getName()), is(true));
+      }
+    }
+  }
+
+  @Test
+  public void theFourClocksAreTimestamps() {
+    for (String clock :
+        List.of("event_time", "ingestion_time", "processing_time", "decision_time")) {
+      String type =
+          BigQueryTables.DECISIONS.schema().getFields().stream()
+              .filter(f -> f.getName().equals(clock))
+              .findFirst()
+              .orElseThrow()
+              .getType();
+      assertThat(clock, type, is("TIMESTAMP"));
+    }
+  }
+}
