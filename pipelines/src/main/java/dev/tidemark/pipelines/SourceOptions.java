@@ -8,8 +8,8 @@ import org.apache.beam.sdk.options.PipelineOptions;
 public interface SourceOptions extends PipelineOptions {
   @Description(
       "Event source: replay (a replay file, deterministic, DirectRunner only), backfill"
-          + " (NDJSON CloudEvents files, bounded, batch) or kafka (--kafkaInputTopic, binary or"
-          + " structured CloudEvents).")
+          + " (NDJSON CloudEvents files, bounded, batch), kafka (--kafkaInputTopic) or pubsub"
+          + " (--pubsubSubscription); kafka and pubsub take binary or structured CloudEvents.")
   @Default.Enum("replay")
   TidemarkOptions.SourceKind getSource();
 

@@ -17,13 +17,15 @@ public interface TidemarkOptions
         ScoringOptions,
         OutputOptions,
         KafkaOptions,
-        BigQuerySinkOptions {
+        BigQuerySinkOptions,
+        PubsubOptions {
 
   /** Event sources. */
   enum SourceKind {
     replay,
     backfill,
-    kafka
+    kafka,
+    pubsub
   }
 
   /** Where the outputs go. */

@@ -11,6 +11,7 @@ import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.io.kafka.KafkaSinks;
 import dev.tidemark.pipelines.io.kafka.KafkaSource;
 import dev.tidemark.pipelines.io.kafka.LiveDemo;
+import dev.tidemark.pipelines.io.pubsub.PubsubSource;
 import dev.tidemark.transforms.AssembleDecisions;
 import dev.tidemark.transforms.ComputeFeatures;
 import dev.tidemark.transforms.DeadLetter;
@@ -190,6 +191,8 @@ public final class TidemarkPipeline {
         return pipeline.apply("ReadBackfill", BackfillSource.from(options.getInput()));
       case kafka:
         return pipeline.apply("ReadKafka", kafkaSource(options));
+      case pubsub:
+        return pipeline.apply("ReadPubsub", pubsubSource(options));
       default:
         throw new IllegalArgumentException("unknown --source=" + options.getSource());
     }
@@ -208,6 +211,24 @@ public final class TidemarkPipeline {
                 Durations.parse("kafkaIdleTimeout", options.getKafkaIdleTimeout()));
     Long maxRecords = options.getKafkaMaxRecords();
     return maxRecords == null ? source : source.withMaxRecords(maxRecords);
+  }
+
+  /** The Pub/Sub source the options describe. */
+  public static PubsubSource pubsubSource(TidemarkOptions options) {
+    String subscription = options.getPubsubSubscription();
+    String topic = options.getPubsubTopic();
+    if ((subscription == null) == (topic == null)) {
+      throw new IllegalArgumentException(
+          "--source=pubsub needs exactly one of --pubsubSubscription=projects/P/subscriptions/S"
+              + " and --pubsubTopic=projects/P/topics/T");
+    }
+    PubsubSource source =
+        subscription != null
+            ? PubsubSource.fromSubscription(subscription)
+            : PubsubSource.fromTopic(topic);
+    return source
+        .withTimestampAttribute(options.getPubsubTimestampAttribute())
+        .withIdAttribute(options.getPubsubIdAttribute());
   }
 
   /** Writes the outputs where {@code --sink} says. */

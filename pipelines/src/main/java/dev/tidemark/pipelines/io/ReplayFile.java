@@ -283,7 +283,7 @@ public final class ReplayFile {
       if (batch.isEmpty()) {
         return;
       }
-      @SuppressWarnings("unchecked")
+      @SuppressWarnings({"unchecked", "rawtypes"})
       TimestampedValue<RawRecord>[] rest =
           batch.subList(1, batch.size()).toArray(new TimestampedValue[0]);
       stream = stream.addElements(batch.get(0), rest);

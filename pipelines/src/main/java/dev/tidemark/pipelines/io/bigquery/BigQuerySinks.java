@@ -149,8 +149,10 @@ public final class BigQuerySinks {
             .withMethod(BigQueryIO.Write.Method.STORAGE_API_AT_LEAST_ONCE)
             .withRowMutationInformationFn(
                 record ->
+                    // _CHANGE_SEQUENCE_NUMBER: hexadecimal, compared as a number by BigQuery.
                     RowMutationInformation.of(
-                        RowMutationInformation.MutationType.UPSERT, sequence.apply(record)))
+                        RowMutationInformation.MutationType.UPSERT,
+                        Long.toHexString(sequence.apply(record))))
             .withCreateDisposition(
                 Boolean.TRUE.equals(options.getBigQueryCreateTables())
                     ? BigQueryIO.Write.CreateDisposition.CREATE_IF_NEEDED

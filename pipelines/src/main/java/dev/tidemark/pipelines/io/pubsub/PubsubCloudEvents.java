@@ -1,0 +1,150 @@
+package dev.tidemark.pipelines.io.pubsub;
+
+import dev.tidemark.transforms.DeadLetterReason;
+import dev.tidemark.transforms.RawRecord;
+import io.cloudevents.CloudEvent;
+import io.cloudevents.CloudEventData;
+import io.cloudevents.SpecVersion;
+import io.cloudevents.core.data.BytesCloudEventData;
+import io.cloudevents.core.format.EventFormat;
+import io.cloudevents.core.message.impl.BaseGenericBinaryMessageReaderImpl;
+import io.cloudevents.jackson.JsonFormat;
+import io.cloudevents.rw.CloudEventRWException;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.BiConsumer;
+import org.checkerframework.checker.nullness.qual.Nullable;
+import org.joda.time.Instant;
+
+/**
+ * The CloudEvents Google Cloud Pub/Sub protocol binding, inbound, on top of the CloudEvents SDK's
+ * generic binary reader (the SDK has no Pub/Sub module; this is the Kafka module's reader with
+ * Pub/Sub attributes for headers).
+ *
+ * <p>A message with a {@code ce-specversion} attribute is a binary-mode event: its context
+ * attributes are the {@code ce-*} attributes ({@code ce-id}, {@code ce-source}, {@code ce-type},
+ * {@code ce-time}, extensions), {@code content-type} is its {@code datacontenttype} and the message
+ * body is its data. It is turned into the structured JSON form so that {@code ParseCloudEvents}
+ * validates every event the same way. Any other message is structured mode: the body is the event
+ * ({@code content-type: application/cloudevents+json}, or no content type). A message that is
+ * neither becomes a rejected {@link RawRecord} with the reason, which the parser dead-letters.
+ */
+public final class PubsubCloudEvents {
+  /** The structured-mode content type. */
+  public static final String STRUCTURED_CONTENT_TYPE = JsonFormat.CONTENT_TYPE;
+
+  /** The attribute that makes a message binary mode. */
+  public static final String SPECVERSION_ATTRIBUTE = "ce-specversion";
+
+  /** The event time in binary mode. */
+  public static final String TIME_ATTRIBUTE = "ce-time";
+
+  /** The data content type in binary mode; the message content type in structured mode. */
+  public static final String CONTENT_TYPE_ATTRIBUTE = "content-type";
+
+  private static final String PREFIX = "ce-";
+  private static final EventFormat JSON = new JsonFormat();
+
+  private PubsubCloudEvents() {}
+
+  /** The origin of a message: {@code pubsub:<subscription or topic path>/<messageId>}. */
+  public static String origin(String path, @Nullable String messageId) {
+    return "pubsub:" + path + "/" + (messageId == null ? "?" : messageId);
+  }
+
+  /** One received message as the parser's input. */
+  public static RawRecord toRawRecord(
+      @Nullable Map<String, String> attributes,
+      byte @Nullable [] body,
+      Instant ingestionTime,
+      String origin) {
+    Map<String, String> present = attributes == null ? Map.of() : attributes;
+    byte[] payload = body == null ? new byte[0] : body;
+    String specVersion = present.get(SPECVERSION_ATTRIBUTE);
+    if (specVersion != null) {
+      try {
+        CloudEvent event =
+            new BinaryReader(
+                    SpecVersion.parse(specVersion),
+                    present,
+                    payload.length == 0 ? null : BytesCloudEventData.wrap(payload))
+                .toEvent();
+        return RawRecord.of(JSON.serialize(event), ingestionTime, origin);
+      } catch (CloudEventRWException e) {
+        return RawRecord.rejected(
+            payload,
+            ingestionTime,
+            origin,
+            e.getKind() == CloudEventRWException.CloudEventRWExceptionKind.INVALID_SPEC_VERSION
+                ? DeadLetterReason.UNSUPPORTED_SPECVERSION
+                : DeadLetterReason.INVALID_CLOUDEVENT,
+            "binary-mode Pub/Sub message: " + e.getMessage());
+      } catch (RuntimeException e) {
+        return RawRecord.rejected(
+            payload,
+            ingestionTime,
+            origin,
+            DeadLetterReason.INVALID_CLOUDEVENT,
+            "binary-mode Pub/Sub message is not a valid CloudEvent: " + e.getMessage());
+      }
+    }
+    String contentType = present.get(CONTENT_TYPE_ATTRIBUTE);
+    if (contentType != null && !isStructured(contentType)) {
+      return RawRecord.rejected(
+          payload,
+          ingestionTime,
+          origin,
+          DeadLetterReason.NOT_A_CLOUDEVENT,
+          "Pub/Sub message with content-type '"
+              + contentType
+              + "' and no ce-specversion attribute is neither a structured ("
+              + STRUCTURED_CONTENT_TYPE
+              + ") nor a binary-mode CloudEvent");
+    }
+    return RawRecord.of(payload, ingestionTime, origin);
+  }
+
+  /** Whether a content type is structured-mode CloudEvents JSON (parameters ignored). */
+  static boolean isStructured(String contentType) {
+    int semicolon = contentType.indexOf(';');
+    String type = semicolon < 0 ? contentType : contentType.substring(0, semicolon);
+    return type.trim().toLowerCase(Locale.ROOT).equals(STRUCTURED_CONTENT_TYPE);
+  }
+
+  /** Binary mode: Pub/Sub attributes are the headers. */
+  static final class BinaryReader extends BaseGenericBinaryMessageReaderImpl<String, String> {
+    private final Map<String, String> attributes;
+
+    BinaryReader(
+        SpecVersion version, Map<String, String> attributes, @Nullable CloudEventData data) {
+      super(version, data);
+      this.attributes = attributes;
+    }
+
+    @Override
+    protected boolean isContentTypeHeader(String key) {
+      return CONTENT_TYPE_ATTRIBUTE.equalsIgnoreCase(key);
+    }
+
+    @Override
+    protected boolean isCloudEventsHeader(String key) {
+      return key.length() > PREFIX.length()
+          && key.regionMatches(true, 0, PREFIX, 0, PREFIX.length());
+    }
+
+    @Override
+    protected String toCloudEventsKey(String key) {
+      return key.substring(PREFIX.length()).toLowerCase(Locale.ROOT);
+    }
+
+    @Override
+    protected void forEachHeader(BiConsumer<String, String> fn) {
+      attributes.forEach(fn);
+    }
+
+    @Override
+    protected String toCloudEventsValue(String value) {
+      return value;
+    }
+  }
+}
