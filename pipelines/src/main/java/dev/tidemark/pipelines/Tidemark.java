@@ -12,6 +12,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import org.apache.beam.runners.dataflow.options.DataflowPipelineOptions;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -94,6 +95,15 @@ public final class Tidemark implements Callable<Integer> {
           PipelineOptionsFactory.fromArgs(arguments.toArray(new String[0]))
               .withValidation()
               .as(TidemarkOptions.class);
+      if (TidemarkPipeline.submitsOnly(options)) {
+        String jobId = TidemarkPipeline.submit(options);
+        System.out.println(
+            jobId == null
+                ? "Wrote the job specification to "
+                    + options.as(DataflowPipelineOptions.class).getTemplateLocation()
+                : "Submitted Dataflow job " + jobId + "; it runs until drained or cancelled.");
+        return 0;
+      }
       Summary summary = TidemarkPipeline.run(options);
       summary.print(System.out, Paths.get(options.getOutput()));
       return summary.identityHolds() ? 0 : 1;

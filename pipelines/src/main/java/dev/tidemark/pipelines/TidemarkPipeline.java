@@ -34,6 +34,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
+import org.apache.beam.runners.dataflow.DataflowPipelineJob;
+import org.apache.beam.runners.dataflow.DataflowRunner;
+import org.apache.beam.runners.dataflow.util.DataflowTemplateJob;
 import org.apache.beam.runners.direct.DirectRunner;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;
@@ -47,6 +50,7 @@ import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.PCollectionList;
 import org.apache.beam.sdk.values.TypeDescriptors;
 import org.apache.beam.sdk.values.WindowingStrategy.AccumulationMode;
+import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Duration;
 
 /**
@@ -273,6 +277,30 @@ public final class TidemarkPipeline {
             "TooLateToJson",
             MapElements.into(TypeDescriptors.strings()).via(TooLateRecord::toJson)));
     outputs.decisions.getPipeline().apply("WriteFiles", NdjsonFiles.write(lines, outputDirectory));
+  }
+
+  /**
+   * Whether a run only submits the job: on Dataflow the launcher (a Flex Template launch, the CLI)
+   * must return once the job is created, and a template run ({@code --templateLocation}) only
+   * writes the job specification. Such runs have no summary.
+   */
+  public static boolean submitsOnly(TidemarkOptions options) {
+    return DataflowRunner.class.isAssignableFrom(options.getRunner());
+  }
+
+  /**
+   * Builds the pipeline and submits it without waiting; returns the Dataflow job id, or null when
+   * {@code --templateLocation} made it write the job specification instead.
+   */
+  public static @Nullable String submit(TidemarkOptions options) {
+    KafkaChecks.checkOptions(options);
+    Pipeline pipeline = Pipeline.create(options);
+    writeOutputs(expand(readSource(pipeline, options), options), options);
+    PipelineResult result = pipeline.run();
+    if (result instanceof DataflowTemplateJob || !(result instanceof DataflowPipelineJob)) {
+      return null;
+    }
+    return ((DataflowPipelineJob) result).getJobId();
   }
 
   /** Builds, runs and checks the pipeline; writes {@code summary.json} under {@code --output}. */

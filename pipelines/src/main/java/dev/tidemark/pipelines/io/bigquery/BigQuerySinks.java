@@ -11,7 +11,6 @@ import dev.tidemark.transforms.TidemarkMetrics;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.beam.sdk.io.gcp.bigquery.BigQueryHelpers;
 import org.apache.beam.sdk.io.gcp.bigquery.BigQueryIO;
 import org.apache.beam.sdk.io.gcp.bigquery.BigQueryServices;
 import org.apache.beam.sdk.io.gcp.bigquery.BigQueryStorageApiInsertError;
@@ -167,7 +166,10 @@ public final class BigQuerySinks {
   /** The rows a table rejected, as dead letters in the global window. */
   private static PCollection<DeadLetter> rejected(
       WriteResult result, BigQueryTables.Table<?> table, String dataset) {
-    String name = BigQueryHelpers.parseTableSpec(tableSpec(dataset, table)).getTableId();
+    StringBuilder name = new StringBuilder();
+    for (String part : table.name().split("_")) {
+      name.append(Character.toUpperCase(part.charAt(0))).append(part.substring(1));
+    }
     return result
         .getFailedStorageApiInserts()
         .apply(

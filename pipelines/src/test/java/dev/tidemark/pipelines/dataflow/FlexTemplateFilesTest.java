@@ -1,0 +1,240 @@
+package dev.tidemark.pipelines.dataflow;
+
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.hasItem;
+import static org.hamcrest.Matchers.is;
+import static org.hamcrest.Matchers.startsWith;
+import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.tidemark.transforms.Json;
+import java.io.IOException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import javax.xml.parsers.DocumentBuilderFactory;
+import org.junit.Assume;
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+import org.junit.runner.RunWith;
+import org.junit.runners.JUnit4;
+import org.w3c.dom.Document;
+import org.w3c.dom.Element;
+import org.w3c.dom.NodeList;
+
+/**
+ * The Flex Template image cannot be built here (no Docker, no Google access), so this checks what
+ * can be checked: the Dockerfile's base image, main class, classpath, JVM flags and COPY sources,
+ * and that the launcher runs the CLI's {@code run --profile=dataflow}.
+ */
+@RunWith(JUnit4.class)
+public class FlexTemplateFilesTest {
+  private static final Path HOME =
+      Paths.get(System.getProperty("tidemark.home", "..")).toAbsolutePath().normalize();
+  private static final Path DOCKERFILE = HOME.resolve("pipelines/flex-template/Dockerfile");
+  private static final String LAUNCHER_BASE =
+      "gcr.io/dataflow-templates-base/java17-template-launcher-base";
+
+  @Rule public final TemporaryFolder folder = new TemporaryFolder();
+
+  /** The Dockerfile's instructions, continuation lines joined, comments dropped. */
+  private static List<String> instructions() throws IOException {
+    List<String> instructions = new ArrayList<>();
+    StringBuilder current = new StringBuilder();
+    for (String line : Files.readAllLines(DOCKERFILE, StandardCharsets.UTF_8)) {
+      String trimmed = line.trim();
+      if (trimmed.startsWith("#") || (trimmed.isEmpty() && current.length() == 0)) {
+        continue;
+      }
+      if (trimmed.endsWith("\\")) {
+        current.append(trimmed, 0, trimmed.length() - 1).append(' ');
+      } else {
+        current.append(trimmed);
+        instructions.add(current.toString().trim());
+        current.setLength(0);
+      }
+    }
+    return instructions;
+  }
+
+  private static List<String> withKeyword(String keyword) throws IOException {
+    return instructions().stream()
+        .filter(i -> i.startsWith(keyword + " "))
+        .map(i -> i.substring(keyword.length() + 1).trim())
+        .collect(Collectors.toList());
+  }
+
+  /** {@code ENV NAME=value} (value unquoted); {@code ARG NAME=value} likewise. */
+  private static Map<String, String> assignments(String keyword) throws IOException {
+    Map<String, String> values = new LinkedHashMap<>();
+    for (String body : withKeyword(keyword)) {
+      int eq = body.indexOf('=');
+      assertTrue(keyword + " " + body + ": use NAME=value", eq > 0);
+      String value = body.substring(eq + 1).trim();
+      if (value.length() >= 2 && value.startsWith("\"") && value.endsWith("\"")) {
+        value = value.substring(1, value.length() - 1);
+      }
+      values.put(body.substring(0, eq).trim(), value);
+    }
+    return values;
+  }
+
+  /** {@code COPY src... dest}: source to destination. */
+  private static Map<String, String> copies() throws IOException {
+    Map<String, String> copies = new LinkedHashMap<>();
+    for (String body : withKeyword("COPY")) {
+      String[] parts = body.split("\\s+");
+      assertThat(
+          "COPY " + body + ": no --from or flags expected", parts[0].startsWith("--"), is(false));
+      for (int i = 0; i < parts.length - 1; i++) {
+        copies.put(parts[i], parts[parts.length - 1]);
+      }
+    }
+    return copies;
+  }
+
+  /** The shaded jar the pom writes: {@code pipelines/target/<finalName>.jar}. */
+  private static String shadedJar() throws Exception {
+    Document pom =
+        DocumentBuilderFactory.newInstance()
+            .newDocumentBuilder()
+            .parse(HOME.resolve("pipelines/pom.xml").toFile());
+    NodeList plugins = pom.getElementsByTagName("plugin");
+    for (int i = 0; i < plugins.getLength(); i++) {
+      Element plugin = (Element) plugins.item(i);
+      if ("maven-shade-plugin"
+          .equals(plugin.getElementsByTagName("artifactId").item(0).getTextContent().trim())) {
+        NodeList names = plugin.getElementsByTagName("finalName");
+        assertThat("the shade plugin sets <finalName>", names.getLength(), is(1));
+        return "pipelines/target/" + names.item(0).getTextContent().trim() + ".jar";
+      }
+    }
+    throw new AssertionError("pipelines/pom.xml has no maven-shade-plugin");
+  }
+
+  @Test
+  public void baseImageIsGooglesJava17TemplateLauncher() throws IOException {
+    List<String> from = withKeyword("FROM");
+    assertThat("one stage", from.size(), is(1));
+    String image = from.get(0);
+    Matcher arg = Pattern.compile("^\\$\\{(\\w+)}$").matcher(image);
+    if (arg.matches()) {
+      image = assignments("ARG").get(arg.group(1));
+    }
+    assertThat(image, startsWith(LAUNCHER_BASE));
+  }
+
+  @Test
+  public void mainClassExistsAndIsTheLauncher() throws Exception {
+    String main = assignments("ENV").get("FLEX_TEMPLATE_JAVA_MAIN_CLASS");
+    assertEquals(FlexTemplateLauncher.class.getName(), main);
+    Method method = Class.forName(main).getMethod("main", String[].class);
+    assertTrue(
+        Modifier.isStatic(method.getModifiers()) && Modifier.isPublic(method.getModifiers()));
+  }
+
+  @Test
+  public void copySourcesExistOrAreTheShadedJarAndTheClasspathIsWhatWasCopied() throws Exception {
+    Map<String, String> copies = copies();
+    String jar = shadedJar();
+    assertThat(copies.keySet(), hasItem(jar));
+    assertThat(copies.keySet(), hasItem("runner-profiles/"));
+    for (String source : copies.keySet()) {
+      if (!source.equals(jar)) {
+        assertTrue(
+            "COPY source " + source + " is not in the repository",
+            Files.exists(HOME.resolve(source)));
+      }
+    }
+    String classpath = assignments("ENV").get("FLEX_TEMPLATE_JAVA_CLASSPATH");
+    assertEquals(copies.get(jar), classpath);
+  }
+
+  @Test
+  public void jvmFlagsPointAtTheCopiedProfilesAndStayOffline() throws IOException {
+    Map<String, String> env = assignments("ENV");
+    String flags = env.get("JAVA_TOOL_OPTIONS");
+    assertThat(flags, containsString("-Dai.djl.offline=true"));
+    Matcher home = Pattern.compile("-Dtidemark\\.home=(\\S+)").matcher(flags);
+    assertTrue("JAVA_TOOL_OPTIONS sets -Dtidemark.home", home.find());
+    String profiles = copies().get("runner-profiles/");
+    assertEquals(home.group(1).replaceAll("/$", "") + "/runner-profiles/", profiles);
+    assertEquals("true", env.get("OPT_OUT_TRACKING"));
+  }
+
+  @Test
+  public void theTemplatesProfileExists() {
+    Path profile = HOME.resolve("runner-profiles/" + FlexTemplateLauncher.PROFILE + ".properties");
+    Assume.assumeTrue(
+        "runner-profiles/" + FlexTemplateLauncher.PROFILE + ".properties is not written yet",
+        Files.exists(profile));
+    assertTrue(Files.isReadable(profile));
+  }
+
+  @Test
+  public void launcherArgumentsAreTheRunCommandWithTheDataflowProfile() {
+    assertArrayEquals(
+        new String[] {"run", "--profile=dataflow", "--windowSize=PT1M", "--jobName=j"},
+        FlexTemplateLauncher.cliArguments("--windowSize=PT1M", "--jobName=j"));
+    assertThrows(
+        IllegalArgumentException.class, () -> FlexTemplateLauncher.cliArguments("--profile=local"));
+  }
+
+  /**
+   * The launcher delegates to {@code tidemark run}: with a stand-in {@code dataflow} profile on the
+   * DirectRunner (no Google) it runs the pipeline and the parameters override the profile.
+   */
+  @Test
+  public void launcherRunsTheCliWithTheProfileAndTheParameters() throws IOException {
+    Path home = folder.newFolder("home").toPath();
+    Path profiles = Files.createDirectories(home.resolve("runner-profiles"));
+    Path replay = home.resolve("replay.ndjson");
+    try (Stream<String> lines =
+        Files.lines(HOME.resolve("samples/sample-replay.ndjson"), StandardCharsets.UTF_8)) {
+      Files.write(replay, lines.limit(60).collect(Collectors.toList()), StandardCharsets.UTF_8);
+    }
+    Path out = home.resolve("out");
+    Files.write(
+        profiles.resolve(FlexTemplateLauncher.PROFILE + ".properties"),
+        List.of(
+            "runner=DirectRunner",
+            "source=replay",
+            "input=${tidemark.home}/replay.ndjson",
+            "output=" + home.resolve("ignored"),
+            "targetParallelism=1"),
+        StandardCharsets.UTF_8);
+    String previous = System.getProperty("tidemark.home");
+    System.setProperty("tidemark.home", home.toString());
+    try {
+      // Fixed 30 s windows and no early firings keep the DirectRunner run short.
+      int exit =
+          FlexTemplateLauncher.launch(
+              "--output=" + out,
+              "--windowSize=PT30S",
+              "--windowPeriod=PT30S",
+              "--earlyFiringDelay=none");
+      assertThat(exit, is(0));
+    } finally {
+      System.setProperty("tidemark.home", previous);
+    }
+    JsonNode summary = Json.MAPPER.readTree(out.resolve("summary.json").toFile());
+    assertThat(summary.get("read").asLong() > 0, is(true));
+    assertThat(Files.exists(home.resolve("ignored")), is(false));
+  }
+}
