@@ -28,7 +28,6 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import javax.xml.parsers.DocumentBuilderFactory;
-import org.junit.Assume;
 import org.junit.Rule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
@@ -181,10 +180,12 @@ public class FlexTemplateFilesTest {
   @Test
   public void theTemplatesProfileExists() {
     Path profile = HOME.resolve("runner-profiles/" + FlexTemplateLauncher.PROFILE + ".properties");
-    Assume.assumeTrue(
-        "runner-profiles/" + FlexTemplateLauncher.PROFILE + ".properties is not written yet",
-        Files.exists(profile));
-    assertTrue(Files.isReadable(profile));
+    assertTrue(profile + " is readable", Files.isReadable(profile));
+    assertEquals(
+        "DataflowRunner",
+        new dev.tidemark.pipelines.RunnerProfiles(HOME)
+            .load(FlexTemplateLauncher.PROFILE)
+            .get("runner"));
   }
 
   @Test

@@ -1,0 +1,111 @@
+package dev.tidemark.pipelines.terraform;
+
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.empty;
+import static org.hamcrest.Matchers.hasItem;
+import static org.hamcrest.Matchers.is;
+import static org.hamcrest.Matchers.not;
+
+import dev.tidemark.pipelines.terraform.TerraformConfig.RoleGrant;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import org.junit.BeforeClass;
+import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.junit.runners.JUnit4;
+
+/**
+ * The worker's IAM in {@code terraform/}: no primitive role anywhere, and every role granted is one
+ * that {@code terraform/README.md} lists and justifies (its role table: lines starting with {@code
+ * | `roles/...` |}), and the README lists no role that is not granted.
+ */
+@RunWith(JUnit4.class)
+public class TerraformIamTest {
+
+  private static final Set<String> PRIMITIVE_ROLES =
+      Set.of("roles/owner", "roles/editor", "roles/viewer");
+  private static final Pattern README_ROLE_ROW =
+      Pattern.compile("(?m)^\\|\\s*`(roles/[^`]+)`\\s*\\|");
+
+  private static TerraformConfig tf;
+  private static Set<String> justified;
+
+  @BeforeClass
+  public static void load() throws IOException {
+    tf = TerraformConfig.load(TerraformConfig.projectDirectory());
+    String readme = Files.readString(tf.directory().resolve("README.md"), StandardCharsets.UTF_8);
+    justified = new TreeSet<>();
+    Matcher m = README_ROLE_ROW.matcher(readme);
+    while (m.find()) {
+      justified.add(m.group(1));
+    }
+  }
+
+  @Test
+  public void grantsRoles() {
+    assertThat(tf.iamRoles(), not(empty()));
+    assertThat(justified, not(empty()));
+  }
+
+  @Test
+  public void everyRoleIsALiteral() {
+    List<RoleGrant> computed =
+        tf.iamRoles().stream().filter(g -> !g.isLiteral()).collect(Collectors.toList());
+    assertThat("roles must be literals so that they can be reviewed here", computed, is(empty()));
+  }
+
+  @Test
+  public void noPrimitiveRole() {
+    List<RoleGrant> primitive =
+        tf.iamRoles().stream()
+            .filter(g -> PRIMITIVE_ROLES.contains(g.role()))
+            .collect(Collectors.toList());
+    assertThat(primitive, is(empty()));
+  }
+
+  @Test
+  public void everyRoleIsJustifiedInTheReadme() {
+    List<RoleGrant> unjustified =
+        tf.iamRoles().stream()
+            .filter(g -> !justified.contains(g.role()))
+            .collect(Collectors.toList());
+    assertThat(
+        "add a row | `role` | where | why | to terraform/README.md, or drop the grant",
+        unjustified,
+        is(empty()));
+  }
+
+  @Test
+  public void readmeListsOnlyRolesThatAreGranted() {
+    Set<String> granted =
+        tf.iamRoles().stream().map(RoleGrant::role).collect(Collectors.toCollection(TreeSet::new));
+    Set<String> stale = new TreeSet<>(justified);
+    stale.removeAll(granted);
+    assertThat(stale, is(empty()));
+  }
+
+  @Test
+  public void decisionTableHasItsPrimaryKeyAndSchemaFile() {
+    assertThat(tf.primaryKey("decisions"), is(List.of("decision_id")));
+    assertThat(
+        tf.tableSchemaFile("decisions"),
+        is(tf.directory().resolve("schemas").resolve("decisions.json")));
+  }
+
+  @Test
+  public void flexTemplateJobUsesTheBetaProvider() {
+    assertThat(
+        tf.resource("google_dataflow_flex_template_job", "tidemark").attribute("provider").get(),
+        is("google-beta"));
+    assertThat(
+        tf.resources().stream().map(b -> b.labels().get(0)).collect(Collectors.toList()),
+        hasItem("google_bigquery_table"));
+  }
+}

@@ -1,0 +1,102 @@
+package dev.tidemark.pipelines.terraform;
+
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.hasItem;
+import static org.hamcrest.Matchers.is;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.tidemark.pipelines.io.bigquery.BigQueryTables;
+import dev.tidemark.transforms.Json;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.junit.runners.JUnit4;
+
+/**
+ * Terraform and the pipeline agree: each table Terraform creates has the pipeline's name, schema
+ * (the generated file, byte for byte) and primary key, and every parameter the Flex Template job
+ * passes is a parameter of the template's metadata (so a pipeline option renamed in code fails
+ * here, not at launch).
+ */
+@RunWith(JUnit4.class)
+public class TerraformMatchesPipelineTest {
+  private static final TerraformConfig CONFIG =
+      TerraformConfig.load(TerraformConfig.projectDirectory());
+
+  @Test
+  public void everyTableHasThePipelinesSchemaAndPrimaryKey() throws IOException {
+    for (BigQueryTables.Table<?> table : BigQueryTables.ALL) {
+      TerraformConfig.Block resource = CONFIG.resource("google_bigquery_table", table.name());
+      assertThat(resource.attribute("table_id").orElseThrow(), is("\"" + table.name() + "\""));
+      Path schemaFile = CONFIG.tableSchemaFile(table.name());
+      assertThat(
+          schemaFile.toString(),
+          Files.readString(schemaFile, StandardCharsets.UTF_8),
+          is(table.schemaJson()));
+      assertThat(table.name(), CONFIG.primaryKey(table.name()), is(List.of(table.primaryKey())));
+    }
+  }
+
+  @Test
+  public void noOtherTableIsCreated() {
+    Set<String> tables = new TreeSet<>();
+    for (TerraformConfig.Block block : CONFIG.resources()) {
+      if (block.labels().get(0).equals("google_bigquery_table")) {
+        tables.add(block.labels().get(1));
+      }
+    }
+    Set<String> expected = new TreeSet<>();
+    BigQueryTables.ALL.forEach(t -> expected.add(t.name()));
+    assertThat(tables, is(expected));
+  }
+
+  private static final Pattern MAP_KEY = Pattern.compile("(?m)^\\s*([A-Za-z][A-Za-z0-9]*)\\s*=");
+
+  @Test
+  public void theJobsParametersAreTemplateParameters() throws IOException {
+    JsonNode metadata =
+        Json.MAPPER.readTree(
+            CONFIG
+                .directory()
+                .getParent()
+                .resolve("pipelines/flex-template/metadata.json")
+                .toFile());
+    Set<String> parameters = new TreeSet<>();
+    metadata.get("parameters").forEach(p -> parameters.add(p.get("name").asText()));
+
+    List<String> passed = new ArrayList<>();
+    String jobParameters =
+        CONFIG
+            .resource("google_dataflow_flex_template_job", "tidemark")
+            .attribute("parameters")
+            .orElseThrow();
+    collectKeys(jobParameters, passed);
+    for (TerraformConfig.Block locals : CONFIG.blocks()) {
+      if (locals.type().equals("locals")) {
+        locals.attribute("source_parameters").ifPresent(text -> collectKeys(text, passed));
+      }
+    }
+    assertThat(passed, hasItem("bigQueryDataset"));
+    assertThat(passed, hasItem("pubsubSubscription"));
+    assertThat(passed, hasItem("kafkaPasswordSecret"));
+    for (String name : passed) {
+      assertThat(name + " is not a template parameter", parameters.contains(name), is(true));
+    }
+  }
+
+  private static void collectKeys(String expression, List<String> keys) {
+    Matcher m = MAP_KEY.matcher(expression);
+    while (m.find()) {
+      keys.add(m.group(1));
+    }
+  }
+}

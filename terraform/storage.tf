@@ -1,0 +1,50 @@
+# Cloud Storage: one bucket for the job's staging/ and temp/ files and for models/. Uniform
+# bucket-level access (IAM only, no ACLs), public access prevention enforced, versioning on so a
+# replaced model can be restored; old temp files and old versions are deleted by lifecycle rules.
+
+locals {
+  bucket_name = var.bucket_name == "" ? "${var.project_id}-${var.name_prefix}" : var.bucket_name
+}
+
+resource "google_storage_bucket" "tidemark" {
+  name                        = local.bucket_name
+  location                    = var.region
+  storage_class               = "STANDARD"
+  uniform_bucket_level_access = true
+  public_access_prevention    = "enforced"
+  force_destroy               = !var.deletion_protection
+  labels                      = local.labels
+
+  versioning {
+    enabled = true
+  }
+
+  dynamic "encryption" {
+    for_each = local.kms_key_name == null ? [] : [local.kms_key_name]
+    content {
+      default_kms_key_name = encryption.value
+    }
+  }
+
+  lifecycle_rule {
+    condition {
+      age            = var.temp_retention_days
+      matches_prefix = ["temp/", "staging/"]
+    }
+    action {
+      type = "Delete"
+    }
+  }
+
+  lifecycle_rule {
+    condition {
+      days_since_noncurrent_time = var.noncurrent_version_retention_days
+      with_state                 = "ARCHIVED"
+    }
+    action {
+      type = "Delete"
+    }
+  }
+
+  depends_on = [google_kms_crypto_key_iam_member.service_agents]
+}
