@@ -107,9 +107,9 @@ variable "noncurrent_version_retention_days" {
 }
 
 variable "model_name" {
-  description = "Model file under gs://BUCKET/models/ that the job scores with (--modelUri)."
+  description = "Model file under gs://BUCKET/models/ that the job scores with (--modelUri); upload its sidecar <name>.json next to it (model/src/main/resources/models/)."
   type        = string
-  default     = "fraud.onnx"
+  default     = "tidemark-fraud-logreg-v1.onnx"
 }
 
 # --- Input ------------------------------------------------------------------------------------
