@@ -1,5 +1,7 @@
 package dev.tidemark.pipelines;
 
+import dev.tidemark.pipelines.bench.suite.BenchProfile;
+import dev.tidemark.pipelines.bench.suite.BenchSuite;
 import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
 import dev.tidemark.pipelines.io.kafka.KafkaCapture;
@@ -29,7 +31,8 @@ import picocli.CommandLine.Unmatched;
       Tidemark.Run.class,
       Tidemark.Generate.class,
       Tidemark.Train.class,
-      Tidemark.Capture.class
+      Tidemark.Capture.class,
+      Tidemark.Bench.class
     })
 public final class Tidemark implements Callable<Integer> {
 
@@ -107,6 +110,36 @@ public final class Tidemark implements Callable<Integer> {
       Summary summary = TidemarkPipeline.run(options);
       summary.print(System.out, Paths.get(options.getOutput()));
       return summary.identityHolds() ? 0 : 1;
+    }
+  }
+
+  /** {@code tidemark bench}: the benchmark suite, side by side with its baselines. */
+  @Command(
+      name = "bench",
+      description = {
+        "Run the benchmark suite: Tidemark against native Flink and Beam's own building blocks,"
+            + " scaling curves, state size and latency. Prints one table and writes"
+            + " <output>/latest.json and PNG charts."
+      })
+  static final class Bench implements Callable<Integer> {
+    @Option(
+        names = "--profile",
+        defaultValue = "small",
+        description =
+            "small (a few minutes, the CI smoke test) or full (default: ${DEFAULT-VALUE}).")
+    String profile;
+
+    @Option(
+        names = "--output",
+        defaultValue = "bench-results",
+        description = "Directory of latest.json and the charts (default: ${DEFAULT-VALUE}).")
+    Path output;
+
+    @Override
+    public Integer call() throws Exception {
+      BenchSuite suite = new BenchSuite(BenchSuite.defaultParts());
+      suite.run(BenchProfile.fromId(profile), output, System.out);
+      return 0;
     }
   }
 

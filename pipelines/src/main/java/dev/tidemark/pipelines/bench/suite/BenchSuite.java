@@ -1,0 +1,47 @@
+package dev.tidemark.pipelines.bench.suite;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The benchmark suite ({@code ./tidemark bench --profile=small|full}): runs every {@link BenchPart}
+ * in turn, prints one table, writes {@code bench-results/latest.json} and the PNG charts next to
+ * it. A part that fails is noted and its figures stay null; the suite still writes its results.
+ */
+public final class BenchSuite {
+  private final List<BenchPart> parts;
+
+  public BenchSuite(List<BenchPart> parts) {
+    this.parts = List.copyOf(parts);
+  }
+
+  /** The parts of the published suite, in running order. */
+  public static List<BenchPart> defaultParts() {
+    List<BenchPart> parts = new ArrayList<>();
+    return parts;
+  }
+
+  /** Runs the parts and writes {@code latest.json} and the charts under {@code outputDirectory}. */
+  public BenchResults run(BenchProfile profile, Path outputDirectory, PrintStream out)
+      throws Exception {
+    String machine = BenchResults.machine();
+    BenchResults results = new BenchResults(profile);
+    for (BenchPart part : parts) {
+      long started = System.nanoTime();
+      out.printf("bench: %s (profile %s)...%n", part.name(), profile.id());
+      try {
+        part.run(profile, results);
+      } catch (Exception | Error e) {
+        results.note(part.name(), "failed, its figures are null: " + e);
+        e.printStackTrace(out);
+      }
+      out.printf(
+          "bench: %s done in %d s%n", part.name(), (System.nanoTime() - started) / 1_000_000_000L);
+    }
+    results.print(out);
+    results.writeJson(outputDirectory.resolve("latest.json"), machine);
+    return results;
+  }
+}
