@@ -2,12 +2,14 @@ package dev.tidemark.pipelines;
 
 import org.apache.beam.sdk.options.Default;
 import org.apache.beam.sdk.options.Description;
+import org.apache.beam.sdk.options.Hidden;
 import org.apache.beam.sdk.options.PipelineOptions;
 
 /**
  * Kafka in and out: the broker, topics, the sink mode and client security. Secrets are never
- * options: {@link #getKafkaPasswordFile} and {@link #getKafkaPasswordEnv} name where the secret is,
- * and it is read on the worker when the client is created.
+ * options: exactly one of {@link #getKafkaPasswordFile}, {@link #getKafkaPasswordEnv} and {@link
+ * #getKafkaPasswordSecret} (a Secret Manager secret version) names where the SASL password is, and
+ * it is read on the worker when the first client is created, never at pipeline construction.
  */
 public interface KafkaOptions extends PipelineOptions {
   /** How decisions (and the other outputs) reach Kafka. */
@@ -133,17 +135,41 @@ public interface KafkaOptions extends PipelineOptions {
   void setKafkaUsername(String user);
 
   @Description(
-      "File holding the SASL password (first line). Read where the client starts; never logged.")
+      "File holding the SASL password (first line). Read where the client starts; never logged."
+          + " One of three password sources, with --kafkaPasswordEnv and --kafkaPasswordSecret.")
   String getKafkaPasswordFile();
 
   void setKafkaPasswordFile(String path);
 
   @Description(
       "Name of the environment variable holding the SASL password (alternative to"
-          + " --kafkaPasswordFile). Never logged.")
+          + " --kafkaPasswordFile and --kafkaPasswordSecret). Never logged.")
   String getKafkaPasswordEnv();
 
   void setKafkaPasswordEnv(String variable);
+
+  @Description(
+      "Secret Manager secret version holding the SASL password (first line):"
+          + " projects/PROJECT/secrets/NAME/versions/VERSION, VERSION a number or latest"
+          + " (alternative to --kafkaPasswordFile and --kafkaPasswordEnv). Read once per worker"
+          + " JVM when its first Kafka client is created, not at launch; the workers' service"
+          + " account needs roles/secretmanager.secretAccessor on the secret. Never logged.")
+  String getKafkaPasswordSecret();
+
+  void setKafkaPasswordSecret(String secretVersion);
+
+  /**
+   * For tests and emulators only: where {@link #getKafkaPasswordSecret} is read from, spoken to in
+   * plain-text gRPC and without credentials. Hidden from {@code --help} and from the Flex Template.
+   */
+  @Hidden
+  @Description(
+      "For tests and emulators only: host:port of a Secret Manager endpoint spoken to in plain"
+          + " text, without credentials. Unset: Google's Secret Manager with the default"
+          + " credentials.")
+  String getSecretManagerEndpoint();
+
+  void setSecretManagerEndpoint(String hostAndPort);
 
   @Description("TLS trust store (PKCS12 or JKS) for SSL and SASL_SSL.")
   String getKafkaTruststoreFile();

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tidemark.model.ModelEngine;
 import dev.tidemark.pipelines.Tidemark;
 import dev.tidemark.pipelines.TidemarkOptions;
+import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.UncheckedIOException;
@@ -140,6 +141,8 @@ public final class FlexTemplateMetadata {
     regexes.put("kafkaTruststoreType", "^(?:PKCS12|JKS)$");
     // An environment variable name.
     regexes.put("kafkaPasswordEnv", "^[A-Za-z_][A-Za-z0-9_]*$");
+    // A Secret Manager secret version, as KafkaClients checks it.
+    regexes.put("kafkaPasswordSecret", "^" + KafkaClients.PASSWORD_SECRET_REGEX + "$");
     // The engines' DJL names, as ModelEngine.fromName documents them.
     regexes.put(
         "modelEngine",

@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.pipelines.RunnerProfiles;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
+import dev.tidemark.pipelines.io.kafka.EmbeddedKafka;
 import dev.tidemark.transforms.Decision;
 import dev.tidemark.transforms.Features;
 import dev.tidemark.transforms.Json;
@@ -208,5 +209,28 @@ public class DataflowTranslationTest {
     JsonNode pipelineOptions = job.get("environment").get("sdkPipelineOptions").get("options");
     assertThat(pipelineOptions.get("source").asText(), is("pubsub"));
     assertThat(pipelineOptions.get("sink").asText(), is("bigquery"));
+  }
+
+  /**
+   * Kafka in: on Dataflow the legacy unbounded read is split when the job is translated, so the
+   * launcher lists the topic's partitions (a real broker here, in this JVM). With SASL that means
+   * the launcher also reads the password (from Secret Manager with --kafkaPasswordSecret): a Flex
+   * Template launcher runs as the worker service account, which holds the accessor role.
+   */
+  @Test
+  public void kafkaInTranslatesAfterListingThePartitions() throws Exception {
+    try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
+      kafka.createTopics(3, List.of("tidemark.events"));
+      JsonNode job =
+          translate(
+              options(
+                  "--source=kafka",
+                  "--kafkaBootstrapServers=" + kafka.bootstrapServers(),
+                  "--kafkaInputTopic=tidemark.events"));
+      assertTranslated(job);
+      JsonNode pipelineOptions = job.get("environment").get("sdkPipelineOptions").get("options");
+      assertThat(pipelineOptions.get("source").asText(), is("kafka"));
+      assertThat(job.get("steps").toString(), containsString("ReadKafka"));
+    }
   }
 }

@@ -223,6 +223,17 @@ public class FlexTemplateMetadataTest {
     rejects("eventTypes", "a,,b", "a, b", "");
     accepts("kafkaPasswordEnv", "KAFKA_PASSWORD");
     rejects("kafkaPasswordEnv", "1PASSWORD", "my-password");
+    accepts(
+        "kafkaPasswordSecret",
+        "projects/my-project/secrets/kafka-password/versions/latest",
+        "projects/123456789/secrets/kafka_password/versions/7");
+    rejects(
+        "kafkaPasswordSecret",
+        "projects/p/secrets/s",
+        "projects/p/secrets/s/versions/0",
+        "projects/p/secrets/s/versions/newest",
+        "s3cr3t",
+        "");
   }
 
   /**

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.regex.Pattern;
 import org.apache.beam.sdk.transforms.SerializableFunction;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -25,9 +26,11 @@ import org.checkerframework.checker.nullness.qual.Nullable;
 /**
  * How Tidemark's Kafka clients connect: the bootstrap servers and the security settings.
  *
- * <p>Secrets never travel in the pipeline: this object holds where a secret is (a file path or the
- * name of an environment variable), and {@link #connectionConfig()} reads it when a client is
- * created, on the worker. {@link #toString()} and the pipeline's display data show no secret, and
+ * <p>Secrets never travel in the pipeline: this object holds where a secret is (a file path, the
+ * name of an environment variable or a Secret Manager secret version), and {@link
+ * #connectionConfig()} reads it when a client is created, on the worker; nothing is read when this
+ * object is made. A Secret Manager password is fetched once per worker JVM and then cached ({@link
+ * SecretManagerPasswords}). {@link #toString()} and the pipeline's display data show no secret, and
  * Kafka's own config logging masks {@code sasl.jaas.config} and store passwords.
  */
 public final class KafkaClients implements Serializable {
@@ -36,12 +39,24 @@ public final class KafkaClients implements Serializable {
   static final List<String> PROTOCOLS = List.of("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL");
   static final List<String> MECHANISMS = List.of("PLAIN", "SCRAM-SHA-512");
 
+  /**
+   * The form of {@code --kafkaPasswordSecret}: projects/PROJECT/secrets/NAME/versions/VERSION, with
+   * VERSION a number or {@code latest} (unanchored).
+   */
+  public static final String PASSWORD_SECRET_REGEX = SecretManagerPasswords.REFERENCE_REGEX;
+
+  /** {@code --secretManagerEndpoint}: host:port, the host a name, IPv4 or bracketed IPv6. */
+  private static final Pattern ENDPOINT =
+      Pattern.compile("(?:[^:\\s\\[\\]/]+|\\[[0-9A-Fa-f:.]+\\]):[0-9]{1,5}");
+
   private final String bootstrapServers;
   private final String securityProtocol;
   private final @Nullable String saslMechanism;
   private final @Nullable String username;
   private final @Nullable String passwordFile;
   private final @Nullable String passwordEnv;
+  private final @Nullable String passwordSecret;
+  private final @Nullable String secretManagerEndpoint;
   private final @Nullable String truststoreFile;
   private final @Nullable String truststorePasswordFile;
   private final String truststoreType;
@@ -53,6 +68,8 @@ public final class KafkaClients implements Serializable {
       @Nullable String username,
       @Nullable String passwordFile,
       @Nullable String passwordEnv,
+      @Nullable String passwordSecret,
+      @Nullable String secretManagerEndpoint,
       @Nullable String truststoreFile,
       @Nullable String truststorePasswordFile,
       String truststoreType) {
@@ -62,6 +79,8 @@ public final class KafkaClients implements Serializable {
     this.username = username;
     this.passwordFile = passwordFile;
     this.passwordEnv = passwordEnv;
+    this.passwordSecret = passwordSecret;
+    this.secretManagerEndpoint = secretManagerEndpoint;
     this.truststoreFile = truststoreFile;
     this.truststorePasswordFile = truststorePasswordFile;
     this.truststoreType = truststoreType;
@@ -70,12 +89,14 @@ public final class KafkaClients implements Serializable {
   /** A plain-text connection, as to the embedded broker. */
   public static KafkaClients plaintext(String bootstrapServers) {
     return new KafkaClients(
-        bootstrapServers, "PLAINTEXT", null, null, null, null, null, null, "PKCS12");
+        bootstrapServers, "PLAINTEXT", null, null, null, null, null, null, null, null, "PKCS12");
   }
 
   /**
    * The connection the options describe, validated: a clear message for every inconsistent
-   * combination, and a check that the named secret exists here (its value is not read).
+   * combination, and a check that a password file or variable exists here (its value is not read).
+   * A Secret Manager reference is checked for its form only: nothing is fetched here, where the
+   * launcher may have no access to the secret that the workers have.
    */
   public static KafkaClients from(KafkaOptions options) {
     String servers = options.getKafkaBootstrapServers();
@@ -107,10 +128,26 @@ public final class KafkaClients implements Serializable {
       }
       boolean file = options.getKafkaPasswordFile() != null;
       boolean env = options.getKafkaPasswordEnv() != null;
-      if (file == env) {
+      boolean secret = options.getKafkaPasswordSecret() != null;
+      if ((file ? 1 : 0) + (env ? 1 : 0) + (secret ? 1 : 0) != 1) {
         throw new IllegalArgumentException(
-            "SASL needs exactly one of --kafkaPasswordFile=PATH or --kafkaPasswordEnv=VARIABLE;"
-                + " the password itself is never an option");
+            "SASL needs exactly one of --kafkaPasswordFile=PATH, --kafkaPasswordEnv=VARIABLE or"
+                + " --kafkaPasswordSecret="
+                + SecretManagerPasswords.FORM
+                + "; the password itself is never an option");
+      }
+      if (secret && !SecretManagerPasswords.isReference(options.getKafkaPasswordSecret().trim())) {
+        // The value is not repeated: it might be the password itself, pasted by mistake.
+        throw new IllegalArgumentException(
+            "--kafkaPasswordSecret is not a Secret Manager secret version: use "
+                + SecretManagerPasswords.FORM
+                + " with VERSION a number or latest, e.g. --kafkaPasswordSecret="
+                + SecretManagerPasswords.EXAMPLE);
+      }
+      String endpoint = options.getSecretManagerEndpoint();
+      if (secret && endpoint != null && !ENDPOINT.matcher(endpoint.trim()).matches()) {
+        throw new IllegalArgumentException(
+            "--secretManagerEndpoint=" + endpoint + ": use host:port (for tests and emulators)");
       }
       if (file && !Files.isReadable(Paths.get(options.getKafkaPasswordFile()))) {
         throw new IllegalArgumentException(
@@ -141,6 +178,14 @@ public final class KafkaClients implements Serializable {
         sasl ? options.getKafkaUsername() : null,
         sasl ? options.getKafkaPasswordFile() : null,
         sasl ? options.getKafkaPasswordEnv() : null,
+        sasl && options.getKafkaPasswordSecret() != null
+            ? options.getKafkaPasswordSecret().trim()
+            : null,
+        sasl
+                && options.getKafkaPasswordSecret() != null
+                && options.getSecretManagerEndpoint() != null
+            ? options.getSecretManagerEndpoint().trim()
+            : null,
         tls ? options.getKafkaTruststoreFile() : null,
         tls ? options.getKafkaTruststorePasswordFile() : null,
         options.getKafkaTruststoreType());
@@ -213,6 +258,9 @@ public final class KafkaClients implements Serializable {
     if (passwordFile != null) {
       return readSecretFile(passwordFile);
     }
+    if (passwordSecret != null) {
+      return SecretManagerPasswords.password(passwordSecret, secretManagerEndpoint);
+    }
     String value = System.getenv(Objects.requireNonNull(passwordEnv));
     if (value == null) {
       throw new IllegalStateException(
@@ -224,12 +272,16 @@ public final class KafkaClients implements Serializable {
   private static String readSecretFile(String file) {
     Path path = Paths.get(file);
     try {
-      String text = new String(Files.readAllBytes(path), StandardCharsets.UTF_8);
-      int newline = text.indexOf('\n');
-      return (newline < 0 ? text : text.substring(0, newline)).strip();
+      return firstLine(new String(Files.readAllBytes(path), StandardCharsets.UTF_8));
     } catch (IOException e) {
       throw new IllegalStateException("cannot read secret file " + path + ": " + e.getMessage());
     }
+  }
+
+  /** A secret is the first line of a file or payload, without surrounding white space. */
+  static String firstLine(String text) {
+    int newline = text.indexOf('\n');
+    return (newline < 0 ? text : text.substring(0, newline)).strip();
   }
 
   private static String jaasEscape(String value) {
@@ -247,7 +299,10 @@ public final class KafkaClients implements Serializable {
     if (saslMechanism != null) {
       out.append(", ").append(saslMechanism).append(" as ").append(username);
       out.append(", password from ")
-          .append(passwordFile != null ? "file " + passwordFile : "env " + passwordEnv);
+          .append(
+              passwordFile != null
+                  ? "file " + passwordFile
+                  : passwordSecret != null ? "secret " + passwordSecret : "env " + passwordEnv);
     }
     if (truststoreFile != null) {
       out.append(", truststore ").append(truststoreFile);

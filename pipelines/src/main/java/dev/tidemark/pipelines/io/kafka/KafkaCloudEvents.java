@@ -3,18 +3,14 @@ package dev.tidemark.pipelines.io.kafka;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import dev.tidemark.pipelines.io.CloudEventBindings;
 import dev.tidemark.transforms.DeadLetterReason;
 import dev.tidemark.transforms.RawRecord;
-import io.cloudevents.CloudEvent;
-import io.cloudevents.core.format.EventFormat;
-import io.cloudevents.core.message.MessageReader;
 import io.cloudevents.jackson.JsonFormat;
 import io.cloudevents.kafka.KafkaMessageFactory;
-import io.cloudevents.rw.CloudEventRWException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.OffsetDateTime;
-import java.util.Locale;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -36,7 +32,6 @@ public final class KafkaCloudEvents {
   /** The structured-mode content type. */
   public static final String STRUCTURED_CONTENT_TYPE = JsonFormat.CONTENT_TYPE;
 
-  private static final EventFormat JSON = new JsonFormat();
   private static final JsonFactory JSON_FACTORY = new JsonFactory();
 
   private KafkaCloudEvents() {}
@@ -52,27 +47,12 @@ public final class KafkaCloudEvents {
     Headers present = headers == null ? new RecordHeaders() : headers;
     byte[] payload = value == null ? new byte[0] : value;
     if (present.lastHeader("ce_specversion") != null) {
-      try {
-        MessageReader reader = KafkaMessageFactory.createReader(present, payload);
-        CloudEvent event = reader.toEvent();
-        return RawRecord.of(JSON.serialize(event), ingestionTime, origin);
-      } catch (CloudEventRWException e) {
-        return RawRecord.rejected(
-            payload,
-            ingestionTime,
-            origin,
-            e.getKind() == CloudEventRWException.CloudEventRWExceptionKind.INVALID_SPEC_VERSION
-                ? DeadLetterReason.UNSUPPORTED_SPECVERSION
-                : DeadLetterReason.INVALID_CLOUDEVENT,
-            "binary-mode Kafka record: " + e.getMessage());
-      } catch (RuntimeException e) {
-        return RawRecord.rejected(
-            payload,
-            ingestionTime,
-            origin,
-            DeadLetterReason.INVALID_CLOUDEVENT,
-            "binary-mode Kafka record is not a valid CloudEvent: " + e.getMessage());
-      }
+      return CloudEventBindings.binary(
+          () -> KafkaMessageFactory.createReader(present, payload).toEvent(),
+          payload,
+          ingestionTime,
+          origin,
+          "binary-mode Kafka record");
     }
     if (value == null) {
       return RawRecord.rejected(
@@ -83,7 +63,7 @@ public final class KafkaCloudEvents {
           "Kafka record with no value (a tombstone) and no ce_* headers");
     }
     String contentType = header(present, "content-type");
-    if (contentType != null && !isStructured(contentType)) {
+    if (contentType != null && !CloudEventBindings.isStructured(contentType)) {
       return RawRecord.rejected(
           payload,
           ingestionTime,
@@ -96,13 +76,6 @@ public final class KafkaCloudEvents {
               + ") nor a binary-mode CloudEvent");
     }
     return RawRecord.of(payload, ingestionTime, origin);
-  }
-
-  /** Whether a content type is structured-mode CloudEvents JSON (parameters ignored). */
-  static boolean isStructured(String contentType) {
-    int semicolon = contentType.indexOf(';');
-    String type = (semicolon < 0 ? contentType : contentType.substring(0, semicolon));
-    return type.trim().toLowerCase(Locale.ROOT).equals(STRUCTURED_CONTENT_TYPE);
   }
 
   /**

@@ -1,15 +1,13 @@
 package dev.tidemark.pipelines.io.pubsub;
 
+import dev.tidemark.pipelines.io.CloudEventBindings;
 import dev.tidemark.transforms.DeadLetterReason;
 import dev.tidemark.transforms.RawRecord;
-import io.cloudevents.CloudEvent;
 import io.cloudevents.CloudEventData;
 import io.cloudevents.SpecVersion;
 import io.cloudevents.core.data.BytesCloudEventData;
-import io.cloudevents.core.format.EventFormat;
 import io.cloudevents.core.message.impl.BaseGenericBinaryMessageReaderImpl;
 import io.cloudevents.jackson.JsonFormat;
-import io.cloudevents.rw.CloudEventRWException;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.BiConsumer;
@@ -43,7 +41,6 @@ public final class PubsubCloudEvents {
   public static final String CONTENT_TYPE_ATTRIBUTE = "content-type";
 
   private static final String PREFIX = "ce-";
-  private static final EventFormat JSON = new JsonFormat();
 
   private PubsubCloudEvents() {}
 
@@ -62,34 +59,20 @@ public final class PubsubCloudEvents {
     byte[] payload = body == null ? new byte[0] : body;
     String specVersion = present.get(SPECVERSION_ATTRIBUTE);
     if (specVersion != null) {
-      try {
-        CloudEvent event =
-            new BinaryReader(
-                    SpecVersion.parse(specVersion),
-                    present,
-                    payload.length == 0 ? null : BytesCloudEventData.wrap(payload))
-                .toEvent();
-        return RawRecord.of(JSON.serialize(event), ingestionTime, origin);
-      } catch (CloudEventRWException e) {
-        return RawRecord.rejected(
-            payload,
-            ingestionTime,
-            origin,
-            e.getKind() == CloudEventRWException.CloudEventRWExceptionKind.INVALID_SPEC_VERSION
-                ? DeadLetterReason.UNSUPPORTED_SPECVERSION
-                : DeadLetterReason.INVALID_CLOUDEVENT,
-            "binary-mode Pub/Sub message: " + e.getMessage());
-      } catch (RuntimeException e) {
-        return RawRecord.rejected(
-            payload,
-            ingestionTime,
-            origin,
-            DeadLetterReason.INVALID_CLOUDEVENT,
-            "binary-mode Pub/Sub message is not a valid CloudEvent: " + e.getMessage());
-      }
+      return CloudEventBindings.binary(
+          () ->
+              new BinaryReader(
+                      SpecVersion.parse(specVersion),
+                      present,
+                      payload.length == 0 ? null : BytesCloudEventData.wrap(payload))
+                  .toEvent(),
+          payload,
+          ingestionTime,
+          origin,
+          "binary-mode Pub/Sub message");
     }
     String contentType = present.get(CONTENT_TYPE_ATTRIBUTE);
-    if (contentType != null && !isStructured(contentType)) {
+    if (contentType != null && !CloudEventBindings.isStructured(contentType)) {
       return RawRecord.rejected(
           payload,
           ingestionTime,
@@ -102,13 +85,6 @@ public final class PubsubCloudEvents {
               + ") nor a binary-mode CloudEvent");
     }
     return RawRecord.of(payload, ingestionTime, origin);
-  }
-
-  /** Whether a content type is structured-mode CloudEvents JSON (parameters ignored). */
-  static boolean isStructured(String contentType) {
-    int semicolon = contentType.indexOf(';');
-    String type = semicolon < 0 ? contentType : contentType.substring(0, semicolon);
-    return type.trim().toLowerCase(Locale.ROOT).equals(STRUCTURED_CONTENT_TYPE);
   }
 
   /** Binary mode: Pub/Sub attributes are the headers. */

@@ -1,5 +1,18 @@
 package dev.tidemark.pipelines.io.kafka;
 
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.PLAIN_PASSWORD;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.PLAIN_USER;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.SCRAM_PASSWORD;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.SCRAM_USER;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.TRUSTSTORE_PASSWORD;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.assertKafkaLoggedWithoutSecrets;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.byteSerializers;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.javaSerialized;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.options;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.probe;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.readWithConsumerFactory;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.secretFile;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.values;
 import static java.nio.charset.StandardCharsets.ISO_8859_1;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.hamcrest.MatcherAssert.assertThat;
@@ -11,59 +24,32 @@ import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.not;
 import static org.hamcrest.Matchers.nullValue;
 import static org.junit.Assert.assertThrows;
-import static org.junit.Assert.fail;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
 import dev.tidemark.transforms.RawRecord;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.ObjectOutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import kafka.testkit.KafkaClusterTestKit;
-import kafka.testkit.TestKitNodes;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
-import org.apache.beam.sdk.runners.TransformHierarchy;
 import org.apache.beam.sdk.testing.PAssert;
 import org.apache.beam.sdk.transforms.MapElements;
-import org.apache.beam.sdk.transforms.PTransform;
-import org.apache.beam.sdk.transforms.display.DisplayData;
 import org.apache.beam.sdk.util.common.ReflectHelpers;
 import org.apache.beam.sdk.util.construction.PipelineOptionsTranslation;
 import org.apache.beam.sdk.util.construction.PipelineTranslation;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.TypeDescriptors;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.admin.ScramCredentialInfo;
-import org.apache.kafka.clients.admin.ScramMechanism;
-import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
-import org.apache.kafka.clients.consumer.Consumer;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.SaslAuthenticationException;
 import org.apache.kafka.common.errors.SslAuthenticationException;
-import org.apache.kafka.common.network.ListenerName;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
 import org.junit.ClassRule;
@@ -73,37 +59,20 @@ import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
 
 /**
- * Kafka client security against a real broker, no mocks: one KRaft node (broker and controller
- * combined) whose client listeners speak SASL_PLAINTEXT, SASL_SSL (both with PLAIN and
- * SCRAM-SHA-512) and SSL, with a self-signed certificate made by the JDK's {@code keytool}. Every
- * client comes from {@link KafkaClients}; the tests prove that records round-trip with each
- * protocol, mechanism and password source, that a wrong password or an untrusted certificate is
- * refused, that inconsistent options are refused with a message that says what to change, and that
- * no secret reaches the options, the display data, the serialized pipeline or Kafka's INFO logs.
+ * Kafka client security against a real broker, no mocks ({@link SecuredKafka}: SASL_PLAINTEXT,
+ * SASL_SSL with PLAIN and SCRAM-SHA-512, and SSL). Every client comes from {@link KafkaClients};
+ * the tests prove that records round-trip with each protocol, mechanism and password source, that a
+ * wrong password or an untrusted certificate is refused, that inconsistent options are refused with
+ * a message that says what to change, and that no secret reaches the options, the display data, the
+ * serialized pipeline or Kafka's INFO logs.
  *
- * <p>The log checks run the client in a fresh JVM ({@link Probe}): slf4j-simple fixes a logger's
- * level when the logger is created, so in a shared test JVM Kafka's loggers may already exist at
- * the WARN level of {@code simplelogger.properties}. The fresh JVM also carries the environment
- * variable that {@code --kafkaPasswordEnv} names.
+ * <p>The log checks run the client in a fresh JVM ({@link SecuredKafka.Probe}), which also carries
+ * the environment variable that {@code --kafkaPasswordEnv} names. The Secret Manager password
+ * source is tested in {@link KafkaSecretManagerTest}.
  */
 @RunWith(JUnit4.class)
 public class KafkaSecurityTest {
   @ClassRule public static final TemporaryFolder FOLDER = new TemporaryFolder();
-
-  /** The testkit's client listener (also the inter-broker one), switched to SASL_PLAINTEXT. */
-  private static final String SASL_LISTENER = "EXTERNAL";
-
-  private static final String SASL_SSL_LISTENER = "SECURE";
-  private static final String SSL_LISTENER = "TLS";
-
-  private static final String ADMIN_USER = "admin";
-  private static final String ADMIN_PASSWORD = "admin-Tidemark-31337";
-  private static final String PLAIN_USER = "tidemark";
-  private static final String PLAIN_PASSWORD = "s3cr3t-Tidemark-92871";
-  private static final String SCRAM_USER = "tidemark-scram";
-  private static final String SCRAM_PASSWORD = "s3cr3t-Tidemark-scram-40417";
-  private static final String KEYSTORE_PASSWORD = "broker-keystore-61150";
-  private static final String TRUSTSTORE_PASSWORD = "s3cr3t-Truststore-55102";
 
   /** Every client-side secret: none may appear outside the secret files and the client. */
   private static final List<String> SECRETS =
@@ -113,14 +82,6 @@ public class KafkaSecurityTest {
   private static final String PASSWORD_ENV = "TIDEMARK_TEST_KAFKA_PASSWORD";
 
   private static final String UNSET_ENV = "TIDEMARK_TEST_KAFKA_PASSWORD_NEVER_SET";
-
-  /**
-   * slf4j-simple's level properties: INFO in the probe, for everything and for Kafka's clients by
-   * name (a system property wins over {@code simplelogger.properties}).
-   */
-  private static final String DEFAULT_LOG_LEVEL = "org.slf4j.simpleLogger.defaultLogLevel";
-
-  private static final String KAFKA_LOG_LEVEL = "org.slf4j.simpleLogger.log.org.apache.kafka";
 
   private static final String PLAIN_TOPIC = "security.plain";
   private static final String SCRAM_TOPIC = "security.scram";
@@ -134,7 +95,7 @@ public class KafkaSecurityTest {
           event("txn-sec-2", "2026-01-01T00:00:01.000Z", "acct-2"),
           event("txn-sec-3", "2026-01-01T00:00:02.000Z", "acct-1"));
 
-  private static KafkaClusterTestKit cluster;
+  private static SecuredKafka kafka;
   private static String saslServers;
   private static String saslSslServers;
   private static String sslServers;
@@ -148,169 +109,27 @@ public class KafkaSecurityTest {
   @BeforeClass
   public static void startSecuredBroker() throws Exception {
     Path dir = FOLDER.getRoot().toPath();
-    plainPasswordFile = secretFile(dir, "plain.password", PLAIN_PASSWORD);
-    scramPasswordFile = secretFile(dir, "scram.password", SCRAM_PASSWORD);
     wrongPasswordFile = secretFile(dir, "wrong.password", "not-the-password");
-    truststorePasswordFile = secretFile(dir, "truststore.password", TRUSTSTORE_PASSWORD);
     replay = dir.resolve("security.ndjson");
     List<String> lines = new ArrayList<>(EVENTS);
     lines.add(1, "{\"advanceProcessingTime\":\"PT1S\"}");
     Files.write(replay, lines, UTF_8);
-
-    Path keystore = dir.resolve("broker.p12");
-    Path certificate = dir.resolve("broker.pem");
-    truststore = dir.resolve("truststore.p12");
-    keytool(
-        "-genkeypair",
-        "-alias",
-        "broker",
-        "-keyalg",
-        "EC",
-        "-groupname",
-        "secp256r1",
-        "-validity",
-        "2",
-        "-dname",
-        "CN=localhost",
-        "-ext",
-        "SAN=dns:localhost,ip:127.0.0.1",
-        "-keystore",
-        keystore.toString(),
-        "-storetype",
-        "PKCS12",
-        "-storepass",
-        KEYSTORE_PASSWORD);
-    keytool(
-        "-exportcert",
-        "-rfc",
-        "-alias",
-        "broker",
-        "-keystore",
-        keystore.toString(),
-        "-storetype",
-        "PKCS12",
-        "-storepass",
-        KEYSTORE_PASSWORD,
-        "-file",
-        certificate.toString());
-    keytool(
-        "-importcert",
-        "-noprompt",
-        "-alias",
-        "broker",
-        "-file",
-        certificate.toString(),
-        "-keystore",
-        truststore.toString(),
-        "-storetype",
-        "PKCS12",
-        "-storepass",
-        TRUSTSTORE_PASSWORD);
-
-    String plainJaas =
-        "org.apache.kafka.common.security.plain.PlainLoginModule required"
-            + (" username=\"" + ADMIN_USER + "\" password=\"" + ADMIN_PASSWORD + "\"")
-            + (" user_" + ADMIN_USER + "=\"" + ADMIN_PASSWORD + "\"")
-            + (" user_" + PLAIN_USER + "=\"" + PLAIN_PASSWORD + "\";");
-    String scramJaas = "org.apache.kafka.common.security.scram.ScramLoginModule required;";
-    KafkaClusterTestKit.Builder builder =
-        new KafkaClusterTestKit.Builder(
-                new TestKitNodes.Builder()
-                    .setCombined(true)
-                    .setNumBrokerNodes(1)
-                    .setNumControllerNodes(1)
-                    .build())
-            // The testkit sets these four with putIfAbsent: ours win. The controller listener
-            // stays PLAINTEXT; the client listeners are secured. No authorizer: authentication
-            // only.
-            .setConfigProp(
-                "listeners",
-                String.join(
-                    ",",
-                    SASL_LISTENER + "://localhost:0",
-                    SASL_SSL_LISTENER + "://localhost:0",
-                    SSL_LISTENER + "://localhost:0",
-                    "CONTROLLER://localhost:0"))
-            .setConfigProp(
-                "listener.security.protocol.map",
-                String.join(
-                    ",",
-                    SASL_LISTENER + ":SASL_PLAINTEXT",
-                    SASL_SSL_LISTENER + ":SASL_SSL",
-                    SSL_LISTENER + ":SSL",
-                    "CONTROLLER:PLAINTEXT"))
-            .setConfigProp("inter.broker.listener.name", SASL_LISTENER)
-            .setConfigProp("sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-512")
-            .setConfigProp("sasl.mechanism.inter.broker.protocol", "PLAIN")
-            .setConfigProp("ssl.keystore.location", keystore.toString())
-            .setConfigProp("ssl.keystore.type", "PKCS12")
-            .setConfigProp("ssl.keystore.password", KEYSTORE_PASSWORD)
-            .setConfigProp("ssl.key.password", KEYSTORE_PASSWORD)
-            // One node: the internal topics cannot have more than one replica.
-            .setConfigProp("offsets.topic.replication.factor", "1")
-            .setConfigProp("offsets.topic.num.partitions", "1")
-            .setConfigProp("transaction.state.log.replication.factor", "1")
-            .setConfigProp("transaction.state.log.min.isr", "1")
-            .setConfigProp("group.initial.rebalance.delay.ms", "0")
-            .setConfigProp("auto.create.topics.enable", "false");
-    for (String listener : List.of(SASL_LISTENER, SASL_SSL_LISTENER)) {
-      String prefix = new ListenerName(listener).configPrefix();
-      builder
-          .setConfigProp(prefix + "plain.sasl.jaas.config", plainJaas)
-          .setConfigProp(prefix + "scram-sha-512.sasl.jaas.config", scramJaas);
-    }
-    cluster = builder.build();
-    cluster.format();
-    cluster.startup();
-    // Not cluster.waitForReadyBrokers(): its retry loop needs JUnit 5 on the class path. The
-    // admin calls below wait for the broker's metadata themselves.
-    cluster
-        .controllers()
-        .values()
-        .iterator()
-        .next()
-        .controller()
-        .waitForReadyBrokers(1)
-        .get(60, TimeUnit.SECONDS);
-    saslServers = cluster.bootstrapServers();
-    saslSslServers = "localhost:" + boundPort(SASL_SSL_LISTENER);
-    sslServers = "localhost:" + boundPort(SSL_LISTENER);
-
-    Map<String, Object> admin = new HashMap<>();
-    admin.put("bootstrap.servers", saslServers);
-    admin.put("security.protocol", "SASL_PLAINTEXT");
-    admin.put("sasl.mechanism", "PLAIN");
-    admin.put(
-        "sasl.jaas.config",
-        "org.apache.kafka.common.security.plain.PlainLoginModule required username=\""
-            + ADMIN_USER
-            + "\" password=\""
-            + ADMIN_PASSWORD
-            + "\";");
-    try (Admin client = Admin.create(admin)) {
-      List<NewTopic> topics = new ArrayList<>();
-      for (String topic :
-          List.of(PLAIN_TOPIC, SCRAM_TOPIC, SASL_SSL_TOPIC, SSL_TOPIC, SOURCE_TOPIC)) {
-        topics.add(new NewTopic(topic, 1, (short) 1));
-      }
-      client.createTopics(topics).all().get(30, TimeUnit.SECONDS);
-      client
-          .alterUserScramCredentials(
-              List.of(
-                  new UserScramCredentialUpsertion(
-                      SCRAM_USER,
-                      new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096),
-                      SCRAM_PASSWORD)))
-          .all()
-          .get(30, TimeUnit.SECONDS);
-    }
-    awaitScramCredential();
+    kafka =
+        SecuredKafka.start(
+            dir, List.of(PLAIN_TOPIC, SCRAM_TOPIC, SASL_SSL_TOPIC, SSL_TOPIC, SOURCE_TOPIC));
+    saslServers = kafka.saslServers;
+    saslSslServers = kafka.saslSslServers;
+    sslServers = kafka.sslServers;
+    truststore = kafka.truststore;
+    truststorePasswordFile = kafka.truststorePasswordFile;
+    plainPasswordFile = kafka.plainPasswordFile;
+    scramPasswordFile = kafka.scramPasswordFile;
   }
 
   @AfterClass
   public static void stopBroker() throws Exception {
-    if (cluster != null) {
-      cluster.close();
+    if (kafka != null) {
+      kafka.close();
     }
   }
 
@@ -344,6 +163,7 @@ public class KafkaSecurityTest {
   public void scramWithPasswordEnvRoundTripsInAFreshJvmAndLogsNoSecret() throws Exception {
     String output =
         probe(
+            FOLDER.getRoot().toPath(),
             Map.of(PASSWORD_ENV, SCRAM_PASSWORD),
             SCRAM_TOPIC,
             "--kafkaBootstrapServers=" + saslServers,
@@ -354,7 +174,7 @@ public class KafkaSecurityTest {
 
     assertThat(output, containsString("PROBE read [probe-0, probe-1, probe-2]"));
     assertThat(output, containsString("sasl.mechanism = SCRAM-SHA-512"));
-    assertKafkaLoggedWithoutSecrets(output);
+    assertKafkaLoggedWithoutSecrets(output, SECRETS);
   }
 
   @Test
@@ -362,6 +182,7 @@ public class KafkaSecurityTest {
       throws Exception {
     String output =
         probe(
+            FOLDER.getRoot().toPath(),
             Map.of(),
             SASL_SSL_TOPIC,
             "--kafkaBootstrapServers=" + saslSslServers,
@@ -375,7 +196,7 @@ public class KafkaSecurityTest {
     assertThat(output, containsString("PROBE read [probe-0, probe-1, probe-2]"));
     assertThat(output, containsString("security.protocol = SASL_SSL"));
     assertThat(output, containsString("ssl.truststore.password = [hidden]"));
-    assertKafkaLoggedWithoutSecrets(output);
+    assertKafkaLoggedWithoutSecrets(output, SECRETS);
   }
 
   @Test
@@ -515,8 +336,9 @@ public class KafkaSecurityTest {
   @Test
   public void saslNeedsExactlyOnePasswordSource() {
     String message =
-        "SASL needs exactly one of --kafkaPasswordFile=PATH or --kafkaPasswordEnv=VARIABLE; the"
-            + " password itself is never an option";
+        "SASL needs exactly one of --kafkaPasswordFile=PATH, --kafkaPasswordEnv=VARIABLE or"
+            + " --kafkaPasswordSecret=projects/PROJECT/secrets/NAME/versions/VERSION; the password"
+            + " itself is never an option";
     assertRefused(
         message,
         "--kafkaSecurityProtocol=SASL_PLAINTEXT",
@@ -608,7 +430,7 @@ public class KafkaSecurityTest {
     PCollection<RawRecord> raw =
         pipeline.apply("ReadKafka", KafkaSource.of(clients, SOURCE_TOPIC, "security-test"));
     KafkaSinks.write(TidemarkPipeline.expand(raw, options), options, clients);
-    GraphCollector graph = new GraphCollector();
+    SecuredKafka.GraphCollector graph = new SecuredKafka.GraphCollector();
     pipeline.traverseTopologically(graph);
 
     Map<String, String> exposed = new LinkedHashMap<>();
@@ -670,10 +492,6 @@ public class KafkaSecurityTest {
         + "\",\"amount\":12.5,\"currency\":\"GBP\",\"merchantId\":\"m-1\",\"country\":\"GB\"}}";
   }
 
-  private static KafkaOptions options(String... args) {
-    return PipelineOptionsFactory.fromArgs(args).as(KafkaOptions.class);
-  }
-
   private static void assertRefused(String message, String... args) {
     List<String> all = new ArrayList<>(List.of("--kafkaBootstrapServers=" + saslServers));
     all.addAll(List.of(args));
@@ -683,197 +501,5 @@ public class KafkaSecurityTest {
         assertThrows(IllegalArgumentException.class, () -> KafkaClients.from(options));
 
     assertThat(e.getMessage(), equalTo(message));
-  }
-
-  private static Path secretFile(Path dir, String name, String secret) throws IOException {
-    return Files.writeString(dir.resolve(name), secret + "\n", UTF_8);
-  }
-
-  private static void keytool(String... args) throws IOException, InterruptedException {
-    List<String> command = new ArrayList<>();
-    command.add(Paths.get(System.getProperty("java.home"), "bin", "keytool").toString());
-    command.addAll(List.of(args));
-    Path log = Files.createTempFile(FOLDER.getRoot().toPath(), "keytool", ".log");
-    Process process =
-        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-    if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
-      process.destroyForcibly();
-      fail("keytool " + args[0] + " failed: " + Files.readString(log, UTF_8));
-    }
-  }
-
-  private static int boundPort(String listener) {
-    return cluster.brokers().values().iterator().next().boundPort(new ListenerName(listener));
-  }
-
-  /** Waits until the broker accepts the SCRAM user: credentials reach it through the metadata. */
-  private static void awaitScramCredential() throws Exception {
-    KafkaClients clients =
-        KafkaClients.from(
-            options(
-                "--kafkaBootstrapServers=" + saslServers,
-                "--kafkaSecurityProtocol=SASL_PLAINTEXT",
-                "--kafkaSaslMechanism=SCRAM-SHA-512",
-                "--kafkaUsername=" + SCRAM_USER,
-                "--kafkaPasswordFile=" + scramPasswordFile));
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (true) {
-      try (Admin admin = Admin.create(clients.connectionConfig())) {
-        admin.describeCluster().clusterId().get(30, TimeUnit.SECONDS);
-        return;
-      } catch (ExecutionException e) {
-        if (!(e.getCause() instanceof SaslAuthenticationException)
-            || System.nanoTime() > deadline) {
-          throw e;
-        }
-        Thread.sleep(100);
-      }
-    }
-  }
-
-  private static Map<String, Object> byteSerializers() {
-    Map<String, Object> config = new HashMap<>();
-    config.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
-    config.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
-    return config;
-  }
-
-  private static List<String> values(List<ConsumerRecord<byte[], byte[]>> records) {
-    List<String> values = new ArrayList<>();
-    for (ConsumerRecord<byte[], byte[]> record : records) {
-      values.add(new String(record.value(), UTF_8));
-    }
-    return values;
-  }
-
-  /** Reads {@code count} records of partition 0 with the consumer KafkaIO would create. */
-  private static List<String> readWithConsumerFactory(
-      KafkaClients clients, String topic, int count) {
-    Map<String, Object> config = new HashMap<>();
-    config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-    config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-    config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
-    try (Consumer<byte[], byte[]> consumer = clients.consumerFactory().apply(config)) {
-      TopicPartition partition = new TopicPartition(topic, 0);
-      consumer.assign(List.of(partition));
-      consumer.seekToBeginning(List.of(partition));
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      while (records.size() < count && System.nanoTime() < deadline) {
-        consumer.poll(Duration.ofMillis(200)).forEach(records::add);
-      }
-    }
-    return values(records);
-  }
-
-  /**
-   * Runs {@link Probe} in a fresh JVM on this test's class path, with Kafka's client loggers at
-   * INFO and {@code environment} added; returns everything it printed.
-   */
-  private static String probe(Map<String, String> environment, String topic, String... options)
-      throws IOException, InterruptedException {
-    Path dir = FOLDER.getRoot().toPath();
-    // The class path goes through an argument file: it may be longer than one argument may be.
-    Path argFile = Files.createTempFile(dir, "probe", ".args");
-    Files.writeString(argFile, "-cp \"" + System.getProperty("java.class.path") + "\"\n", UTF_8);
-    Path log = Files.createTempFile(dir, "probe", ".log");
-    List<String> command = new ArrayList<>();
-    command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("@" + argFile);
-    command.add("-Xmx256m");
-    command.add("-XX:TieredStopAtLevel=1");
-    command.add("-D" + DEFAULT_LOG_LEVEL + "=info");
-    command.add("-D" + KAFKA_LOG_LEVEL + "=info");
-    command.add(Probe.class.getName());
-    command.add(topic);
-    command.addAll(List.of(options));
-    ProcessBuilder builder =
-        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
-    builder.environment().putAll(environment);
-    Process process = builder.start();
-    if (!process.waitFor(60, TimeUnit.SECONDS)) {
-      process.destroyForcibly();
-      fail("the probe did not finish in 60 s:\n" + Files.readString(log, UTF_8));
-    }
-    String output = Files.readString(log, UTF_8);
-    assertThat("probe exit code, output:\n" + output, process.exitValue(), is(0));
-    return output;
-  }
-
-  /**
-   * Plain Java serialization, uncompressed (Beam's {@code SerializableUtils} Snappy-compresses, in
-   * which a string need not appear literally).
-   */
-  private static byte[] javaSerialized(Object object) throws IOException {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
-      out.writeObject(object);
-    }
-    return bytes.toByteArray();
-  }
-
-  /** Kafka logged its client configuration and a SASL login at INFO, and no secret. */
-  private static void assertKafkaLoggedWithoutSecrets(String output) {
-    assertThat(output, containsString("INFO org.apache.kafka.clients.producer.ProducerConfig"));
-    assertThat(output, containsString("INFO org.apache.kafka.clients.consumer.ConsumerConfig"));
-    assertThat(output, containsString("sasl.jaas.config = [hidden]"));
-    assertThat(output, containsString("Successfully logged in."));
-    for (String secret : SECRETS) {
-      assertThat(output, not(containsString(secret)));
-    }
-  }
-
-  /**
-   * The display data of every transform, composite and primitive, and the Java serialization
-   * (uncompressed) of every transform that is serializable.
-   */
-  static final class GraphCollector extends Pipeline.PipelineVisitor.Defaults {
-    final List<DisplayData> displayData = new ArrayList<>();
-    final ByteArrayOutputStream serialized = new ByteArrayOutputStream();
-    int serializedTransforms;
-
-    @Override
-    public CompositeBehavior enterCompositeTransform(TransformHierarchy.Node node) {
-      if (!node.isRootNode()) {
-        collect(node.getTransform());
-      }
-      return CompositeBehavior.ENTER_TRANSFORM;
-    }
-
-    @Override
-    public void visitPrimitiveTransform(TransformHierarchy.Node node) {
-      collect(node.getTransform());
-    }
-
-    private void collect(PTransform<?, ?> transform) {
-      displayData.add(DisplayData.from(transform));
-      try {
-        serialized.writeBytes(javaSerialized(transform));
-        serializedTransforms++;
-      } catch (IOException e) {
-        // Not serializable: a runner does not ship it either.
-      }
-    }
-  }
-
-  /**
-   * A Kafka client in its own JVM: {@code args} are a topic and Kafka options; produces three
-   * records with {@link KafkaClients#producerFactory} and prints what {@link KafkaFeed#readAll}
-   * reads back.
-   */
-  public static final class Probe {
-    private Probe() {}
-
-    public static void main(String[] args) throws Exception {
-      String topic = args[0];
-      KafkaClients clients = KafkaClients.from(options(Arrays.copyOfRange(args, 1, args.length)));
-      try (Producer<byte[], byte[]> producer =
-          clients.<byte[], byte[]>producerFactory(false).apply(byteSerializers())) {
-        for (int i = 0; i < 3; i++) {
-          producer.send(new ProducerRecord<>(topic, ("probe-" + i).getBytes(UTF_8))).get();
-        }
-      }
-      System.out.println("PROBE read " + values(KafkaFeed.readAll(clients, topic)));
-    }
   }
 }
