@@ -205,22 +205,12 @@ public final class KafkaSinkBenchmark {
     report.loadBefore = ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
     Path work = Files.createTempDirectory("kafka-sink-bench");
     try (EmbeddedKafka broker = EmbeddedKafka.start()) {
-      List<Line> bulk =
-          generate(settings.events, settings.accounts, THROUGHPUT_EVENT_TIME_RATE, SEED);
+      List<Line> bulk = throughputLines(settings);
       int run = 0;
       for (int repeat = 0; repeat < settings.repeats; repeat++) {
         for (KafkaOptions.KafkaSinkMode mode : MODES) {
           ThroughputRun result = throughputRun(broker, mode, "tp" + run++, bulk, settings, work);
-          System.out.printf(
-              Locale.ROOT,
-              "throughput %s repeat %d: %d records, %.0f events/s (submit->last), %.0f events/s"
-                  + " (first->last decision), %d decisions%n",
-              mode,
-              repeat + 1,
-              result.records,
-              result.eventsPerSecond(),
-              result.eventsPerSecondFirstToLast(),
-              result.decisions);
+          System.out.println(result.describe("repeat " + (repeat + 1)));
           report.throughput.computeIfAbsent(mode, m -> new ArrayList<>()).add(result);
         }
       }
@@ -231,22 +221,12 @@ public final class KafkaSinkBenchmark {
         for (List<ThroughputRun> runs : report.throughput.values()) {
           capacity = Math.min(capacity, median(eventsPerSecondFirstToLast(runs)));
         }
-        for (double share : AUTO_RATE_SHARES) {
-          rates.add((double) Math.max(1, Math.round(share * capacity)));
-        }
+        rates.addAll(ratesAt(capacity));
       }
       for (double rate : rates) {
         for (KafkaOptions.KafkaSinkMode mode : MODES) {
           LatencyRun result = latencyRun(broker, mode, "lat" + run++, rate, settings, work);
-          System.out.printf(
-              Locale.ROOT,
-              "latency %s at %.0f events/s: %d early decisions measured, p50 %.1f ms, p99 %.1f"
-                  + " ms%n",
-              mode,
-              rate,
-              result.recordLatencies.length,
-              percentile(result.recordLatencies, 0.5),
-              percentile(result.recordLatencies, 0.99));
+          System.out.println(result.describe());
           report.latency.add(result);
         }
       }
@@ -256,10 +236,22 @@ public final class KafkaSinkBenchmark {
     return report;
   }
 
+  /**
+   * The rates of the latency runs: {@link #AUTO_RATE_SHARES} of {@code capacity} (events/s), at
+   * least 1 event/s each.
+   */
+  public static List<Double> ratesAt(double capacity) {
+    List<Double> rates = new ArrayList<>();
+    for (double share : AUTO_RATE_SHARES) {
+      rates.add((double) Math.max(1, Math.round(share * capacity)));
+    }
+    return rates;
+  }
+
   // ---------------------------------------------------------------- events
 
   /** One produced record: the replay line's bytes and its key ({@code data.accountId}). */
-  static final class Line {
+  public static final class Line {
     final byte[] value;
     final @Nullable String key;
 
@@ -267,6 +259,11 @@ public final class KafkaSinkBenchmark {
       this.value = value;
       this.key = key;
     }
+  }
+
+  /** The lines every throughput run of {@code settings} produces (the same lines for every run). */
+  public static List<Line> throughputLines(Settings settings) throws IOException {
+    return generate(settings.events, settings.accounts, THROUGHPUT_EVENT_TIME_RATE, SEED);
   }
 
   /** Generated lines without directives: no late or too-late events, few duplicates, malformed. */
@@ -418,7 +415,7 @@ public final class KafkaSinkBenchmark {
   // ---------------------------------------------------------------- throughput
 
   /** One throughput run. */
-  static final class ThroughputRun {
+  public static final class ThroughputRun {
     final KafkaOptions.KafkaSinkMode mode;
     final int records;
     final long submittedMillis;
@@ -444,16 +441,36 @@ public final class KafkaSinkBenchmark {
       this.jobDecisions = jobDecisions;
     }
 
-    double eventsPerSecond() {
+    /** Records divided by the time from job submission to the last decision's timestamp. */
+    public double eventsPerSecond() {
       return records * 1000.0 / Math.max(1, lastDecisionMillis - submittedMillis);
     }
 
-    double eventsPerSecondFirstToLast() {
+    /** Records divided by the time between the first and the last decision's timestamps. */
+    public double eventsPerSecondFirstToLast() {
       return records * 1000.0 / Math.max(1, lastDecisionMillis - firstDecisionMillis);
+    }
+
+    /** The progress line of this run. */
+    public String describe(String which) {
+      return String.format(
+          Locale.ROOT,
+          "throughput %s %s: %d records, %.0f events/s (submit->last), %.0f events/s"
+              + " (first->last decision), %d decisions",
+          mode,
+          which,
+          records,
+          eventsPerSecond(),
+          eventsPerSecondFirstToLast(),
+          decisions);
     }
   }
 
-  static ThroughputRun throughputRun(
+  /**
+   * Produces {@code lines} into a fresh topic (timestamps = now) with end-of-stream markers, then
+   * runs the job in {@code mode} until its committed output is quiet.
+   */
+  public static ThroughputRun throughputRun(
       EmbeddedKafka broker,
       KafkaOptions.KafkaSinkMode mode,
       String name,
@@ -505,7 +522,7 @@ public final class KafkaSinkBenchmark {
   // ---------------------------------------------------------------- latency
 
   /** One latency run at a fixed rate. */
-  static final class LatencyRun {
+  public static final class LatencyRun {
     final KafkaOptions.KafkaSinkMode mode;
     final double rate;
     final double achievedRate;
@@ -533,6 +550,55 @@ public final class KafkaSinkBenchmark {
       this.recordLatencies = recordLatencies;
       this.visibilityLatencies = visibilityLatencies;
       this.paneTimings = paneTimings;
+    }
+
+    public KafkaOptions.KafkaSinkMode mode() {
+      return mode;
+    }
+
+    /** The rate aimed at, events/s. */
+    public double rate() {
+      return rate;
+    }
+
+    /** The rate sent during the measured span, events/s. */
+    public double achievedRate() {
+      return achievedRate;
+    }
+
+    /** Whether the decisions stopped arriving before the drain cap. */
+    public boolean drained() {
+      return drained;
+    }
+
+    /** Early decisions measured. */
+    public int decisions() {
+      return recordLatencies.length;
+    }
+
+    /**
+     * Nearest-rank percentile of the record latencies (decision record timestamp minus the
+     * triggering event's record timestamp), ms; NaN when none was measured.
+     */
+    public double recordLatencyMs(double quantile) {
+      return percentile(recordLatencies, quantile);
+    }
+
+    /** The record latencies of the measured early decisions, ms, sorted ascending (a copy). */
+    public long[] recordLatenciesMs() {
+      return recordLatencies.clone();
+    }
+
+    /** The progress line of this run. */
+    public String describe() {
+      return String.format(
+          Locale.ROOT,
+          "latency %s at %.0f events/s: %d early decisions measured, p50 %.1f ms, p99 %.1f ms",
+          mode,
+          rate,
+          recordLatencies.length,
+          recordLatencyMs(0.5),
+          recordLatencyMs(0.99));
     }
   }
 
@@ -615,7 +681,12 @@ public final class KafkaSinkBenchmark {
     }
   }
 
-  static LatencyRun latencyRun(
+  /**
+   * Starts the job in {@code mode}, produces events at {@code rate} per second (timestamp = send
+   * time) and measures every committed early decision's latency after the first decision and {@code
+   * settings}' warm-up, for {@code settings}' latency seconds.
+   */
+  public static LatencyRun latencyRun(
       EmbeddedKafka broker,
       KafkaOptions.KafkaSinkMode mode,
       String name,
@@ -717,7 +788,7 @@ public final class KafkaSinkBenchmark {
   }
 
   /** Nearest-rank percentile of sorted values; NaN when there are none. */
-  static double percentile(long[] sortedValues, double quantile) {
+  public static double percentile(long[] sortedValues, double quantile) {
     if (sortedValues.length == 0) {
       return Double.NaN;
     }

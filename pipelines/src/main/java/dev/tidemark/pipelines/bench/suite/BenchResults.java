@@ -34,6 +34,22 @@ public final class BenchResults {
           "dedupVsBeamDeduplicate",
           "featuresVsNaiveCombine");
 
+  /**
+   * The numeric contract keys as dotted paths into the JSON, in contract order ({@code machine} and
+   * {@code notes} follow them).
+   */
+  public static final List<String> NUMBER_KEYS =
+      List.of(
+          "ratios.tidemarkVsNativeFlinkBackfill",
+          "ratios.tidemarkVsNativeFlinkStreaming",
+          "ratios.dedupVsBeamDeduplicate",
+          "ratios.featuresVsNaiveCombine",
+          "scaling.throughput1MVs1kAccounts",
+          "latencyMs.p50",
+          "latencyMs.p95",
+          "latencyMs.p99",
+          "stateBytesPerDedupKey");
+
   /** One measured figure: what, the statistics, the unit, and how it was measured. */
   public static final class Measurement {
     public final String part;
@@ -108,6 +124,35 @@ public final class BenchResults {
     this.stateBytesPerDedupKey = value;
   }
 
+  /**
+   * The numeric contract figures by {@link #NUMBER_KEYS} path, in contract order; {@code null}
+   * where not measured (NaN and infinities count as not measured).
+   */
+  public synchronized Map<String, @Nullable Double> numbers() {
+    Map<String, @Nullable Double> numbers = new LinkedHashMap<>();
+    ratios.forEach((k, v) -> numbers.put("ratios." + k, finite(v)));
+    numbers.put("scaling.throughput1MVs1kAccounts", finite(throughput1MVs1kAccounts));
+    numbers.put("latencyMs.p50", finite(p50));
+    numbers.put("latencyMs.p95", finite(p95));
+    numbers.put("latencyMs.p99", finite(p99));
+    numbers.put("stateBytesPerDedupKey", finite(stateBytesPerDedupKey));
+    return numbers;
+  }
+
+  /**
+   * Adds a note for every null contract figure that no note names yet by its dotted path (as in
+   * {@link #NUMBER_KEYS}), so that every null in {@code latest.json} has a reason.
+   */
+  public synchronized void noteUnmeasured(String part) {
+    numbers()
+        .forEach(
+            (key, value) -> {
+              if (value == null && notes.stream().noneMatch(n -> n.contains(key))) {
+                note(part, key + " is null: no part of this run measured it");
+              }
+            });
+  }
+
   /** A note for {@code notes}: how something was measured, or why it is null. */
   public synchronized void note(String part, String text) {
     notes.add(part + ": " + text);
@@ -176,9 +221,9 @@ public final class BenchResults {
       o.put("part", m.part);
       o.put("name", m.name);
       o.put("unit", m.unit);
-      o.put("median", m.stats.median());
-      o.put("min", m.stats.min());
-      o.put("max", m.stats.max());
+      put(o, "median", m.stats.median());
+      put(o, "min", m.stats.min());
+      put(o, "max", m.stats.max());
       o.put("repeats", m.stats.count());
     }
     ArrayNode ss = root.putArray("series");
@@ -187,7 +232,11 @@ public final class BenchResults {
       o.put("chart", s.chart);
       o.put("label", s.label);
       ArrayNode points = o.putArray("points");
-      s.points.forEach(p -> points.addArray().add(p[0]).add(p[1]));
+      for (double[] p : s.points) {
+        ArrayNode point = points.addArray();
+        add(point, p[0]);
+        add(point, p[1]);
+      }
     }
     try {
       return Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(root) + "\n";
@@ -197,11 +246,26 @@ public final class BenchResults {
   }
 
   private static void put(ObjectNode node, String key, @Nullable Double value) {
-    if (value == null || value.isNaN() || value.isInfinite()) {
+    Double v = finite(value);
+    if (v == null) {
       node.putNull(key);
     } else {
-      node.put(key, value);
+      node.put(key, v);
     }
+  }
+
+  private static void add(ArrayNode node, double value) {
+    Double v = finite(value);
+    if (v == null) {
+      node.addNull();
+    } else {
+      node.add(v);
+    }
+  }
+
+  /** JSON has no NaN or infinity: those are null, like a figure that was not measured. */
+  private static @Nullable Double finite(@Nullable Double value) {
+    return value == null || value.isNaN() || value.isInfinite() ? null : value;
   }
 
   public void writeJson(Path file, String machine) throws IOException {

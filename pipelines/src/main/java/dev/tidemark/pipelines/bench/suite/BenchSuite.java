@@ -1,5 +1,6 @@
 package dev.tidemark.pipelines.bench.suite;
 
+import dev.tidemark.pipelines.bench.latency.LatencyPart;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -20,6 +21,7 @@ public final class BenchSuite {
   /** The parts of the published suite, in running order. */
   public static List<BenchPart> defaultParts() {
     List<BenchPart> parts = new ArrayList<>();
+    parts.add(new LatencyPart());
     return parts;
   }
 
@@ -40,8 +42,12 @@ public final class BenchSuite {
       out.printf(
           "bench: %s done in %d s%n", part.name(), (System.nanoTime() - started) / 1_000_000_000L);
     }
+    results.noteUnmeasured("suite");
     results.print(out);
     results.writeJson(outputDirectory.resolve("latest.json"), machine);
+    for (Path chart : Charts.write(results, outputDirectory)) {
+      out.println("bench: chart " + chart);
+    }
     return results;
   }
 }

@@ -1,0 +1,297 @@
+package dev.tidemark.pipelines.bench.latency;
+
+import dev.tidemark.pipelines.KafkaOptions.KafkaSinkMode;
+import dev.tidemark.pipelines.bench.KafkaSinkBenchmark;
+import dev.tidemark.pipelines.bench.KafkaSinkBenchmark.LatencyRun;
+import dev.tidemark.pipelines.bench.KafkaSinkBenchmark.Line;
+import dev.tidemark.pipelines.bench.KafkaSinkBenchmark.ThroughputRun;
+import dev.tidemark.pipelines.bench.suite.BenchPart;
+import dev.tidemark.pipelines.bench.suite.BenchProfile;
+import dev.tidemark.pipelines.bench.suite.BenchResults;
+import dev.tidemark.pipelines.bench.suite.Stats;
+import dev.tidemark.pipelines.io.kafka.EmbeddedKafka;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.stream.Stream;
+
+/**
+ * Latency of the idempotent Kafka sink (issue 6): streaming on the FlinkRunner (embedded
+ * MiniCluster, parallelism 2), Kafka in and out through the embedded broker, early firing on every
+ * element. It reuses {@link KafkaSinkBenchmark}'s jobs:
+ *
+ * <ol>
+ *   <li>The maximum throughput: {@code warmups} discarded runs, then {@code repeats} runs of a
+ *       pre-produced backlog; events per second between the first and the last decision record's
+ *       timestamps, median of the repeats.
+ *   <li>Latency at {@link KafkaSinkBenchmark#AUTO_RATE_SHARES} (50 % and 90 %) of that median: a
+ *       fresh job per rate fed at a fixed rate; after the first decision and a warm-up, every
+ *       committed early decision gives latency = its Kafka record timestamp minus the Kafka record
+ *       timestamp of the event that triggered it.
+ * </ol>
+ *
+ * <p>The contract's {@code latencyMs} are the p50, p95 and p99 of the 90 % rate; both rates are
+ * measurements, and both cumulative distributions go to the {@value #CDF_CHART} chart. Targets (for
+ * the idempotent sink): p50 below {@value KafkaSinkBenchmark#TARGET_IDEMPOTENT_P50_MS} ms and p95
+ * below {@value KafkaSinkBenchmark#TARGET_IDEMPOTENT_P95_MS} ms, MillWheel's figures with
+ * exactly-once (VLDB 2013). Nothing here asserts a speed.
+ */
+public final class LatencyPart implements BenchPart {
+  public static final String NAME = "latency";
+
+  /** The chart of the latency distributions: x latency in ms, y the fraction at or below it. */
+  public static final String CDF_CHART = "latency-cdf";
+
+  /** Points per distribution in {@value #CDF_CHART} (evenly spaced fractions). */
+  public static final int CDF_POINTS = 100;
+
+  private static final KafkaSinkMode MODE = KafkaSinkMode.idempotent;
+
+  /** The sizes of one profile: the backlog of a throughput run and the latency spans. */
+  static final class Sizes {
+    final int throughputEvents;
+    final int accounts;
+    final double latencySeconds;
+    final double warmupSeconds;
+    final int latencyRepeats;
+
+    Sizes(
+        int throughputEvents,
+        int accounts,
+        double latencySeconds,
+        double warmupSeconds,
+        int latencyRepeats) {
+      this.throughputEvents = throughputEvents;
+      this.accounts = accounts;
+      this.latencySeconds = latencySeconds;
+      this.warmupSeconds = warmupSeconds;
+      this.latencyRepeats = latencyRepeats;
+    }
+
+    /**
+     * Every decision costs the job about 13.5 records of output at early firing on every element,
+     * so a backlog of the profile's {@code events} would take minutes per run on 2 cores; these
+     * sizes keep {@code small} near two minutes.
+     */
+    static Sizes of(BenchProfile profile) {
+      switch (profile) {
+        case SMALL:
+          return new Sizes(500, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 8, 2, 1);
+        case FULL:
+          return new Sizes(10_000, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 60, 10, profile.repeats);
+        default:
+          throw new IllegalArgumentException("no latency sizes for profile " + profile.id());
+      }
+    }
+
+    KafkaSinkBenchmark.Settings settings(BenchProfile profile) {
+      return KafkaSinkBenchmark.Settings.parse(
+          "--events=" + throughputEvents,
+          "--accounts=" + accounts,
+          "--repeats=" + profile.repeats,
+          "--latencySeconds=" + latencySeconds,
+          "--warmupSeconds=" + warmupSeconds);
+    }
+  }
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
+  @Override
+  public void run(BenchProfile profile, BenchResults results) throws Exception {
+    Sizes sizes = Sizes.of(profile);
+    KafkaSinkBenchmark.Settings settings = sizes.settings(profile);
+    Path work = Files.createTempDirectory("tidemark-bench-latency");
+    try (EmbeddedKafka broker = EmbeddedKafka.start()) {
+      Stats capacity = measureThroughput(broker, profile, sizes, settings, work, results);
+      List<Double> shares = KafkaSinkBenchmark.AUTO_RATE_SHARES;
+      List<Double> rates = KafkaSinkBenchmark.ratesAt(capacity.median());
+      List<double[]> perRate = new ArrayList<>();
+      for (int i = 0; i < rates.size(); i++) {
+        perRate.add(
+            measureLatency(
+                broker, shareLabel(shares.get(i)), rates.get(i), sizes, settings, work, results));
+      }
+      double[] last = perRate.get(perRate.size() - 1);
+      results.latencyMs(last[0], last[1], last[2]);
+      results.note(
+          NAME,
+          String.format(
+              Locale.ROOT,
+              "latencyMs.p50/p95/p99 are the idempotent sink's at %s of its measured maximum"
+                  + " (%.0f events/s, median of %d run(s)): Kafka record timestamp of the event to"
+                  + " that of its early decision; targets p50 < %.1f ms (%s), p95 < %.1f ms (%s),"
+                  + " MillWheel with exactly-once, VLDB 2013",
+              shareLabel(shares.get(shares.size() - 1)),
+              rates.get(rates.size() - 1),
+              sizes.latencyRepeats,
+              KafkaSinkBenchmark.TARGET_IDEMPOTENT_P50_MS,
+              metOrMissed(last[0], KafkaSinkBenchmark.TARGET_IDEMPOTENT_P50_MS),
+              KafkaSinkBenchmark.TARGET_IDEMPOTENT_P95_MS,
+              metOrMissed(last[1], KafkaSinkBenchmark.TARGET_IDEMPOTENT_P95_MS)));
+    } finally {
+      deleteRecursively(work);
+    }
+  }
+
+  /** The idempotent sink's maximum throughput, events/s (first to last decision). */
+  private static Stats measureThroughput(
+      EmbeddedKafka broker,
+      BenchProfile profile,
+      Sizes sizes,
+      KafkaSinkBenchmark.Settings settings,
+      Path work,
+      BenchResults results)
+      throws Exception {
+    List<Line> lines = KafkaSinkBenchmark.throughputLines(settings);
+    for (int i = 0; i < profile.warmups; i++) {
+      ThroughputRun run =
+          KafkaSinkBenchmark.throughputRun(
+              broker, MODE, "latency-warmup" + i, lines, settings, work);
+      System.out.println(run.describe("warm-up " + (i + 1) + " (discarded)"));
+    }
+    double[] firstToLast = new double[profile.repeats];
+    double[] submitToLast = new double[profile.repeats];
+    for (int i = 0; i < profile.repeats; i++) {
+      ThroughputRun run =
+          KafkaSinkBenchmark.throughputRun(
+              broker, MODE, "latency-throughput" + i, lines, settings, work);
+      System.out.println(run.describe("repeat " + (i + 1)));
+      firstToLast[i] = run.eventsPerSecondFirstToLast();
+      submitToLast[i] = run.eventsPerSecond();
+    }
+    Stats capacity = Stats.of(firstToLast);
+    results.measure(NAME, "idempotent max throughput (first->last decision)", capacity, "events/s");
+    results.measure(
+        NAME, "idempotent throughput (submit->last decision)", Stats.of(submitToLast), "events/s");
+    results.note(
+        NAME,
+        String.format(
+            Locale.ROOT,
+            "maximum throughput: a backlog of %d events (%d accounts) per run, early firing on every"
+                + " element, events/s between the first and the last decision record (job"
+                + " start-up excluded), %d warm-up run(s) discarded, median of %d",
+            lines.size(),
+            sizes.accounts,
+            profile.warmups,
+            profile.repeats));
+    return capacity;
+  }
+
+  /** One rate: p50, p95 and p99 (medians over the repeats), measurements and the CDF series. */
+  private static double[] measureLatency(
+      EmbeddedKafka broker,
+      String share,
+      double rate,
+      Sizes sizes,
+      KafkaSinkBenchmark.Settings settings,
+      Path work,
+      BenchResults results)
+      throws Exception {
+    double[][] percentiles = new double[3][sizes.latencyRepeats];
+    double[] sent = new double[sizes.latencyRepeats];
+    List<long[]> latencies = new ArrayList<>();
+    String label = "idempotent @" + share;
+    for (int i = 0; i < sizes.latencyRepeats; i++) {
+      LatencyRun run =
+          KafkaSinkBenchmark.latencyRun(
+              broker, MODE, "latency-" + share.replace("%", "pct") + "-" + i, rate, settings, work);
+      System.out.println(run.describe());
+      if (run.decisions() == 0) {
+        throw new IllegalStateException(label + ": no early decision was measured");
+      }
+      if (!run.drained()) {
+        results.note(
+            NAME,
+            label
+                + ": decisions were still arriving at the drain cap, the slowest are missing from"
+                + " the percentiles");
+      }
+      percentiles[0][i] = run.recordLatencyMs(0.50);
+      percentiles[1][i] = run.recordLatencyMs(0.95);
+      percentiles[2][i] = run.recordLatencyMs(0.99);
+      sent[i] = run.achievedRate();
+      latencies.add(run.recordLatenciesMs());
+    }
+    String rateText = String.format(Locale.ROOT, "%s, %.0f events/s", label, rate);
+    String[] names = {"p50", "p95", "p99"};
+    double[] medians = new double[3];
+    for (int p = 0; p < 3; p++) {
+      Stats stats = Stats.of(percentiles[p]);
+      results.measure(NAME, rateText + " latency " + names[p], stats, "ms");
+      medians[p] = stats.median();
+    }
+    results.measure(NAME, rateText + " sent", Stats.of(sent), "events/s");
+    long[] pooled = pool(latencies);
+    for (double[] point : cdf(pooled, CDF_POINTS)) {
+      results.point(CDF_CHART, label, point[0], point[1]);
+    }
+    results.note(
+        NAME,
+        String.format(
+            Locale.ROOT,
+            "%s: %d early decisions over %d run(s) of %.0f s after a %.0f s warm-up;"
+                + " percentiles nearest-rank per run, median over runs",
+            rateText,
+            pooled.length,
+            sizes.latencyRepeats,
+            sizes.latencySeconds,
+            sizes.warmupSeconds));
+    return medians;
+  }
+
+  /**
+   * The empirical distribution of {@code values} at {@code points} evenly spaced fractions: {@code
+   * {latency, fraction}} pairs, the nearest-rank latency at each fraction.
+   */
+  static List<double[]> cdf(long[] values, int points) {
+    List<double[]> cdf = new ArrayList<>();
+    if (values.length == 0) {
+      return cdf;
+    }
+    long[] sorted = values.clone();
+    Arrays.sort(sorted);
+    for (int i = 1; i <= points; i++) {
+      double fraction = (double) i / points;
+      cdf.add(new double[] {KafkaSinkBenchmark.percentile(sorted, fraction), fraction});
+    }
+    return cdf;
+  }
+
+  private static long[] pool(List<long[]> runs) {
+    return runs.stream().flatMapToLong(Arrays::stream).sorted().toArray();
+  }
+
+  static String shareLabel(double share) {
+    return Math.round(share * 100) + "%";
+  }
+
+  private static String metOrMissed(double value, double target) {
+    return Double.isNaN(value) ? "not measured" : value < target ? "met" : "missed";
+  }
+
+  /** Removes the jobs' scratch directory; what cannot be removed stays (a temp directory). */
+  private static void deleteRecursively(Path directory) {
+    try (Stream<Path> paths = Files.walk(directory)) {
+      paths.sorted(Comparator.reverseOrder()).forEach(LatencyPart::deleteQuietly);
+    } catch (IOException | UncheckedIOException e) {
+      System.out.println("latency: left " + directory + " behind: " + e);
+    }
+  }
+
+  private static void deleteQuietly(Path path) {
+    try {
+      Files.deleteIfExists(path);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}
