@@ -85,5 +85,29 @@ public class BackfillTest {
     assertThat(summary.decisionsByTiming.get("LATE"), is(0L));
     assertThat(summary.tooLate, is(0L));
     assertThat(summary.windowed, is(summary.unique));
+
+    // Ingestion time is the files' last-modified time (Beam's glob match reports 0 for it).
+    long newest = 0;
+    for (int part = 0; part < 2; part++) {
+      newest =
+          Math.max(
+              newest,
+              Files.getLastModifiedTime(history.resolve("part-" + part + ".ndjson")).toMillis());
+    }
+    try (var files = Files.list(out.resolve("decisions"))) {
+      for (Path file : (Iterable<Path>) files::iterator) {
+        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+          long ingested =
+              org.joda.time.Instant.parse(
+                      dev.tidemark.transforms.Json.MAPPER
+                          .readTree(line)
+                          .get("clocks")
+                          .get("ingestionTime")
+                          .asText())
+                  .getMillis();
+          assertThat(line, ingested > newest - 60_000 && ingested <= newest, is(true));
+        }
+      }
+    }
   }
 }

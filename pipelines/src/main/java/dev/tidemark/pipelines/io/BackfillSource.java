@@ -8,6 +8,7 @@ import java.io.InputStream;
 import java.nio.channels.Channels;
 import org.apache.beam.sdk.io.FileIO;
 import org.apache.beam.sdk.io.fs.EmptyMatchTreatment;
+import org.apache.beam.sdk.io.fs.MatchResult;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
@@ -51,13 +52,29 @@ public final class BackfillSource extends PTransform<PBegin, PCollection<RawReco
         .setCoder(RawRecord.RawRecordCoder.of());
   }
 
+  /**
+   * The file's last-modified time. Beam's local filesystem leaves it at 0 when matching a glob, so
+   * a local file's is read from the disk; a filesystem that reports none gives the time of reading.
+   */
+  static Instant ingestionTime(MatchResult.Metadata metadata, String path) throws IOException {
+    long millis = metadata.lastModifiedMillis();
+    if (millis > 0) {
+      return new Instant(millis);
+    }
+    if ("file".equals(metadata.resourceId().getScheme())) {
+      return new Instant(
+          java.nio.file.Files.getLastModifiedTime(java.nio.file.Paths.get(path)).toMillis());
+    }
+    return Instant.now();
+  }
+
   /** Splits a file into lines of bytes ({@code \n}, with an optional {@code \r} before it). */
   static final class ReadLinesFn extends DoFn<FileIO.ReadableFile, RawRecord> {
     @ProcessElement
     public void processElement(@Element FileIO.ReadableFile file, OutputReceiver<RawRecord> out)
         throws IOException {
       String path = file.getMetadata().resourceId().toString();
-      Instant ingested = new Instant(file.getMetadata().lastModifiedMillis());
+      Instant ingested = ingestionTime(file.getMetadata(), path);
       try (InputStream in = new BufferedInputStream(Channels.newInputStream(file.open()))) {
         ByteArrayOutputStream line = new ByteArrayOutputStream(512);
         long number = 0;
