@@ -152,6 +152,62 @@ public final class ParseCloudEvents
     return WithFailures.Result.of(outputs, eventsTag, failuresTag);
   }
 
+  /**
+   * This transform's parsing and validation as plain Java, for code that is not a Beam pipeline
+   * (the native Flink baseline of the benchmark suite, which must do the same work per record). Not
+   * serialisable and not thread-safe: make one per worker thread.
+   */
+  public Parser newParser() {
+    return new Parser(new ParseCloudEventsFn(allowedTypes, currency, maxEventBytes, null, null));
+  }
+
+  /**
+   * Parses records as {@link ParseCloudEvents} does, with the same rules and the same dead letters;
+   * only the Beam-specific checks are left out (the record timestamp, which a caller outside Beam
+   * assigns itself, and the metrics).
+   */
+  public static final class Parser {
+    private final ParseCloudEventsFn fn;
+
+    private Parser(ParseCloudEventsFn fn) {
+      this.fn = fn;
+      try {
+        fn.setup();
+      } catch (NoSuchAlgorithmException e) {
+        throw new IllegalStateException("this JVM has no SHA-256", e);
+      }
+    }
+
+    /** The event, or null after handing the record's dead letter to {@code deadLetters}. */
+    public @Nullable PaymentEvent parse(
+        RawRecord record, java.util.function.Consumer<DeadLetter> deadLetters) {
+      try {
+        return fn.parse(record);
+      } catch (Rejection rejection) {
+        deadLetters.accept(deadLetterOf(record, rejection));
+      } catch (RuntimeException e) {
+        deadLetters.accept(
+            deadLetterOf(
+                record,
+                new Rejection(
+                    DeadLetterReason.INVALID_CLOUDEVENT, "unexpected parser error: " + e, e)));
+      }
+      return null;
+    }
+  }
+
+  /** The dead letter of a rejected record. */
+  static DeadLetter deadLetterOf(RawRecord record, Rejection rejection) {
+    Throwable cause = rejection.getCause();
+    return new DeadLetter(
+        rejection.reason,
+        rejection.getMessage(),
+        record.sourceError() != null ? "Source" : STEP,
+        record.origin(),
+        record.payload(),
+        cause == null ? null : cause.toString());
+  }
+
   /** A validation failure with its reason; internal control flow of the parser. */
   static final class Rejection extends Exception {
     final DeadLetterReason reason;
@@ -171,8 +227,8 @@ public final class ParseCloudEvents
     private final Set<String> allowedTypes;
     private final String currency;
     private final int maxEventBytes;
-    private final TupleTag<PaymentEvent> eventsTag;
-    private final TupleTag<DeadLetter> failuresTag;
+    private final @Nullable TupleTag<PaymentEvent> eventsTag;
+    private final @Nullable TupleTag<DeadLetter> failuresTag;
 
     private final Counter read = TidemarkMetrics.counter(TidemarkMetrics.READ);
     private final Counter valid = TidemarkMetrics.counter(TidemarkMetrics.VALID);
@@ -185,8 +241,8 @@ public final class ParseCloudEvents
         Set<String> allowedTypes,
         String currency,
         int maxEventBytes,
-        TupleTag<PaymentEvent> eventsTag,
-        TupleTag<DeadLetter> failuresTag) {
+        @Nullable TupleTag<PaymentEvent> eventsTag,
+        @Nullable TupleTag<DeadLetter> failuresTag) {
       this.allowedTypes = allowedTypes;
       this.currency = currency;
       this.maxEventBytes = maxEventBytes;
@@ -235,16 +291,7 @@ public final class ParseCloudEvents
     private void deadLetter(RawRecord record, Rejection rejection, MultiOutputReceiver out) {
       deadLetters.inc();
       TidemarkMetrics.counter(TidemarkMetrics.DEAD_LETTERS_PREFIX + rejection.reason.code()).inc();
-      Throwable cause = rejection.getCause();
-      out.get(failuresTag)
-          .output(
-              new DeadLetter(
-                  rejection.reason,
-                  rejection.getMessage(),
-                  record.sourceError() != null ? "Source" : STEP,
-                  record.origin(),
-                  record.payload(),
-                  cause == null ? null : cause.toString()));
+      out.get(failuresTag).output(deadLetterOf(record, rejection));
     }
 
     PaymentEvent parse(RawRecord record) throws Rejection {

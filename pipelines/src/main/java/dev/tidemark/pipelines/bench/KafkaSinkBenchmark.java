@@ -351,6 +351,9 @@ public final class KafkaSinkBenchmark {
 
   // ---------------------------------------------------------------- jobs
 
+  /** System property with extra pipeline options for every benchmarked job (tuning experiments). */
+  public static final String EXTRA_ARGS_PROPERTY = "tidemark.bench.pipelineArgs";
+
   static TidemarkOptions options(
       String bootstrapServers,
       String name,
@@ -359,32 +362,41 @@ public final class KafkaSinkBenchmark {
       Path work)
       throws IOException {
     Path output = Files.createDirectories(work.resolve(name));
-    return PipelineOptionsFactory.fromArgs(
-            "--runner=FlinkRunner",
-            "--flinkMaster=[local]",
-            "--streaming=true",
-            "--parallelism=2",
-            "--checkpointingInterval=" + checkpointIntervalMs,
-            "--checkpointingMode=EXACTLY_ONCE",
-            "--minPauseBetweenCheckpoints=" + MIN_PAUSE_BETWEEN_CHECKPOINTS_MS,
-            "--numberOfExecutionRetries=3",
-            "--executionRetryDelay=2000",
-            "--source=kafka",
-            "--sink=kafka",
-            "--kafkaBootstrapServers=" + bootstrapServers,
-            "--kafkaInputTopic=" + name + ".events",
-            "--kafkaDecisionsTopic=" + name + ".decisions",
-            "--kafkaDeadLettersTopic=" + name + ".dead-letters",
-            "--kafkaDuplicatesTopic=" + name + ".duplicates",
-            "--kafkaTooLateTopic=" + name + ".too-late",
-            "--kafkaConsumerGroup=" + name + "-source",
-            "--kafkaSinkGroupId=" + name + "-sink",
-            "--kafkaSinkMode=" + mode,
-            "--kafkaSinkShards=1",
-            "--maxOutOfOrderness=PT30S",
-            "--kafkaIdleTimeout=PT10S",
-            "--earlyFiringDelay=PT0S",
-            "--output=" + output)
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "--runner=FlinkRunner",
+                "--flinkMaster=[local]",
+                "--streaming=true",
+                "--parallelism=2",
+                "--checkpointingInterval=" + checkpointIntervalMs,
+                "--checkpointingMode=EXACTLY_ONCE",
+                "--minPauseBetweenCheckpoints=" + MIN_PAUSE_BETWEEN_CHECKPOINTS_MS,
+                "--numberOfExecutionRetries=3",
+                "--executionRetryDelay=2000",
+                "--source=kafka",
+                "--sink=kafka",
+                "--kafkaBootstrapServers=" + bootstrapServers,
+                "--kafkaInputTopic=" + name + ".events",
+                "--kafkaDecisionsTopic=" + name + ".decisions",
+                "--kafkaDeadLettersTopic=" + name + ".dead-letters",
+                "--kafkaDuplicatesTopic=" + name + ".duplicates",
+                "--kafkaTooLateTopic=" + name + ".too-late",
+                "--kafkaConsumerGroup=" + name + "-source",
+                "--kafkaSinkGroupId=" + name + "-sink",
+                "--kafkaSinkMode=" + mode,
+                "--kafkaSinkShards=1",
+                "--maxOutOfOrderness=PT30S",
+                "--kafkaIdleTimeout=PT10S",
+                "--earlyFiringDelay=PT0S",
+                "--output=" + output));
+    // Tuning experiments: more pipeline options, e.g.
+    // -Dtidemark.bench.pipelineArgs="--maxBundleTimeMills=10".
+    String extra = System.getProperty(EXTRA_ARGS_PROPERTY, "").trim();
+    if (!extra.isEmpty()) {
+      args.addAll(List.of(extra.split("\\s+")));
+    }
+    return PipelineOptionsFactory.fromArgs(args.toArray(new String[0]))
         .withValidation()
         .as(TidemarkOptions.class);
   }

@@ -1,5 +1,9 @@
 package dev.tidemark.pipelines.bench.suite;
 
+import dev.tidemark.pipelines.bench.beam.BuildingBlocksPart;
+import dev.tidemark.pipelines.bench.beam.DedupStatePart;
+import dev.tidemark.pipelines.bench.beam.ScalingPart;
+import dev.tidemark.pipelines.bench.flink.FlinkBaselinePart;
 import dev.tidemark.pipelines.bench.latency.LatencyPart;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -21,6 +25,10 @@ public final class BenchSuite {
   /** The parts of the published suite, in running order. */
   public static List<BenchPart> defaultParts() {
     List<BenchPart> parts = new ArrayList<>();
+    parts.add(new FlinkBaselinePart());
+    parts.add(new BuildingBlocksPart());
+    parts.add(new ScalingPart());
+    parts.add(new DedupStatePart());
     parts.add(new LatencyPart());
     return parts;
   }

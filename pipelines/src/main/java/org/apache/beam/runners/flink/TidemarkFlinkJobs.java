@@ -13,6 +13,7 @@ import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.flink.runtime.checkpoint.CheckpointStatsSnapshot;
 import org.apache.flink.runtime.jobgraph.JobGraph;
 import org.apache.flink.runtime.jobgraph.SavepointRestoreSettings;
 import org.apache.flink.runtime.jobmaster.JobResult;
@@ -126,6 +127,14 @@ public final class TidemarkFlinkJobs {
       } finally {
         cluster.close();
       }
+    }
+
+    /**
+     * The job's checkpoint statistics so far, as Flink's web UI shows them (sizes, trigger times);
+     * its history keeps the latest few checkpoints only.
+     */
+    public CheckpointStatsSnapshot checkpointStats() throws Exception {
+      return cluster.getExecutionGraph(id).get(1, TimeUnit.MINUTES).getCheckpointStatsSnapshot();
     }
 
     @Override

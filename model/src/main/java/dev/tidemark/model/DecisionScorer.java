@@ -1,0 +1,63 @@
+package dev.tidemark.model;
+
+import dev.tidemark.transforms.DeadLetter;
+import dev.tidemark.transforms.Decision;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * What one {@link ScoreFeatures} DoFn instance does between {@code @Setup} and {@code @Teardown},
+ * as plain Java, for code that is not a Beam pipeline (the native Flink baseline of the benchmark
+ * suite, which must score exactly as Tidemark does): a lease on the JVM's shared model, its own
+ * predictor, and batches scored in one engine call with failing rows isolated.
+ *
+ * <p>Not thread-safe and not serialisable: open one per worker thread, close it when done.
+ *
+ * <pre>{@code
+ * try (DecisionScorer scorer = DecisionScorer.open(ScoreFeatures.defaultModel())) {
+ *   scorer.score(batch, scored::add, failures::add);
+ * }
+ * }</pre>
+ */
+public final class DecisionScorer implements AutoCloseable {
+  private final ModelSession session;
+  private final int batchSize;
+
+  private DecisionScorer(ModelSession session, int batchSize) {
+    this.session = session;
+    this.batchSize = batchSize;
+  }
+
+  /** Loads (or shares) the model {@code transform} is configured with, and a predictor on it. */
+  public static DecisionScorer open(ScoreFeatures transform) {
+    ScoringConfig config = transform.config();
+    return new DecisionScorer(ModelSession.open(config), config.batchSize);
+  }
+
+  /** The rows per engine call the transform is configured with. */
+  public int batchSize() {
+    return batchSize;
+  }
+
+  /**
+   * Scores {@code decisions} in one engine call, in order: each goes to {@code scored} with its
+   * score, or to {@code failures} as a dead letter when it cannot be scored.
+   */
+  public void score(
+      List<Decision> decisions, Consumer<Decision> scored, Consumer<DeadLetter> failures) {
+    ModelSession.Outcomes outcomes = session.score(decisions);
+    for (int i = 0; i < outcomes.size(); i++) {
+      Decision decision = outcomes.scored()[i];
+      if (decision != null) {
+        scored.accept(decision);
+      } else {
+        failures.accept(outcomes.failure(i));
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    session.close();
+  }
+}
