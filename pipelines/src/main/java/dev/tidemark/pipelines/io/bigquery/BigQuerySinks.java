@@ -108,20 +108,23 @@ public final class BigQuerySinks {
             ParDo.of(new LogRejectedFn(BigQueryTables.DEAD_LETTERS.name())));
   }
 
-  /** {@code PROJECT:DATASET} from the options, checked. */
+  /**
+   * The dataset from the options as BigQueryIO takes it: {@code PROJECT:DATASET} ({@code
+   * PROJECT.DATASET} is accepted too), or {@code DATASET} alone in the job's {@code --project}.
+   */
   static String dataset(BigQuerySinkOptions options) {
-    String dataset = options.getBigQueryDataset();
-    if (dataset == null || !dataset.trim().matches("[^:.\\s]+[:.][A-Za-z0-9_]+")) {
+    String dataset =
+        options.getBigQueryDataset() == null ? "" : options.getBigQueryDataset().trim();
+    if (!dataset.matches("([^:.\\s]+[:.])?[A-Za-z0-9_]+")) {
       throw new IllegalArgumentException(
           "--sink=bigquery needs --bigQueryDataset=PROJECT:DATASET (got "
-              + (dataset == null ? "nothing" : "'" + dataset + "'")
+              + (dataset.isEmpty() ? "nothing" : "'" + dataset + "'")
               + ")");
     }
-    String trimmed = dataset.trim();
-    int dot = trimmed.lastIndexOf('.');
-    return trimmed.contains(":")
-        ? trimmed
-        : trimmed.substring(0, dot) + ":" + trimmed.substring(dot + 1);
+    int dot = dataset.lastIndexOf('.');
+    return dataset.contains(":") || dot < 0
+        ? dataset
+        : dataset.substring(0, dot) + ":" + dataset.substring(dot + 1);
   }
 
   /** {@code PROJECT:DATASET.TABLE} of a table. */

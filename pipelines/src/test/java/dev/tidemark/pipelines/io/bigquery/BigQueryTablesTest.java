@@ -121,4 +121,24 @@ public class BigQueryTablesTest {
       assertThat(clock, type, is("TIMESTAMP"));
     }
   }
+
+  private static String dataset(String value) {
+    dev.tidemark.pipelines.TidemarkOptions options =
+        org.apache.beam.sdk.options.PipelineOptionsFactory.as(
+            dev.tidemark.pipelines.TidemarkOptions.class);
+    options.setBigQueryDataset(value);
+    return BigQuerySinks.dataset(options);
+  }
+
+  @Test
+  public void datasetIsProjectColonDatasetOrADatasetOfTheJobsProject() {
+    assertThat(dataset("p:d"), is("p:d"));
+    assertThat(dataset("my-project.tidemark_1"), is("my-project:tidemark_1"));
+    assertThat(dataset("tidemark"), is("tidemark"));
+    for (String bad : List.of("", "p:d.x", "p:d-x", "a b:c")) {
+      IllegalArgumentException e =
+          org.junit.Assert.assertThrows(IllegalArgumentException.class, () -> dataset(bad));
+      assertThat(e.getMessage().contains("--bigQueryDataset=PROJECT:DATASET"), is(true));
+    }
+  }
 }
