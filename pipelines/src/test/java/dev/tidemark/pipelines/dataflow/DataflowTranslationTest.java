@@ -3,8 +3,8 @@ package dev.tidemark.pipelines.dataflow;
 import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.everyItem;
+import static org.hamcrest.Matchers.in;
 import static org.hamcrest.Matchers.is;
-import static org.hamcrest.Matchers.isIn;
 import static org.hamcrest.Matchers.not;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -143,7 +143,7 @@ public class DataflowTranslationTest {
     assertThat(
         kinds,
         everyItem(
-            isIn(
+            in(
                 List.of(
                     "ParallelRead",
                     "ParallelDo",

@@ -43,7 +43,7 @@ final class FlinkBatchRuns implements AutoCloseable {
   }
 
   @Override
-  public void close() throws Exception {
+  public void close() {
     cluster.close();
   }
 

@@ -98,7 +98,7 @@ final class KafkaRecordSource
 
   @Override
   public SimpleVersionedSerializer<Collection<PartitionSplit>> getEnumeratorCheckpointSerializer() {
-    return new CheckpointSerializer();
+    return new SplitsSerializer<>(new SplitSerializer());
   }
 
   @Override
@@ -286,45 +286,6 @@ final class KafkaRecordSource
       try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(serialized))) {
         return new PartitionSplit(in.readUTF(), in.readInt(), in.readLong());
       }
-    }
-  }
-
-  static final class CheckpointSerializer
-      implements SimpleVersionedSerializer<Collection<PartitionSplit>> {
-    private final SplitSerializer splits = new SplitSerializer();
-
-    @Override
-    public int getVersion() {
-      return 1;
-    }
-
-    @Override
-    public byte[] serialize(Collection<PartitionSplit> checkpoint) throws IOException {
-      ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-      try (DataOutputStream out = new DataOutputStream(bytes)) {
-        out.writeInt(checkpoint.size());
-        for (PartitionSplit split : checkpoint) {
-          byte[] one = splits.serialize(split);
-          out.writeInt(one.length);
-          out.write(one);
-        }
-      }
-      return bytes.toByteArray();
-    }
-
-    @Override
-    public Collection<PartitionSplit> deserialize(int version, byte[] serialized)
-        throws IOException {
-      List<PartitionSplit> result = new ArrayList<>();
-      try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(serialized))) {
-        int n = in.readInt();
-        for (int i = 0; i < n; i++) {
-          byte[] one = new byte[in.readInt()];
-          in.readFully(one);
-          result.add(splits.deserialize(version, one));
-        }
-      }
-      return result;
     }
   }
 }

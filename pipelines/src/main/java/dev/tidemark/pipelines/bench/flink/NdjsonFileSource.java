@@ -73,7 +73,7 @@ final class NdjsonFileSource
 
   @Override
   public SimpleVersionedSerializer<Collection<FileSplit>> getEnumeratorCheckpointSerializer() {
-    return new CheckpointSerializer();
+    return new SplitsSerializer<>(new SplitSerializer());
   }
 
   @Override
@@ -201,44 +201,6 @@ final class NdjsonFileSource
       try (DataInputStream in = new DataInputStream(new java.io.ByteArrayInputStream(serialized))) {
         return new FileSplit(in.readUTF(), in.readLong());
       }
-    }
-  }
-
-  static final class CheckpointSerializer
-      implements SimpleVersionedSerializer<Collection<FileSplit>> {
-    private final SplitSerializer splits = new SplitSerializer();
-
-    @Override
-    public int getVersion() {
-      return 1;
-    }
-
-    @Override
-    public byte[] serialize(Collection<FileSplit> checkpoint) throws IOException {
-      ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-      try (DataOutputStream out = new DataOutputStream(bytes)) {
-        out.writeInt(checkpoint.size());
-        for (FileSplit split : checkpoint) {
-          byte[] one = splits.serialize(split);
-          out.writeInt(one.length);
-          out.write(one);
-        }
-      }
-      return bytes.toByteArray();
-    }
-
-    @Override
-    public Collection<FileSplit> deserialize(int version, byte[] serialized) throws IOException {
-      List<FileSplit> result = new ArrayList<>();
-      try (DataInputStream in = new DataInputStream(new java.io.ByteArrayInputStream(serialized))) {
-        int n = in.readInt();
-        for (int i = 0; i < n; i++) {
-          byte[] one = new byte[in.readInt()];
-          in.readFully(one);
-          result.add(splits.deserialize(version, one));
-        }
-      }
-      return result;
     }
   }
 }

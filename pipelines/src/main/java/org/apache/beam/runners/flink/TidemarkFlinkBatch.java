@@ -93,7 +93,14 @@ public final class TidemarkFlinkBatch implements AutoCloseable {
   }
 
   @Override
-  public void close() throws Exception {
-    cluster.close();
+  public void close() {
+    try {
+      cluster.close();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while stopping the embedded Flink cluster", e);
+    } catch (Exception e) {
+      throw new IllegalStateException("cannot stop the embedded Flink cluster", e);
+    }
   }
 }
