@@ -20,7 +20,6 @@ import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.not;
 import static org.junit.Assert.assertThrows;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.cloud.secretmanager.v1.AccessSecretVersionRequest;
 import com.google.cloud.secretmanager.v1.AccessSecretVersionResponse;
 import com.google.cloud.secretmanager.v1.SecretPayload;
@@ -43,7 +42,6 @@ import java.io.ObjectInputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -52,8 +50,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.zip.CRC32C;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
-import org.apache.beam.sdk.util.common.ReflectHelpers;
-import org.apache.beam.sdk.util.construction.PipelineOptionsTranslation;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -359,16 +355,7 @@ public class KafkaSecretManagerTest {
     KafkaClients clients = KafkaClients.from(options);
     SecuredKafka.GraphCollector graph = buildPipeline(options, clients);
 
-    Map<String, String> exposed = new LinkedHashMap<>();
-    exposed.put("options.toString()", options.toString());
-    exposed.put("KafkaClients.toString()", clients.toString());
-    exposed.put("display data", graph.displayData.toString());
-    exposed.put(
-        "options JSON",
-        new ObjectMapper()
-            .registerModules(ObjectMapper.findModules(ReflectHelpers.findClassLoader()))
-            .writeValueAsString(options));
-    exposed.put("options proto", PipelineOptionsTranslation.toProto(options).toString());
+    Map<String, String> exposed = SecuredKafka.exposedPlaces(options, clients, graph);
     exposed.put("serialized transforms", graph.serialized.toString(ISO_8859_1));
 
     // The password is one call away, and it was fetched after the places were collected ...

@@ -25,7 +25,6 @@ import static org.hamcrest.Matchers.not;
 import static org.hamcrest.Matchers.nullValue;
 import static org.junit.Assert.assertThrows;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
@@ -34,15 +33,12 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.beam.sdk.testing.PAssert;
 import org.apache.beam.sdk.transforms.MapElements;
-import org.apache.beam.sdk.util.common.ReflectHelpers;
-import org.apache.beam.sdk.util.construction.PipelineOptionsTranslation;
 import org.apache.beam.sdk.util.construction.PipelineTranslation;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.TypeDescriptors;
@@ -433,16 +429,7 @@ public class KafkaSecurityTest {
     SecuredKafka.GraphCollector graph = new SecuredKafka.GraphCollector();
     pipeline.traverseTopologically(graph);
 
-    Map<String, String> exposed = new LinkedHashMap<>();
-    exposed.put("options.toString()", options.toString());
-    exposed.put("KafkaClients.toString()", clients.toString());
-    exposed.put("display data", graph.displayData.toString());
-    exposed.put(
-        "options JSON",
-        new ObjectMapper()
-            .registerModules(ObjectMapper.findModules(ReflectHelpers.findClassLoader()))
-            .writeValueAsString(options));
-    exposed.put("options proto", PipelineOptionsTranslation.toProto(options).toString());
+    Map<String, String> exposed = SecuredKafka.exposedPlaces(options, clients, graph);
     // The proto's Java payloads are Snappy-compressed: the serialized transforms are checked
     // uncompressed below.
     exposed.put(

@@ -7,6 +7,7 @@ import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.not;
 import static org.junit.Assert.fail;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.tidemark.pipelines.KafkaOptions;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -18,6 +19,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
@@ -25,10 +27,13 @@ import java.util.concurrent.TimeUnit;
 import kafka.testkit.KafkaClusterTestKit;
 import kafka.testkit.TestKitNodes;
 import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.options.PipelineOptions;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.beam.sdk.runners.TransformHierarchy;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.display.DisplayData;
+import org.apache.beam.sdk.util.common.ReflectHelpers;
+import org.apache.beam.sdk.util.construction.PipelineOptionsTranslation;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.ScramCredentialInfo;
@@ -446,6 +451,25 @@ final class SecuredKafka {
    * The display data of every transform, composite and primitive, and the Java serialization
    * (uncompressed) of every transform that is serializable.
    */
+  /**
+   * The places a secret must never reach, by name: the options (text, JSON, proto), the clients'
+   * text and the pipeline's display data. Callers add their own places.
+   */
+  static Map<String, String> exposedPlaces(
+      PipelineOptions options, KafkaClients clients, GraphCollector graph) throws Exception {
+    Map<String, String> exposed = new LinkedHashMap<>();
+    exposed.put("options.toString()", options.toString());
+    exposed.put("KafkaClients.toString()", clients.toString());
+    exposed.put("display data", graph.displayData.toString());
+    exposed.put(
+        "options JSON",
+        new ObjectMapper()
+            .registerModules(ObjectMapper.findModules(ReflectHelpers.findClassLoader()))
+            .writeValueAsString(options));
+    exposed.put("options proto", PipelineOptionsTranslation.toProto(options).toString());
+    return exposed;
+  }
+
   static final class GraphCollector extends Pipeline.PipelineVisitor.Defaults {
     final List<DisplayData> displayData = new ArrayList<>();
     final ByteArrayOutputStream serialized = new ByteArrayOutputStream();
