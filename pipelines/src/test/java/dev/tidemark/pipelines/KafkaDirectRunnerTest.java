@@ -65,7 +65,8 @@ public class KafkaDirectRunnerTest {
                 .lateFraction(0)
                 .tooLateFraction(0)
                 .duplicateRate(0.08)
-                .malformedFraction(0.03)
+                // 16 malformed lines: every kind the generator has, invalid UTF-8 included.
+                .malformedFraction(0.08)
                 .build())
         .writeTo(events);
 
@@ -121,9 +122,10 @@ public class KafkaDirectRunnerTest {
     }
     assertThat(fromReplay.size(), greaterThan(100));
     assertThat(withoutVersions(fromKafka), is(withoutVersions(fromReplay)));
-    assertThat(
-        reasons(KafkaFeed.readAll(clients, topics.get("dead-letters"))),
-        is(reasonsOf(lines(replayOut.resolve("dead-letters")))));
+    Map<String, Long> reasons = reasons(KafkaFeed.readAll(clients, topics.get("dead-letters")));
+    assertThat(reasons, is(reasonsOf(lines(replayOut.resolve("dead-letters")))));
+    // The feed sends a line that is not UTF-8 as it is, for the pipeline to dead-letter.
+    assertThat(reasons.get("invalid_utf8"), is(1L));
   }
 
   /** Keeps, per decisionId, the highest version, without what differs legitimately. */

@@ -116,7 +116,8 @@ public final class ReplayFile {
     return builder.finish(lines.size());
   }
 
-  private static List<byte[]> splitLines(byte[] bytes) {
+  /** A replay file's lines as bytes, without their line ends ({@code \n} or {@code \r\n}). */
+  public static List<byte[]> splitLines(byte[] bytes) {
     List<byte[]> lines = new ArrayList<>();
     int start = 0;
     for (int i = 0; i <= bytes.length; i++) {

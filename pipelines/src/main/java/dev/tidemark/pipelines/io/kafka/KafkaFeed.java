@@ -1,12 +1,16 @@
 package dev.tidemark.pipelines.io.kafka;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.tidemark.pipelines.io.ReplayFile;
 import dev.tidemark.transforms.Json;
 import io.cloudevents.CloudEvent;
 import io.cloudevents.core.format.EventFormat;
 import io.cloudevents.jackson.JsonFormat;
 import io.cloudevents.kafka.KafkaMessageFactory;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -72,7 +76,7 @@ public final class KafkaFeed {
    */
   public static Fed produce(KafkaClients clients, String topic, Path replayFile, Mode mode)
       throws IOException {
-    List<String> lines = Files.readAllLines(replayFile, StandardCharsets.UTF_8);
+    List<byte[]> lines = ReplayFile.splitLines(Files.readAllBytes(replayFile));
     Map<String, Object> config = clients.merged(new HashMap<>());
     config.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
     config.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
@@ -85,11 +89,13 @@ public final class KafkaFeed {
     Long clock = null;
     List<Future<RecordMetadata>> sent = new ArrayList<>();
     try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config)) {
-      for (String line : lines) {
-        if (line.isBlank()) {
+      for (byte[] bytes : lines) {
+        // Bytes that are not UTF-8 are a malformed record like any other: sent as they are.
+        String line = utf8(bytes);
+        if (line != null && line.isBlank()) {
           continue;
         }
-        JsonNode node = tryParse(line);
+        JsonNode node = line == null ? null : tryParse(line);
         if (node != null && node.isObject() && node.has("advanceProcessingTime")) {
           clock = advance(clock, node.get("advanceProcessingTime").asText());
           continue;
@@ -107,12 +113,11 @@ public final class KafkaFeed {
         String key = node == null ? null : textAt(node, "data", "accountId");
         ProducerRecord<String, byte[]> record = null;
         boolean asBinary = mode == Mode.BINARY || (mode == Mode.MIXED && records % 2 == 1);
-        if (asBinary) {
+        if (asBinary && line != null) {
           record = binaryRecord(topic, clock, key, line);
         }
         if (record == null) {
-          record =
-              new ProducerRecord<>(topic, null, clock, key, line.getBytes(StandardCharsets.UTF_8));
+          record = new ProducerRecord<>(topic, null, clock, key, bytes);
           record
               .headers()
               .add(
@@ -135,6 +140,20 @@ public final class KafkaFeed {
       throw new IOException("interrupted while producing to " + topic, e);
     }
     return new Fed(records, binary, maxEventTime);
+  }
+
+  /** {@code bytes} as UTF-8 text, or null when they are not UTF-8. */
+  private static @Nullable String utf8(byte[] bytes) {
+    try {
+      return StandardCharsets.UTF_8
+          .newDecoder()
+          .onMalformedInput(CodingErrorAction.REPORT)
+          .onUnmappableCharacter(CodingErrorAction.REPORT)
+          .decode(ByteBuffer.wrap(bytes))
+          .toString();
+    } catch (CharacterCodingException e) {
+      return null;
+    }
   }
 
   /** A valid structured event line as a binary-mode record; null when the SDK cannot read it. */
