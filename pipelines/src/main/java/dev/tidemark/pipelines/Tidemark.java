@@ -135,9 +135,18 @@ public final class Tidemark implements Callable<Integer> {
         description = "Directory of latest.json and the charts (default: ${DEFAULT-VALUE}).")
     Path output;
 
+    @Option(
+        names = "--parts",
+        split = ",",
+        description =
+            "Run only these parts, comma-separated (default: all): native-flink,"
+                + " beam-building-blocks, beam-scaling, beam-dedup-state, latency. The other"
+                + " parts' figures are null in latest.json.")
+    List<String> parts = new ArrayList<>();
+
     @Override
     public Integer call() throws Exception {
-      BenchSuite suite = new BenchSuite(BenchSuite.defaultParts());
+      BenchSuite suite = new BenchSuite(BenchSuite.selectParts(parts));
       suite.run(BenchProfile.fromId(profile), output, System.out);
       return 0;
     }

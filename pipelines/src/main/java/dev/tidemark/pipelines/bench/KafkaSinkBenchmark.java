@@ -7,6 +7,7 @@ import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.Summary;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
+import dev.tidemark.pipelines.bench.suite.ExtraPipelineArgs;
 import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
 import dev.tidemark.pipelines.io.kafka.EmbeddedKafka;
@@ -351,9 +352,6 @@ public final class KafkaSinkBenchmark {
 
   // ---------------------------------------------------------------- jobs
 
-  /** System property with extra pipeline options for every benchmarked job (tuning experiments). */
-  public static final String EXTRA_ARGS_PROPERTY = "tidemark.bench.pipelineArgs";
-
   static TidemarkOptions options(
       String bootstrapServers,
       String name,
@@ -390,13 +388,7 @@ public final class KafkaSinkBenchmark {
                 "--kafkaIdleTimeout=PT10S",
                 "--earlyFiringDelay=PT0S",
                 "--output=" + output));
-    // Tuning experiments: more pipeline options, e.g.
-    // -Dtidemark.bench.pipelineArgs="--maxBundleTimeMills=10".
-    String extra = System.getProperty(EXTRA_ARGS_PROPERTY, "").trim();
-    if (!extra.isEmpty()) {
-      args.addAll(List.of(extra.split("\\s+")));
-    }
-    return PipelineOptionsFactory.fromArgs(args.toArray(new String[0]))
+    return PipelineOptionsFactory.fromArgs(ExtraPipelineArgs.append(args))
         .withValidation()
         .as(TidemarkOptions.class);
   }

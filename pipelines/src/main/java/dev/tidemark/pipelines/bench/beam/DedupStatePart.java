@@ -3,6 +3,7 @@ package dev.tidemark.pipelines.bench.beam;
 import dev.tidemark.pipelines.bench.suite.BenchPart;
 import dev.tidemark.pipelines.bench.suite.BenchProfile;
 import dev.tidemark.pipelines.bench.suite.BenchResults;
+import dev.tidemark.pipelines.bench.suite.ExtraPipelineArgs;
 import dev.tidemark.pipelines.bench.suite.Stats;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
 import dev.tidemark.transforms.DeduplicateEvents;
@@ -306,13 +307,15 @@ public final class DedupStatePart implements BenchPart {
     Pipeline pipeline =
         Pipeline.create(
             PipelineOptionsFactory.fromArgs(
-                    "--runner=FlinkRunner",
-                    "--flinkMaster=[local]",
-                    "--streaming=true",
-                    "--parallelism=1",
-                    "--checkpointingInterval=" + checkpointMillis,
-                    "--stateBackend=filesystem",
-                    "--stateBackendStoragePath=" + storage.toUri())
+                    ExtraPipelineArgs.append(
+                        List.of(
+                            "--runner=FlinkRunner",
+                            "--flinkMaster=[local]",
+                            "--streaming=true",
+                            "--parallelism=1",
+                            "--checkpointingInterval=" + checkpointMillis,
+                            "--stateBackend=filesystem",
+                            "--stateBackendStoragePath=" + storage.toUri())))
                 .create());
     PCollection<PaymentEvent> events =
         pipeline

@@ -1,5 +1,6 @@
 package dev.tidemark.pipelines.bench.beam;
 
+import dev.tidemark.pipelines.bench.suite.ExtraPipelineArgs;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -59,7 +60,9 @@ final class FlinkBatchRuns implements AutoCloseable {
     args.add("--streaming=false");
     args.add("--parallelism=" + parallelism);
     args.addAll(Arrays.asList(extra));
-    return PipelineOptionsFactory.fromArgs(args.toArray(new String[0])).withValidation().as(type);
+    return PipelineOptionsFactory.fromArgs(ExtraPipelineArgs.append(args))
+        .withValidation()
+        .as(type);
   }
 
   /** One finished run. */

@@ -5,6 +5,7 @@ import dev.tidemark.pipelines.TidemarkPipeline;
 import dev.tidemark.pipelines.bench.suite.BenchPart;
 import dev.tidemark.pipelines.bench.suite.BenchProfile;
 import dev.tidemark.pipelines.bench.suite.BenchResults;
+import dev.tidemark.pipelines.bench.suite.ExtraPipelineArgs;
 import dev.tidemark.pipelines.bench.suite.Stats;
 import dev.tidemark.pipelines.io.BackfillSource;
 import dev.tidemark.pipelines.io.kafka.EmbeddedKafka;
@@ -317,7 +318,9 @@ public final class FlinkBaselinePart implements BenchPart {
   // ------------------------------------------------------------------ Tidemark
 
   static TidemarkOptions options(String... args) {
-    return PipelineOptionsFactory.fromArgs(args).withValidation().as(TidemarkOptions.class);
+    return PipelineOptionsFactory.fromArgs(ExtraPipelineArgs.append(List.of(args)))
+        .withValidation()
+        .as(TidemarkOptions.class);
   }
 
   static void countInto(TidemarkPipeline.Outputs outputs, String runId) {

@@ -33,6 +33,34 @@ public final class BenchSuite {
     return parts;
   }
 
+  /**
+   * The published parts named in {@code names}, in running order; all of them when {@code names} is
+   * empty.
+   *
+   * @throws IllegalArgumentException naming the unknown part and the known ones
+   */
+  public static List<BenchPart> selectParts(List<String> names) {
+    List<BenchPart> all = defaultParts();
+    if (names.isEmpty()) {
+      return all;
+    }
+    List<String> known = new ArrayList<>();
+    all.forEach(part -> known.add(part.name()));
+    for (String name : names) {
+      if (!known.contains(name)) {
+        throw new IllegalArgumentException(
+            "--parts: unknown part '" + name + "'; the parts are " + String.join(", ", known));
+      }
+    }
+    List<BenchPart> selected = new ArrayList<>();
+    for (BenchPart part : all) {
+      if (names.contains(part.name())) {
+        selected.add(part);
+      }
+    }
+    return selected;
+  }
+
   /** Runs the parts and writes {@code latest.json} and the charts under {@code outputDirectory}. */
   public BenchResults run(BenchProfile profile, Path outputDirectory, PrintStream out)
       throws Exception {
