@@ -52,6 +52,10 @@ public final class Tidemark implements Callable<Integer> {
             cause = cause.getCause();
           }
           cmd.getErr().println("tidemark: " + cause.getMessage());
+          // A runner's wrapper (e.g. Flink's "Recovery is suppressed") hides the real failure.
+          for (Throwable c = cause.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
+            cmd.getErr().println("  caused by: " + c);
+          }
           return 2;
         });
     return commandLine.execute(args);

@@ -138,7 +138,7 @@ public class FlinkExactlyOnceTest {
     TidemarkFlinkJobs.Job job = TidemarkFlinkJobs.start(pipeline(first, "restart"));
     String savepoint;
     try {
-      LiveRun.awaitQuiet(clients, topics, 0, Duration.standardMinutes(3));
+      LiveRun.awaitQuiet(clients, topics, 0, Duration.standardMinutes(3), job::checkRunning);
     } catch (Exception e) {
       job.cancel();
       throw e;
@@ -163,7 +163,8 @@ public class FlinkExactlyOnceTest {
     TidemarkFlinkJobs.Job resumed = TidemarkFlinkJobs.start(pipeline(second, "restart"));
     Run run;
     try {
-      LiveRun.awaitQuiet(clients, topics, markers, Duration.standardMinutes(4));
+      LiveRun.awaitQuiet(
+          clients, topics, markers, Duration.standardMinutes(4), resumed::checkRunning);
       run = readBack(clients, topics);
     } finally {
       resumed.cancel();
@@ -292,7 +293,7 @@ public class FlinkExactlyOnceTest {
     TidemarkFlinkJobs.Job job = TidemarkFlinkJobs.start(pipeline(options, name, failAt));
     Run run;
     try {
-      LiveRun.awaitQuiet(clients, topics, markers, Duration.standardMinutes(4));
+      LiveRun.awaitQuiet(clients, topics, markers, Duration.standardMinutes(4), job::checkRunning);
       run = readBack(clients, topics);
     } catch (Exception e) {
       job.cancel();

@@ -503,7 +503,9 @@ public final class KafkaSinkBenchmark {
     TidemarkFlinkJobs.Job job = start(options, clients);
     Map<String, List<ConsumerRecord<byte[], byte[]>>> committed;
     try {
-      committed = LiveRun.awaitQuiet(clients, topics, markers, Duration.standardMinutes(10));
+      committed =
+          LiveRun.awaitQuiet(
+              clients, topics, markers, Duration.standardMinutes(10), job::checkRunning);
     } catch (Exception e) {
       job.cancel();
       throw e;

@@ -174,20 +174,41 @@ public final class KafkaFeed {
    * {@code read_committed} (only committed transactions).
    */
   public static List<ConsumerRecord<byte[], byte[]>> readAll(KafkaClients clients, String topic) {
-    Map<String, Object> config = clients.merged(new HashMap<>());
-    config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-    config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-    config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-    config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
-    try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config)) {
-      List<TopicPartition> partitions = new ArrayList<>();
+    try (TopicReader reader = new TopicReader(clients, topic)) {
+      reader.readToEnd();
+      return reader.records();
+    }
+  }
+
+  /**
+   * Reads a topic's committed records ({@code read_committed}) from its beginning, incrementally:
+   * each {@link #readToEnd()} reads only what was committed since the last one, so polling a
+   * growing topic costs its size once, not once per poll.
+   */
+  public static final class TopicReader implements AutoCloseable {
+    private final String topic;
+    private final KafkaConsumer<byte[], byte[]> consumer;
+    private final List<TopicPartition> partitions = new ArrayList<>();
+    private final List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+
+    public TopicReader(KafkaClients clients, String topic) {
+      this.topic = topic;
+      Map<String, Object> config = clients.merged(new HashMap<>());
+      config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+      config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+      config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+      config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+      consumer = new KafkaConsumer<>(config);
       consumer
           .partitionsFor(topic, java.time.Duration.ofSeconds(30))
           .forEach(p -> partitions.add(new TopicPartition(topic, p.partition())));
       partitions.sort(java.util.Comparator.comparingInt(TopicPartition::partition));
       consumer.assign(partitions);
       consumer.seekToBeginning(partitions);
+    }
+
+    /** Reads up to the topic's current end (its last stable offset) and returns the count read. */
+    public int readToEnd() {
       Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
       long deadline = System.nanoTime() + 120_000_000_000L;
       while (!caughtUp(consumer, end)) {
@@ -196,11 +217,23 @@ public final class KafkaFeed {
         }
         consumer.poll(java.time.Duration.ofMillis(200)).forEach(records::add);
       }
+      return records.size();
     }
-    records.sort(
-        java.util.Comparator.<ConsumerRecord<byte[], byte[]>>comparingInt(ConsumerRecord::partition)
-            .thenComparingLong(ConsumerRecord::offset));
-    return records;
+
+    /** The records read so far, by partition and offset. */
+    public List<ConsumerRecord<byte[], byte[]>> records() {
+      List<ConsumerRecord<byte[], byte[]>> sorted = new ArrayList<>(records);
+      sorted.sort(
+          java.util.Comparator.<ConsumerRecord<byte[], byte[]>>comparingInt(
+                  ConsumerRecord::partition)
+              .thenComparingLong(ConsumerRecord::offset));
+      return sorted;
+    }
+
+    @Override
+    public void close() {
+      consumer.close();
+    }
   }
 
   private static boolean caughtUp(KafkaConsumer<?, ?> consumer, Map<TopicPartition, Long> end) {

@@ -130,7 +130,11 @@ public final class LiveDemo {
     PipelineResult finished;
     try {
       LiveRun.awaitQuiet(
-          clients, KafkaSinks.topics(options), markers, Duration.standardMinutes(15));
+          clients,
+          KafkaSinks.topics(options),
+          markers,
+          Duration.standardMinutes(15),
+          job::checkRunning);
       finished = job.stop(Duration.standardMinutes(2));
     } catch (Exception e) {
       job.cancel();

@@ -81,44 +81,62 @@ public final class LiveRun {
   public static Map<String, List<ConsumerRecord<byte[], byte[]>>> awaitQuiet(
       KafkaClients clients, Map<String, String> topics, int markers, Duration timeout)
       throws InterruptedException {
+    return awaitQuiet(clients, topics, markers, timeout, () -> {});
+  }
+
+  /**
+   * {@link #awaitQuiet(KafkaClients, Map, int, Duration)}, calling {@code checkJob} before every
+   * poll: it throws to stop waiting for a job that has failed.
+   */
+  public static Map<String, List<ConsumerRecord<byte[], byte[]>>> awaitQuiet(
+      KafkaClients clients,
+      Map<String, String> topics,
+      int markers,
+      Duration timeout,
+      Runnable checkJob)
+      throws InterruptedException {
     long deadline = System.nanoTime() + timeout.getMillis() * 1_000_000L;
     Map<String, Integer> previous = Map.of();
     int stable = 0;
     int polls = 0;
-    while (true) {
-      Map<String, List<ConsumerRecord<byte[], byte[]>>> committed = new LinkedHashMap<>();
-      Map<String, Integer> sizes = new LinkedHashMap<>();
-      topics.forEach(
-          (name, topic) -> {
-            committed.put(name, KafkaFeed.readAll(clients, topic));
-            sizes.put(name, committed.get(name).size());
-          });
-      long seen =
-          committed.get("dead-letters").stream()
-              .filter(
-                  r -> new String(r.value(), StandardCharsets.UTF_8).contains(END_OF_STREAM_TYPE))
-              .count();
-      stable = seen >= markers && sizes.equals(previous) ? stable + 1 : 0;
-      previous = sizes;
-      if (stable >= 3) {
-        return committed;
+    Map<String, KafkaFeed.TopicReader> readers = new LinkedHashMap<>();
+    try {
+      topics.forEach((name, topic) -> readers.put(name, new KafkaFeed.TopicReader(clients, topic)));
+      while (true) {
+        checkJob.run();
+        Map<String, Integer> sizes = new LinkedHashMap<>();
+        readers.forEach((name, reader) -> sizes.put(name, reader.readToEnd()));
+        long seen =
+            readers.get("dead-letters").records().stream()
+                .filter(
+                    r -> new String(r.value(), StandardCharsets.UTF_8).contains(END_OF_STREAM_TYPE))
+                .count();
+        stable = seen >= markers && sizes.equals(previous) ? stable + 1 : 0;
+        previous = sizes;
+        if (stable >= 3) {
+          Map<String, List<ConsumerRecord<byte[], byte[]>>> committed = new LinkedHashMap<>();
+          readers.forEach((name, reader) -> committed.put(name, reader.records()));
+          return committed;
+        }
+        if (++polls % 5 == 0) {
+          System.out.printf(
+              "  ... committed so far %s, end markers %d of %d%n", sizes, seen, markers);
+        }
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException(
+              "the streaming run did not complete within "
+                  + timeout
+                  + ": committed "
+                  + sizes
+                  + ", end markers seen "
+                  + seen
+                  + " of "
+                  + markers);
+        }
+        Thread.sleep(2000);
       }
-      if (++polls % 5 == 0) {
-        System.out.printf(
-            "  ... committed so far %s, end markers %d of %d%n", sizes, seen, markers);
-      }
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(
-            "the streaming run did not complete within "
-                + timeout
-                + ": committed "
-                + sizes
-                + ", end markers seen "
-                + seen
-                + " of "
-                + markers);
-      }
-      Thread.sleep(2000);
+    } finally {
+      readers.values().forEach(KafkaFeed.TopicReader::close);
     }
   }
 }

@@ -10,6 +10,7 @@ import org.apache.beam.sdk.metrics.MetricResults;
 import org.apache.beam.sdk.metrics.MetricsEnvironment;
 import org.apache.beam.sdk.util.construction.SplittableParDo;
 import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.core.execution.SavepointFormatType;
@@ -92,7 +93,12 @@ public final class TidemarkFlinkJobs {
      */
     public PipelineResult stop(Duration timeout) throws Exception {
       try {
-        cluster.cancelJob(id).get(timeout.getMillis(), TimeUnit.MILLISECONDS);
+        if (!cluster
+            .getJobStatus(id)
+            .get(timeout.getMillis(), TimeUnit.MILLISECONDS)
+            .isGloballyTerminalState()) {
+          cluster.cancelJob(id).get(timeout.getMillis(), TimeUnit.MILLISECONDS);
+        }
         JobResult result =
             cluster.requestJobResult(id).get(timeout.getMillis(), TimeUnit.MILLISECONDS);
         Map<String, Object> accumulators = new HashMap<>();
@@ -135,6 +141,35 @@ public final class TidemarkFlinkJobs {
      */
     public CheckpointStatsSnapshot checkpointStats() throws Exception {
       return cluster.getExecutionGraph(id).get(1, TimeUnit.MINUTES).getCheckpointStatsSnapshot();
+    }
+
+    /**
+     * Throws when the job is no longer running (it failed after its restarts, or ended), with
+     * Flink's failure as the cause; a streaming job that stops on its own has failed.
+     */
+    public void checkRunning() {
+      JobStatus status;
+      try {
+        status = cluster.getJobStatus(id).get(1, TimeUnit.MINUTES);
+      } catch (Exception e) {
+        throw new IllegalStateException("cannot read the state of the Flink job " + id, e);
+      }
+      if (!status.isGloballyTerminalState()) {
+        return;
+      }
+      Throwable cause = null;
+      try {
+        JobResult result = cluster.requestJobResult(id).get(1, TimeUnit.MINUTES);
+        if (result.getSerializedThrowable().isPresent()) {
+          cause =
+              result.getSerializedThrowable().get().deserializeError(getClass().getClassLoader());
+        }
+      } catch (Exception e) {
+        cause = e;
+      }
+      state = State.FAILED;
+      throw new IllegalStateException(
+          "the Flink job " + id + " is " + status + (cause == null ? "" : ": " + cause), cause);
     }
 
     @Override
