@@ -9,15 +9,16 @@ import org.apache.beam.sdk.coders.CannotProvideCoderException;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.CoderRegistry;
 import org.apache.beam.sdk.transforms.Combine.CombineFn;
+import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Instant;
 
 /**
- * Combines the events of one account in one window into {@link Features}. Associative and
- * commutative (sums, maxima, set unions, a latest-by-event-time choice with a deterministic
- * tie-break), so runners may lift it before the shuffle.
+ * Combines the events of one account in one window (as {@link FeatureInput}s) into {@link
+ * Features}. Associative and commutative (sums, maxima, set unions, a latest-by-event-time choice
+ * with a deterministic tie-break), so runners may lift it before the shuffle.
  */
 public final class AggregateFeaturesFn
-    extends CombineFn<PaymentEvent, AggregateFeaturesFn.Accumulator, Features> {
+    extends CombineFn<FeatureInput, AggregateFeaturesFn.Accumulator, Features> {
 
   /** Mutable running aggregate; private to the combine. */
   public static final class Accumulator {
@@ -44,17 +45,44 @@ public final class AggregateFeaturesFn
   }
 
   @Override
-  public Accumulator addInput(Accumulator acc, PaymentEvent event) {
+  public Accumulator addInput(Accumulator acc, FeatureInput input) {
+    return add(
+        acc,
+        input.amountCents(),
+        input.merchantId(),
+        input.country(),
+        input.eventTimeMillis(),
+        input.ingestionTimeMillis());
+  }
+
+  /** {@link #addInput} of {@code FeatureInput.of(event)}, without building it. */
+  public Accumulator addEvent(Accumulator acc, PaymentEvent event) {
+    return add(
+        acc,
+        event.amountCents(),
+        event.merchantId(),
+        event.country(),
+        event.eventTime().getMillis(),
+        event.ingestionTime().getMillis());
+  }
+
+  private static Accumulator add(
+      Accumulator acc,
+      long amountCents,
+      @Nullable String merchantId,
+      @Nullable String country,
+      long eventMillis,
+      long ingestionMillis) {
     acc.count++;
-    acc.sumCents = Math.addExact(acc.sumCents, event.amountCents());
-    acc.maxCents = Math.max(acc.maxCents, event.amountCents());
-    if (event.merchantId() != null) {
-      acc.merchants.add(event.merchantId());
+    acc.sumCents = Math.addExact(acc.sumCents, amountCents);
+    acc.maxCents = Math.max(acc.maxCents, amountCents);
+    if (merchantId != null) {
+      acc.merchants.add(merchantId);
     }
-    if (event.country() != null) {
-      acc.countries.add(event.country());
+    if (country != null) {
+      acc.countries.add(country);
     }
-    acc.addEvent(event.eventTime().getMillis(), event.ingestionTime().getMillis());
+    acc.addEvent(eventMillis, ingestionMillis);
     return acc;
   }
 
@@ -88,13 +116,13 @@ public final class AggregateFeaturesFn
 
   @Override
   public Coder<Accumulator> getAccumulatorCoder(
-      CoderRegistry registry, Coder<PaymentEvent> inputCoder) throws CannotProvideCoderException {
+      CoderRegistry registry, Coder<FeatureInput> inputCoder) throws CannotProvideCoderException {
     return AccumulatorCoder.INSTANCE;
   }
 
   @Override
   public Coder<Features> getDefaultOutputCoder(
-      CoderRegistry registry, Coder<PaymentEvent> inputCoder) {
+      CoderRegistry registry, Coder<FeatureInput> inputCoder) {
     return Features.FeaturesCoder.of();
   }
 

@@ -289,7 +289,7 @@ public final class ComputeFeatures
             .setCoder(KvCoder.of(InstantCoder.of(), PaymentEvent.PaymentEventCoder.of()))
             .apply("WindowFeatures", windowing)
             .apply("DropMissedWindows", ParDo.of(new KeepOpenWindowsFn(allowedLateness)))
-            .setCoder(KvCoder.of(StringUtf8Coder.of(), PaymentEvent.PaymentEventCoder.of()))
+            .setCoder(KvCoder.of(StringUtf8Coder.of(), FeatureInput.FeatureInputCoder.of()))
             .apply("AggregateFeatures", Combine.perKey(new AggregateFeaturesFn()))
             .apply("DropEmptyFirstPanes", ParDo.of(new DropEmptyFirstPaneFn()));
     return new Result(
@@ -337,10 +337,6 @@ public final class ComputeFeatures
   }
 
   /**
-   * Drops the windows the gate reported as missed (so Beam never sees them) and keys the rest by
-   * account. Observing the window makes the runner process each window of an event separately.
-   */
-  /**
    * Drops a window's first pane when it holds no event. A window has state only once an event
    * reached it, and that event is in its first pane, so an empty first pane is never real. The
    * FlinkRunner emits one when a single watermark jump both fires a window and garbage-collects it:
@@ -366,8 +362,13 @@ public final class ComputeFeatures
     }
   }
 
+  /**
+   * Drops the windows the gate reported as missed (so Beam never sees them) and keys the rest by
+   * account, keeping only what the features are computed from. Observing the window makes the
+   * runner process each window of an event separately.
+   */
   static final class KeepOpenWindowsFn
-      extends DoFn<KV<Instant, PaymentEvent>, KV<String, PaymentEvent>> {
+      extends DoFn<KV<Instant, PaymentEvent>, KV<String, FeatureInput>> {
     private final Duration allowedLateness;
 
     KeepOpenWindowsFn(Duration allowedLateness) {
@@ -378,10 +379,10 @@ public final class ComputeFeatures
     public void processElement(
         @Element KV<Instant, PaymentEvent> element,
         BoundedWindow window,
-        OutputReceiver<KV<String, PaymentEvent>> out) {
+        OutputReceiver<KV<String, FeatureInput>> out) {
       if (!GateTooLateFn.isExpired(window, allowedLateness, element.getKey())) {
         PaymentEvent event = element.getValue();
-        out.output(KV.of(event.accountId(), event));
+        out.output(KV.of(event.accountId(), FeatureInput.of(event)));
       }
     }
   }

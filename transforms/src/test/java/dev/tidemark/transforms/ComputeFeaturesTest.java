@@ -63,7 +63,7 @@ public class ComputeFeaturesTest {
     AggregateFeaturesFn fn = new AggregateFeaturesFn();
     AggregateFeaturesFn.Accumulator acc = fn.createAccumulator();
     for (PaymentEvent event : events) {
-      fn.addInput(acc, event);
+      fn.addEvent(acc, event);
     }
     return fn.extractOutput(acc);
   }
@@ -160,7 +160,7 @@ public class ComputeFeaturesTest {
 
     PAssert.that(result.features())
         .inOnTimePane(FIRST_WINDOW)
-        .containsInAnyOrder(KV.of(ALICE.id, features(ALICE_1)));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, features(ALICE_1))));
     PAssert.that(result.features())
         .inLatePane(FIRST_WINDOW)
         .containsInAnyOrder(KV.of(ALICE.id, features(ALICE_1, ALICE_2)));
@@ -196,7 +196,7 @@ public class ComputeFeaturesTest {
                 Create.of(KV.of("empty", features()), KV.of(ALICE.id, features(ALICE_1)))
                     .withCoder(KvCoder.of(StringUtf8Coder.of(), Features.FeaturesCoder.of())))
             .apply("DropEmpty", ParDo.of(new ComputeFeatures.DropEmptyFirstPaneFn()));
-    PAssert.that(firstPanes).containsInAnyOrder(KV.of(ALICE.id, features(ALICE_1)));
+    PAssert.that(firstPanes).containsInAnyOrder(List.of(KV.of(ALICE.id, features(ALICE_1))));
 
     TestStream<PaymentEvent> events =
         stream()
@@ -209,7 +209,7 @@ public class ComputeFeaturesTest {
             .apply(fixedWindows().withAccumulationMode(AccumulationMode.DISCARDING_FIRED_PANES));
     PAssert.that(result.features())
         .inEarlyPane(FIRST_WINDOW)
-        .containsInAnyOrder(KV.of(ALICE.id, features(ALICE_1)));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, features(ALICE_1))));
     PAssert.that(result.features())
         .inOnTimePane(FIRST_WINDOW)
         .containsInAnyOrder(KV.of(ALICE.id, features()));
@@ -229,7 +229,7 @@ public class ComputeFeaturesTest {
 
     PAssert.that(result.features())
         .inWindow(FIRST_WINDOW)
-        .containsInAnyOrder(KV.of(ALICE.id, features(ALICE_1)));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, features(ALICE_1))));
     PAssert.that(result.tooLate())
         .satisfies(
             records -> {
@@ -273,10 +273,10 @@ public class ComputeFeaturesTest {
 
     PAssert.that(result.features())
         .inWindow(LAST_SLIDING_WINDOW)
-        .containsInAnyOrder(KV.of(ALICE.id, features(straggler)));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, features(straggler))));
     PAssert.that(result.features())
         .inWindow(FIRST_WINDOW)
-        .containsInAnyOrder(KV.of(ALICE.id, features(early)));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, features(early))));
     PAssert.that(result.tooLate())
         .satisfies(
             records -> {

@@ -334,7 +334,7 @@ public final class NativeFlinkJob {
     @Override
     public AggregateFeaturesFn.Accumulator add(
         PaymentEvent event, AggregateFeaturesFn.Accumulator accumulator) {
-      return fn.addInput(accumulator, event);
+      return fn.addEvent(accumulator, event);
     }
 
     @Override
