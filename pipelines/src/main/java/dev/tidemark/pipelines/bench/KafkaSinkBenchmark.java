@@ -367,6 +367,7 @@ public final class KafkaSinkBenchmark {
                 "--flinkMaster=[local]",
                 "--streaming=true",
                 "--parallelism=2",
+                "--fasterCopy=true",
                 "--checkpointingInterval=" + checkpointIntervalMs,
                 "--checkpointingMode=EXACTLY_ONCE",
                 "--minPauseBetweenCheckpoints=" + MIN_PAUSE_BETWEEN_CHECKPOINTS_MS,

@@ -345,6 +345,7 @@ public final class FlinkBaselinePart implements BenchPart {
       if (runner.equals("FlinkRunner")) {
         args.add("--flinkMaster=[local]");
         args.add("--parallelism=" + parallelism);
+        args.add("--fasterCopy=true"); // as the flink runner profile
       }
       args.add("--source=backfill");
       args.add("--input=" + glob);
@@ -374,6 +375,7 @@ public final class FlinkBaselinePart implements BenchPart {
               "--flinkMaster=[local]",
               "--streaming=true",
               "--parallelism=" + parallelism,
+              "--fasterCopy=true", // as the flink runner profile
               "--source=kafka",
               "--kafkaBootstrapServers=" + broker.bootstrapServers(),
               "--kafkaInputTopic=" + topic,
