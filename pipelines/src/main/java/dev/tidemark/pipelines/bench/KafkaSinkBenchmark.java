@@ -14,6 +14,7 @@ import dev.tidemark.pipelines.io.kafka.EmbeddedKafka;
 import dev.tidemark.pipelines.io.kafka.KafkaChecks;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.io.kafka.KafkaCloudEvents;
+import dev.tidemark.pipelines.io.kafka.KafkaFeed;
 import dev.tidemark.pipelines.io.kafka.KafkaSinks;
 import dev.tidemark.pipelines.io.kafka.LiveRun;
 import dev.tidemark.transforms.Json;
@@ -649,10 +650,7 @@ public final class KafkaSinkBenchmark {
       config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
       config.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 10);
       try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config)) {
-        List<TopicPartition> partitions = new ArrayList<>();
-        consumer
-            .partitionsFor(topic, java.time.Duration.ofSeconds(30))
-            .forEach(p -> partitions.add(new TopicPartition(topic, p.partition())));
+        List<TopicPartition> partitions = KafkaFeed.partitions(consumer, topic);
         consumer.assign(partitions);
         consumer.seekToBeginning(partitions);
         while (running) {

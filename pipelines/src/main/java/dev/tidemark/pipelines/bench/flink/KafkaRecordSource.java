@@ -1,6 +1,7 @@
 package dev.tidemark.pipelines.bench.flink;
 
 import dev.tidemark.pipelines.io.kafka.KafkaCloudEvents;
+import dev.tidemark.pipelines.io.kafka.KafkaFeed;
 import dev.tidemark.transforms.RawRecord;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -29,7 +30,6 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.joda.time.Instant;
@@ -78,8 +78,8 @@ final class KafkaRecordSource
       SplitEnumeratorContext<PartitionSplit> context) {
     List<PartitionSplit> splits = new ArrayList<>();
     try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerConfig())) {
-      for (PartitionInfo info : consumer.partitionsFor(topic, java.time.Duration.ofSeconds(30))) {
-        splits.add(new PartitionSplit(topic, info.partition(), 0));
+      for (TopicPartition partition : KafkaFeed.partitions(consumer, topic)) {
+        splits.add(new PartitionSplit(topic, partition.partition(), 0));
       }
     }
     return new Enumerator(context, splits);

@@ -142,6 +142,33 @@ public final class KafkaFeed {
     return new Fed(records, binary, maxEventTime);
   }
 
+  /**
+   * The topic's partitions, in order. Waits up to 30 s for them: a topic created a moment ago can
+   * have no partitions in the client's metadata yet, and assigning none would fail the first poll.
+   */
+  public static List<TopicPartition> partitions(KafkaConsumer<?, ?> consumer, String topic) {
+    long deadline = System.nanoTime() + 30_000_000_000L;
+    while (true) {
+      List<TopicPartition> partitions = new ArrayList<>();
+      consumer
+          .partitionsFor(topic, java.time.Duration.ofSeconds(30))
+          .forEach(p -> partitions.add(new TopicPartition(topic, p.partition())));
+      if (!partitions.isEmpty()) {
+        partitions.sort(java.util.Comparator.comparingInt(TopicPartition::partition));
+        return partitions;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("topic " + topic + " has no partitions after 30 s");
+      }
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while waiting for topic " + topic, e);
+      }
+    }
+  }
+
   /** {@code bytes} as UTF-8 text, or null when they are not UTF-8. */
   private static @Nullable String utf8(byte[] bytes) {
     try {
@@ -199,10 +226,7 @@ public final class KafkaFeed {
       config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
       config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
       consumer = new KafkaConsumer<>(config);
-      consumer
-          .partitionsFor(topic, java.time.Duration.ofSeconds(30))
-          .forEach(p -> partitions.add(new TopicPartition(topic, p.partition())));
-      partitions.sort(java.util.Comparator.comparingInt(TopicPartition::partition));
+      partitions.addAll(partitions(consumer, topic));
       consumer.assign(partitions);
       consumer.seekToBeginning(partitions);
     }
