@@ -56,15 +56,29 @@ public class BackfillTest {
 
   @Test
   public void backfillFiresOnlyOnTimePanesAndAccountsForEveryLine() throws IOException {
+    backfill("--runner=DirectRunner");
+  }
+
+  /**
+   * The FlinkRunner's batch translation gives combine results no pane ({@code NO_FIRING}, timing
+   * {@code UNKNOWN}); the decisions still say {@code ON_TIME}, as on the DirectRunner.
+   */
+  @Test
+  public void flinkBatchBackfillFiresOnlyOnTimePanesToo() throws IOException {
+    backfill(
+        "--runner=FlinkRunner", "--flinkMaster=[local]", "--parallelism=2", "--streaming=false");
+  }
+
+  private void backfill(String... runner) throws IOException {
     Path history = history();
-    Path out = folder.newFolder("out").toPath();
+    Path out = folder.newFolder().toPath();
+    List<String> args = new ArrayList<>(List.of(runner));
+    args.add("--source=backfill");
+    args.add("--input=" + history.resolve("*.ndjson"));
+    args.add("--output=" + out);
     Summary summary =
         TidemarkPipeline.run(
-            PipelineOptionsFactory.fromArgs(
-                    "--runner=DirectRunner",
-                    "--source=backfill",
-                    "--input=" + history.resolve("*.ndjson"),
-                    "--output=" + out)
+            PipelineOptionsFactory.fromArgs(args.toArray(new String[0]))
                 .withValidation()
                 .as(TidemarkOptions.class));
 
@@ -106,6 +120,10 @@ public class BackfillTest {
                           .asText())
                   .getMillis();
           assertThat(line, ingested > newest - 60_000 && ingested <= newest, is(true));
+          assertThat(
+              line,
+              dev.tidemark.transforms.Json.MAPPER.readTree(line).get("pane").get("timing").asText(),
+              is("ON_TIME"));
         }
       }
     }

@@ -34,6 +34,22 @@ public final class AssembleDecisions
         .setCoder(Decision.DecisionCoder.of());
   }
 
+  /**
+   * The pane's timing, with the one a batch run's single pane has in Beam's model: {@code ON_TIME}.
+   * The FlinkRunner's batch translation emits combine results as {@code PaneInfo.NO_FIRING} (timing
+   * {@code UNKNOWN}) where the DirectRunner gives the on-time pane; in batch the watermark passes
+   * every window once, after all input, so that pane is the on-time one. Any other pane keeps its
+   * timing.
+   */
+  public static PaneInfo.Timing timing(PaneInfo pane) {
+    return pane.getTiming() == PaneInfo.Timing.UNKNOWN
+            && pane.isFirst()
+            && pane.isLast()
+            && pane.getIndex() == 0
+        ? PaneInfo.Timing.ON_TIME
+        : pane.getTiming();
+  }
+
   /** One decision per pane. */
   static final class AssembleDecisionFn extends DoFn<KV<String, Features>, Decision> {
     private final Counter decisions = TidemarkMetrics.counter(TidemarkMetrics.DECISIONS);
@@ -44,7 +60,7 @@ public final class AssembleDecisions
         IntervalWindow window,
         PaneInfo paneInfo,
         OutputReceiver<Decision> out) {
-      String timing = paneInfo.getTiming().name();
+      String timing = timing(paneInfo).name();
       decisions.inc();
       TidemarkMetrics.counter(TidemarkMetrics.DECISIONS_PREFIX + timing).inc();
       out.output(

@@ -1,6 +1,7 @@
 package dev.tidemark.model.train;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.tidemark.transforms.AssembleDecisions;
 import dev.tidemark.transforms.ComputeFeatures;
 import dev.tidemark.transforms.DeadLetter;
 import dev.tidemark.transforms.DeduplicateEvents;
@@ -348,7 +349,7 @@ public final class TrainingFeatures {
         IntervalWindow window,
         PaneInfo paneInfo,
         OutputReceiver<String> out) {
-      if (paneInfo.getTiming() != PaneInfo.Timing.ON_TIME) {
+      if (AssembleDecisions.timing(paneInfo) != PaneInfo.Timing.ON_TIME) {
         throw new IllegalStateException(
             "window "
                 + window
