@@ -3,10 +3,6 @@ package dev.tidemark.transforms;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.Objects;
@@ -75,16 +71,7 @@ public final class DeadLetter {
 
   /** The payload as text, or null when it is not valid UTF-8. */
   public @Nullable String payloadText() {
-    try {
-      return StandardCharsets.UTF_8
-          .newDecoder()
-          .onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(payload))
-          .toString();
-    } catch (CharacterCodingException e) {
-      return null;
-    }
+    return Utf8.decodeOrNull(payload);
   }
 
   /** One line of the dead-letter output. */

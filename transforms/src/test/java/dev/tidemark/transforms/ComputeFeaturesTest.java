@@ -96,11 +96,11 @@ public class ComputeFeaturesTest {
     PAssert.that(result.features())
         .inOnTimePane(FIRST_WINDOW)
         .containsInAnyOrder(
-            KV.of(ALICE.id, features(ALICE_1, ALICE_2)), KV.of(BOB.id, features(BOB_1)));
+            List.of(KV.of(ALICE.id, features(ALICE_1, ALICE_2)), KV.of(BOB.id, features(BOB_1))));
     PAssert.that(result.features())
         .inWindow(FIRST_WINDOW)
         .containsInAnyOrder(
-            KV.of(ALICE.id, features(ALICE_1, ALICE_2)), KV.of(BOB.id, features(BOB_1)));
+            List.of(KV.of(ALICE.id, features(ALICE_1, ALICE_2)), KV.of(BOB.id, features(BOB_1))));
     PAssert.that(result.tooLate()).empty();
     PipelineResult run = runAndCheckNothingDropped();
     assertThat(TestEvents.counter(run, TidemarkMetrics.WINDOWED), is(3L));
@@ -121,10 +121,11 @@ public class ComputeFeaturesTest {
     PAssert.that(result.features())
         .inEarlyPane(FIRST_WINDOW)
         .containsInAnyOrder(
-            KV.of(ALICE.id, features(ALICE_1)), KV.of(ALICE.id, features(ALICE_1, ALICE_2)));
+            List.of(
+                KV.of(ALICE.id, features(ALICE_1)), KV.of(ALICE.id, features(ALICE_1, ALICE_2))));
     PAssert.that(result.features())
         .inOnTimePane(FIRST_WINDOW)
-        .containsInAnyOrder(KV.of(ALICE.id, features(ALICE_1, ALICE_2)));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, features(ALICE_1, ALICE_2))));
     runAndCheckNothingDropped();
   }
 
@@ -140,10 +141,10 @@ public class ComputeFeaturesTest {
 
     PAssert.that(result.features())
         .inOnTimePane(FIRST_WINDOW)
-        .containsInAnyOrder(KV.of(ALICE.id, features(ALICE_1, ALICE_2)));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, features(ALICE_1, ALICE_2))));
     PAssert.that(result.features())
         .inWindow(FIRST_WINDOW)
-        .containsInAnyOrder(KV.of(ALICE.id, features(ALICE_1, ALICE_2)));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, features(ALICE_1, ALICE_2))));
     PAssert.that(result.tooLate()).empty();
     runAndCheckNothingDropped();
   }
@@ -163,7 +164,7 @@ public class ComputeFeaturesTest {
         .containsInAnyOrder(List.of(KV.of(ALICE.id, features(ALICE_1))));
     PAssert.that(result.features())
         .inLatePane(FIRST_WINDOW)
-        .containsInAnyOrder(KV.of(ALICE.id, features(ALICE_1, ALICE_2)));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, features(ALICE_1, ALICE_2))));
     PAssert.that(result.tooLate()).empty();
     runAndCheckNothingDropped();
   }
@@ -182,7 +183,7 @@ public class ComputeFeaturesTest {
 
     PAssert.that(result.features())
         .inLatePane(FIRST_WINDOW)
-        .containsInAnyOrder(KV.of(ALICE.id, features(ALICE_2)));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, features(ALICE_2))));
     runAndCheckNothingDropped();
   }
 
@@ -212,7 +213,7 @@ public class ComputeFeaturesTest {
         .containsInAnyOrder(List.of(KV.of(ALICE.id, features(ALICE_1))));
     PAssert.that(result.features())
         .inOnTimePane(FIRST_WINDOW)
-        .containsInAnyOrder(KV.of(ALICE.id, features()));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, features())));
     runAndCheckNothingDropped();
   }
 

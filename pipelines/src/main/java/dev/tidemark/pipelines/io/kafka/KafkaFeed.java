@@ -3,14 +3,12 @@ package dev.tidemark.pipelines.io.kafka;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.pipelines.io.ReplayFile;
 import dev.tidemark.transforms.Json;
+import dev.tidemark.transforms.Utf8;
 import io.cloudevents.CloudEvent;
 import io.cloudevents.core.format.EventFormat;
 import io.cloudevents.jackson.JsonFormat;
 import io.cloudevents.kafka.KafkaMessageFactory;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -91,7 +89,7 @@ public final class KafkaFeed {
     try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config)) {
       for (byte[] bytes : lines) {
         // Bytes that are not UTF-8 are a malformed record like any other: sent as they are.
-        String line = utf8(bytes);
+        String line = Utf8.decodeOrNull(bytes);
         if (line != null && line.isBlank()) {
           continue;
         }
@@ -166,20 +164,6 @@ public final class KafkaFeed {
         Thread.currentThread().interrupt();
         throw new IllegalStateException("interrupted while waiting for topic " + topic, e);
       }
-    }
-  }
-
-  /** {@code bytes} as UTF-8 text, or null when they are not UTF-8. */
-  private static @Nullable String utf8(byte[] bytes) {
-    try {
-      return StandardCharsets.UTF_8
-          .newDecoder()
-          .onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(bytes))
-          .toString();
-    } catch (CharacterCodingException e) {
-      return null;
     }
   }
 
