@@ -210,9 +210,14 @@ public final class KafkaFeed {
       config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
       config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
       consumer = new KafkaConsumer<>(config);
-      partitions.addAll(partitions(consumer, topic));
-      consumer.assign(partitions);
-      consumer.seekToBeginning(partitions);
+      try {
+        partitions.addAll(partitions(consumer, topic));
+        consumer.assign(partitions);
+        consumer.seekToBeginning(partitions);
+      } catch (RuntimeException e) {
+        consumer.close();
+        throw e;
+      }
     }
 
     /** Reads up to the topic's current end (its last stable offset) and returns the count read. */
