@@ -61,10 +61,14 @@ public final class Charts {
         "throughput-vs-fanout",
         new Labels(
             "Throughput vs window fan-out", "windows per event (size / period)", "events/s"));
-    KNOWN.put("heap-over-time", new Labels("Heap over time", "time (s)", "heap used (MiB)"));
+    KNOWN.put(
+        "heap-over-time", new Labels("Heap over time", "event time (hours)", "heap used (MiB)"));
     KNOWN.put(
         "dedup-state-over-time",
-        new Labels("Dedup state over time", "time (s)", "dedup state (keys)"));
+        new Labels(
+            "Dedup state over time",
+            "event time (hours)",
+            "checkpointed state (MiB), live keys (10k)"));
     KNOWN.put(
         "latency-cdf",
         new Labels(
