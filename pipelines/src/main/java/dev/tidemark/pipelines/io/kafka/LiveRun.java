@@ -73,20 +73,11 @@ public final class LiveRun {
    * the dead-letter topic and no output changed over three polls two seconds apart (longer than a
    * checkpoint interval of up to two seconds), and returns what is committed. A running Flink job
    * does not report its counters, and after a restart they count only the current attempt, so
-   * completion is judged on the outputs. Throws after {@code timeout}.
+   * completion is judged on the outputs. Throws after {@code timeout}, or as soon as {@code
+   * checkJob}, called before every poll, throws (for a job that has failed).
    *
    * @param topics output name ({@code decisions}, {@code dead-letters}, {@code duplicates}, {@code
    *     too-late}) to topic
-   */
-  public static Map<String, List<ConsumerRecord<byte[], byte[]>>> awaitQuiet(
-      KafkaClients clients, Map<String, String> topics, int markers, Duration timeout)
-      throws InterruptedException {
-    return awaitQuiet(clients, topics, markers, timeout, () -> {});
-  }
-
-  /**
-   * {@link #awaitQuiet(KafkaClients, Map, int, Duration)}, calling {@code checkJob} before every
-   * poll: it throws to stop waiting for a job that has failed.
    */
   public static Map<String, List<ConsumerRecord<byte[], byte[]>>> awaitQuiet(
       KafkaClients clients,
