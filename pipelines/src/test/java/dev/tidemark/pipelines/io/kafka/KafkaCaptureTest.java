@@ -19,10 +19,14 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.joda.time.Duration;
 import org.junit.AfterClass;
@@ -101,6 +105,9 @@ public class KafkaCaptureTest {
       send(transactional, "aborted", structured(1, T_300MS, event("x", "2026-03-01T10:00Z", "1")));
       transactional.abortTransaction();
     }
+    // The broker writes the abort marker after abortTransaction returns: wait for it (the record's
+    // offset + 2), or it could land after the next records and move partition 1's end offset.
+    awaitEndOffset(new TopicPartition(TOPIC, 1), OFFSETS.get("aborted") + 2);
     try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerConfig(null))) {
       send(producer, "e4", structured(1, T_100MS, E4_PRETTY));
       send(producer, "malformed", structured(0, T_5375MS, MALFORMED));
@@ -127,6 +134,22 @@ public class KafkaCaptureTest {
       config.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
     }
     return config;
+  }
+
+  private static void awaitEndOffset(TopicPartition partition, long offset) throws Exception {
+    Map<String, Object> config = new HashMap<>();
+    config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
+    config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+    config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+    try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config)) {
+      long deadline = System.nanoTime() + 30_000_000_000L;
+      while (consumer.endOffsets(List.of(partition)).get(partition) < offset) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException(partition + " did not reach offset " + offset);
+        }
+        Thread.sleep(20);
+      }
+    }
   }
 
   private static void send(
