@@ -5,7 +5,6 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.Objects;
 import org.apache.beam.sdk.coders.CoderProvider;
@@ -131,20 +130,16 @@ public final class Decision {
    * three, length-prefixed, in hex.
    */
   public static String decisionId(String accountId, Instant windowStart, Instant windowEnd) {
-    try {
-      MessageDigest sha = MessageDigest.getInstance("SHA-256");
-      byte[] account = accountId.getBytes(StandardCharsets.UTF_8);
-      sha.update(java.nio.ByteBuffer.allocate(4).putInt(account.length).array());
-      sha.update(account);
-      sha.update(
-          java.nio.ByteBuffer.allocate(16)
-              .putLong(windowStart.getMillis())
-              .putLong(windowEnd.getMillis())
-              .array());
-      return HexFormat.of().formatHex(sha.digest(), 0, 16);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is required by every Java runtime", e);
-    }
+    MessageDigest sha = Sha256.newDigest();
+    byte[] account = accountId.getBytes(StandardCharsets.UTF_8);
+    sha.update(java.nio.ByteBuffer.allocate(4).putInt(account.length).array());
+    sha.update(account);
+    sha.update(
+        java.nio.ByteBuffer.allocate(16)
+            .putLong(windowStart.getMillis())
+            .putLong(windowEnd.getMillis())
+            .array());
+    return HexFormat.of().formatHex(sha.digest(), 0, Sha256.PREFIX_BYTES);
   }
 
   public String decisionId() {

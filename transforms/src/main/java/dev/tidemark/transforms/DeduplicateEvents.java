@@ -1,10 +1,9 @@
 package dev.tidemark.transforms;
 
+import java.security.MessageDigest;
 import java.util.Arrays;
 import org.apache.beam.sdk.coders.ByteArrayCoder;
-import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.KvCoder;
-import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.coders.VarLongCoder;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.state.StateSpec;
@@ -17,7 +16,6 @@ import org.apache.beam.sdk.state.ValueState;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
-import org.apache.beam.sdk.transforms.WithKeys;
 import org.apache.beam.sdk.transforms.windowing.GlobalWindow;
 import org.apache.beam.sdk.transforms.windowing.GlobalWindows;
 import org.apache.beam.sdk.values.KV;
@@ -25,7 +23,6 @@ import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.PCollectionTuple;
 import org.apache.beam.sdk.values.TupleTag;
 import org.apache.beam.sdk.values.TupleTagList;
-import org.apache.beam.sdk.values.TypeDescriptors;
 import org.joda.time.Duration;
 import org.joda.time.Instant;
 
@@ -33,13 +30,15 @@ import org.joda.time.Instant;
  * Passes the first copy of every event and diverts the rest, keyed on the CloudEvents identity
  * {@code source}+{@code id}, remembered for an event-time horizon.
  *
- * <p>Semantics: the key is the pair ({@code source}, {@code id}) encoded with length prefixes, so
- * no two different pairs collide and the same {@code id} under another {@code source} is a
- * different event. The first copy to arrive passes ({@link Result#events()}); every later copy
- * within the horizon goes to {@link Result#duplicates()} with a flag saying whether its content
- * equals the first copy's. A copy with different content is a <em>conflict</em> (a reused identity,
- * which the IETF idempotency-key draft treats as an error): it is counted in {@code conflicts} and
- * never passes.
+ * <p>Semantics: the key is the pair ({@code source}, {@code id}), held as the first 128 bits of the
+ * SHA-256 of both with length prefixes ({@link Sha256#prefix128}): the same {@code id} under
+ * another {@code source} is a different event, and two different pairs share a key only on a
+ * SHA-256 collision (about 2^128 work to find a pair colliding with a given one; 2^64 for any two,
+ * which would only let a producer suppress one of its own events). The first copy to arrive passes
+ * ({@link Result#events()}); every later copy within the horizon goes to {@link
+ * Result#duplicates()} with a flag saying whether its content equals the first copy's. A copy with
+ * different content is a <em>conflict</em> (a reused identity, which the IETF idempotency-key draft
+ * treats as an error): it is counted in {@code conflicts} and never passes.
  *
  * <p>Horizon and state: state for a key is cleared by an event-time timer once the watermark passes
  * the first copy's event time plus the horizon (default {@link #DEFAULT_HORIZON}, the 24 hours
@@ -97,15 +96,10 @@ public final class DeduplicateEvents
     }
     TupleTag<PaymentEvent> eventsTag = new TupleTag<PaymentEvent>() {};
     TupleTag<DuplicateRecord> duplicatesTag = new TupleTag<DuplicateRecord>() {};
-    Coder<KV<String, String>> keyCoder = KvCoder.of(StringUtf8Coder.of(), StringUtf8Coder.of());
     PCollectionTuple outputs =
         input
-            .apply(
-                "KeyBySourceAndId",
-                WithKeys.of(PaymentEvent::identity)
-                    .withKeyType(
-                        TypeDescriptors.kvs(TypeDescriptors.strings(), TypeDescriptors.strings())))
-            .setCoder(KvCoder.of(keyCoder, PaymentEvent.PaymentEventCoder.of()))
+            .apply("KeyByIdentityDigest", ParDo.of(new KeyByIdentityDigestFn()))
+            .setCoder(KvCoder.of(ByteArrayCoder.of(), PaymentEvent.PaymentEventCoder.of()))
             .apply(
                 "FirstCopyPerIdentity",
                 ParDo.of(new DeduplicateFn(horizon, eventsTag, duplicatesTag))
@@ -136,11 +130,36 @@ public final class DeduplicateEvents
   }
 
   /**
+   * The dedup key of an event: {@link Sha256#prefix128} of its {@code source} and {@code id}, 17
+   * bytes encoded whatever their length. Flink holds the key three times per identity (the value
+   * cell, the expiry timer and Beam's timer index), so this keeps state per live identity under 200
+   * bytes (issue 6; was 242 with the pair itself as the key).
+   */
+  static byte[] identityKey(MessageDigest sha256, PaymentEvent event) {
+    return Sha256.prefix128(sha256, event.source(), event.id());
+  }
+
+  /** Keys every event by {@link #identityKey}. */
+  static final class KeyByIdentityDigestFn extends DoFn<PaymentEvent, KV<byte[], PaymentEvent>> {
+    private transient MessageDigest sha256;
+
+    @Setup
+    public void setup() {
+      sha256 = Sha256.newDigest();
+    }
+
+    @ProcessElement
+    public void processElement(
+        @Element PaymentEvent event, OutputReceiver<KV<byte[], PaymentEvent>> out) {
+      out.output(KV.of(identityKey(sha256, event), event));
+    }
+  }
+
+  /**
    * Keeps, per identity, the first copy's content fingerprint and event time; expires them with an
    * event-time timer that does not hold the watermark.
    */
-  static final class DeduplicateFn
-      extends DoFn<KV<KV<String, String>, PaymentEvent>, PaymentEvent> {
+  static final class DeduplicateFn extends DoFn<KV<byte[], PaymentEvent>, PaymentEvent> {
     static final String FIRST_SEEN_STATE = "firstSeen";
     static final String EXPIRY_TIMER = "expiry";
 
@@ -169,7 +188,7 @@ public final class DeduplicateEvents
 
     @ProcessElement
     public void processElement(
-        @Element KV<KV<String, String>, PaymentEvent> element,
+        @Element KV<byte[], PaymentEvent> element,
         @StateId(FIRST_SEEN_STATE) ValueState<KV<byte[], Long>> firstSeen,
         @TimerId(EXPIRY_TIMER) Timer expiry,
         MultiOutputReceiver out) {

@@ -71,7 +71,9 @@ public final class PaymentEvent {
     return id;
   }
 
-  /** The identity pair; encoded with length prefixes, so no two different pairs collide. */
+  /**
+   * The identity pair ({@code source}, {@code id}); {@link DeduplicateEvents} keys on its digest.
+   */
   public KV<String, String> identity() {
     return KV.of(source, id);
   }

@@ -9,18 +9,17 @@ import dev.tidemark.transforms.DeadLetter;
 import dev.tidemark.transforms.Decision;
 import dev.tidemark.transforms.DuplicateRecord;
 import dev.tidemark.transforms.Json;
+import dev.tidemark.transforms.Sha256;
 import dev.tidemark.transforms.TooLateRecord;
 import java.io.IOException;
 import java.io.Serializable;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -510,19 +509,9 @@ public final class BigQueryTables {
         Base64.getEncoder().encodeToString(letter.payload()));
   }
 
-  /** The first 128 bits of the SHA-256 of the length-prefixed parts, in hex. */
+  /** {@link Sha256#prefix128} of the parts, in hex. */
   static String hash(String... parts) {
-    try {
-      MessageDigest sha = MessageDigest.getInstance("SHA-256");
-      for (String part : parts) {
-        byte[] bytes = part.getBytes(StandardCharsets.UTF_8);
-        sha.update(ByteBuffer.allocate(4).putInt(bytes.length).array());
-        sha.update(bytes);
-      }
-      return java.util.HexFormat.of().formatHex(sha.digest(), 0, 16);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is required by every Java runtime", e);
-    }
+    return HexFormat.of().formatHex(Sha256.prefix128(Sha256.newDigest(), parts));
   }
 
   /** The Terraform schema file of a table, relative to the project directory. */

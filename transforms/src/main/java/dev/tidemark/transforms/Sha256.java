@@ -1,0 +1,43 @@
+package dev.tidemark.transforms;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
+
+/**
+ * Tidemark's stable ids and keys: the first 128 bits of the SHA-256 of length-prefixed parts. The
+ * length prefixes put the boundaries between the parts into what is hashed, so ("ab", "c") and
+ * ("a", "bc") differ. 128 bits of SHA-256: finding a second input with the digest of a given one
+ * takes about 2^128 work, any two colliding inputs about 2^64.
+ */
+public final class Sha256 {
+  /** Bytes of a truncated digest. */
+  public static final int PREFIX_BYTES = 16;
+
+  private Sha256() {}
+
+  /** A new SHA-256 digest (not thread-safe: one per DoFn instance or per call). */
+  public static MessageDigest newDigest() {
+    try {
+      return MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required by every Java runtime", e);
+    }
+  }
+
+  /**
+   * The first {@value #PREFIX_BYTES} bytes of the SHA-256 of the parts, each as UTF-8 preceded by
+   * its length as 4 big-endian bytes. Resets {@code sha256} first.
+   */
+  public static byte[] prefix128(MessageDigest sha256, String... parts) {
+    sha256.reset();
+    for (String part : parts) {
+      byte[] bytes = part.getBytes(StandardCharsets.UTF_8);
+      int n = bytes.length;
+      sha256.update(new byte[] {(byte) (n >>> 24), (byte) (n >>> 16), (byte) (n >>> 8), (byte) n});
+      sha256.update(bytes);
+    }
+    return Arrays.copyOf(sha256.digest(), PREFIX_BYTES);
+  }
+}
