@@ -67,9 +67,11 @@ import org.joda.time.Duration;
  *       hits both; median, min and max are reported.
  *   <li>Latency: a fresh job per mode and rate; events are produced at a fixed rate with record
  *       timestamp = send time; after the first decision and a warm-up, every committed early-pane
- *       decision gives latency = its Kafka record timestamp minus its {@code clocks.ingestionTime}
- *       (the Kafka timestamp of the triggering event), and visibility latency = the wall time a
- *       {@code read_committed} consumer first saw it minus the same ingestion time.
+ *       decision whose {@code clocks.ingestionTime} is the Kafka timestamp of the event that
+ *       triggered it ({@link #triggeredByLatest}: not a pane triggered by an out-of-order event)
+ *       gives latency = its Kafka record timestamp minus that ingestion time, and visibility
+ *       latency = the wall time a {@code read_committed} consumer first saw it minus the same
+ *       ingestion time. Each is also split at the decision's wall clocks (pane fired, scored).
  * </ul>
  *
  * <p>Prints one table and writes JSON (figures, machine, command) to {@code --output} (default
@@ -126,12 +128,20 @@ public final class KafkaSinkBenchmark {
     double latencySeconds = DEFAULT_LATENCY_SECONDS;
     double warmupSeconds = DEFAULT_WARMUP_SECONDS;
     long checkpointIntervalMs = DEFAULT_CHECKPOINT_INTERVAL_MS;
+
+    /** The FlinkRunner's {@code --maxBundleTimeMills}; null: Beam's default (1000). */
+    @Nullable Long maxBundleTimeMills;
+
+    /** Flink's network buffer timeout, ms; null: Flink's default (100). */
+    @Nullable Long bufferTimeoutMillis;
+
     Path output = Paths.get(DEFAULT_OUTPUT);
     String command = "";
 
     /**
      * Parses {@code --events=N --accounts=K --repeats=R --rate=auto|R[,R...] --latencySeconds=S
-     * --warmupSeconds=S --checkpointingInterval=MS --output=FILE}.
+     * --warmupSeconds=S --checkpointingInterval=MS --maxBundleTimeMills=MS --bufferTimeout=MS
+     * --output=FILE}.
      */
     public static Settings parse(String... args) {
       Settings settings = new Settings();
@@ -169,6 +179,12 @@ public final class KafkaSinkBenchmark {
           case "checkpointingInterval":
             settings.checkpointIntervalMs = positive(name, Integer.parseInt(value));
             break;
+          case "maxBundleTimeMills":
+            settings.maxBundleTimeMills = (long) positive(name, Integer.parseInt(value));
+            break;
+          case "bufferTimeout":
+            settings.bufferTimeoutMillis = (long) positive(name, Integer.parseInt(value));
+            break;
           case "output":
             settings.output = Paths.get(value);
             break;
@@ -177,7 +193,8 @@ public final class KafkaSinkBenchmark {
                 "unknown option --"
                     + name
                     + "; use --events, --accounts, --repeats, --rate, --latencySeconds,"
-                    + " --warmupSeconds, --checkpointingInterval, --output");
+                    + " --warmupSeconds, --checkpointingInterval, --maxBundleTimeMills,"
+                    + " --bufferTimeout, --output");
         }
       }
       settings.command =
@@ -357,10 +374,11 @@ public final class KafkaSinkBenchmark {
       String bootstrapServers,
       String name,
       KafkaOptions.KafkaSinkMode mode,
-      long checkpointIntervalMs,
+      Settings settings,
       Path work)
       throws IOException {
     Path output = Files.createDirectories(work.resolve(name));
+    long checkpointIntervalMs = settings.checkpointIntervalMs;
     List<String> args =
         new ArrayList<>(
             List.of(
@@ -390,9 +408,28 @@ public final class KafkaSinkBenchmark {
                 "--kafkaIdleTimeout=PT10S",
                 "--earlyFiringDelay=PT0S",
                 "--output=" + output));
+    if (settings.maxBundleTimeMills != null) {
+      args.add("--maxBundleTimeMills=" + settings.maxBundleTimeMills);
+    }
+    if (settings.bufferTimeoutMillis != null) {
+      args.add("--flinkConfDir=" + flinkConfDir(work, settings.bufferTimeoutMillis));
+    }
     return PipelineOptionsFactory.fromArgs(ExtraPipelineArgs.append(args))
         .withValidation()
         .as(TidemarkOptions.class);
+  }
+
+  /**
+   * A Flink configuration directory setting only the network buffer timeout: how long a partly
+   * filled buffer between two tasks may wait before it is sent (Flink's default 100 ms). Beam has
+   * no pipeline option for it; {@code --flinkConfDir} is how a FlinkRunner job gets it.
+   */
+  static Path flinkConfDir(Path work, long bufferTimeoutMillis) throws IOException {
+    Path dir = Files.createDirectories(work.resolve("flink-conf-buffer-" + bufferTimeoutMillis));
+    Files.writeString(
+        dir.resolve("flink-conf.yaml"),
+        "execution.buffer-timeout.interval: " + bufferTimeoutMillis + " ms\n");
+    return dir;
   }
 
   private static Map<String, String> createTopics(
@@ -485,7 +522,7 @@ public final class KafkaSinkBenchmark {
       Path work)
       throws Exception {
     String servers = broker.bootstrapServers();
-    TidemarkOptions options = options(servers, name, mode, settings.checkpointIntervalMs, work);
+    TidemarkOptions options = options(servers, name, mode, settings, work);
     KafkaClients clients = KafkaClients.from(options);
     Map<String, String> topics = createTopics(servers, options);
     try (KafkaProducer<String, byte[]> producer = producer(servers, 5)) {
@@ -539,6 +576,19 @@ public final class KafkaSinkBenchmark {
     final Map<String, Integer> paneTimings;
 
     /**
+     * The record latency split at the decision's wall clocks, per measured decision, sorted: event
+     * record → pane fired ({@code clocks.processingTime}), → scored ({@code clocks.decisionTime}),
+     * → decision record timestamp.
+     */
+    final long[][] stages;
+
+    /**
+     * Early decisions of the measured span left out: triggered by an out-of-order event, so their
+     * clock is another event's ({@link #triggeredByLatest}).
+     */
+    final int unattributable;
+
+    /**
      * False when decisions were still arriving at the drain cap: the latencies miss the slowest.
      */
     final boolean drained;
@@ -550,8 +600,12 @@ public final class KafkaSinkBenchmark {
         long[] recordLatencies,
         long[] visibilityLatencies,
         Map<String, Integer> paneTimings,
+        long[][] stages,
+        int unattributable,
         boolean drained) {
       this.drained = drained;
+      this.unattributable = unattributable;
+      this.stages = stages;
       this.mode = mode;
       this.rate = rate;
       this.achievedRate = achievedRate;
@@ -601,12 +655,22 @@ public final class KafkaSinkBenchmark {
     public String describe() {
       return String.format(
           Locale.ROOT,
-          "latency %s at %.0f events/s: %d early decisions measured, p50 %.1f ms, p99 %.1f ms",
+          "latency %s at %.0f events/s: %d early decisions measured (%d triggered by out-of-order"
+              + " events left out), p50 %.1f ms, p99 %.1f ms;"
+              + " p50/p95 ms by stage: event record → pane fired %.0f/%.0f, → scored %.0f/%.0f,"
+              + " → decision record %.0f/%.0f",
           mode,
           rate,
           recordLatencies.length,
+          unattributable,
           recordLatencyMs(0.5),
-          recordLatencyMs(0.99));
+          recordLatencyMs(0.99),
+          percentile(stages[0], 0.5),
+          percentile(stages[0], 0.95),
+          percentile(stages[1], 0.5),
+          percentile(stages[1], 0.95),
+          percentile(stages[2], 0.5),
+          percentile(stages[2], 0.95));
     }
   }
 
@@ -704,7 +768,7 @@ public final class KafkaSinkBenchmark {
     double seconds = settings.latencySeconds + settings.warmupSeconds + 90;
     List<Line> lines =
         generate((int) Math.ceil(rate * seconds), settings.accounts, rate, SEED + name.hashCode());
-    TidemarkOptions options = options(servers, name, mode, settings.checkpointIntervalMs, work);
+    TidemarkOptions options = options(servers, name, mode, settings, work);
     KafkaClients clients = KafkaClients.from(options);
     Map<String, String> topics = createTopics(servers, options);
     Watcher watcher = new Watcher(servers, topics.get("decisions"));
@@ -763,25 +827,95 @@ public final class KafkaSinkBenchmark {
       job.stop(Duration.standardMinutes(1));
     }
     List<Seen> seen = watcher.stop();
+    List<JsonNode> nodes = new ArrayList<>();
+    for (Seen decision : seen) {
+      nodes.add(Json.MAPPER.readTree(decision.value));
+    }
+    boolean[] attributable = triggeredByLatest(nodes);
     List<Long> record = new ArrayList<>();
     List<Long> visible = new ArrayList<>();
+    List<List<Long>> stages = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
     Map<String, Integer> timings = new LinkedHashMap<>();
-    for (Seen decision : seen) {
-      JsonNode node = Json.MAPPER.readTree(decision.value);
+    int unattributable = 0;
+    for (int i = 0; i < seen.size(); i++) {
+      Seen decision = seen.get(i);
+      JsonNode node = nodes.get(i);
       String timing = node.path("pane").path("timing").asText();
-      long ingestion =
-          Instant.parse(node.path("clocks").path("ingestionTime").asText()).toEpochMilli();
+      long ingestion = clock(node, "ingestionTime");
       if (ingestion < measureFrom || ingestion >= measureTo) {
         continue;
       }
       timings.merge(timing, 1, Integer::sum);
-      if (timing.equals("EARLY")) {
-        record.add(decision.timestamp - ingestion);
-        visible.add(decision.seenAt - ingestion);
+      if (!timing.equals("EARLY")) {
+        continue;
       }
+      if (!attributable[i]) {
+        unattributable++;
+        continue;
+      }
+      record.add(decision.timestamp - ingestion);
+      visible.add(decision.seenAt - ingestion);
+      long fired = clock(node, "processingTime");
+      long scored = clock(node, "decisionTime");
+      stages.get(0).add(fired - ingestion);
+      stages.get(1).add(scored - fired);
+      stages.get(2).add(decision.timestamp - scored);
     }
     double achieved = measuredSent * 1000.0 / Math.max(1, measureTo - measureFrom);
-    return new LatencyRun(mode, rate, achieved, sorted(record), sorted(visible), timings, drained);
+    long[][] split = stages.stream().map(KafkaSinkBenchmark::sorted).toArray(long[][]::new);
+    return new LatencyRun(
+        mode,
+        rate,
+        achieved,
+        sorted(record),
+        sorted(visible),
+        timings,
+        split,
+        unattributable,
+        drained);
+  }
+
+  private static long clock(JsonNode decision, String name) {
+    return Instant.parse(decision.path("clocks").path(name).asText()).toEpochMilli();
+  }
+
+  /**
+   * Which decisions carry, in {@code clocks.ingestionTime}, the Kafka timestamp of the event that
+   * triggered them. That clock belongs to the pane's latest event by event time (README, clocks).
+   * With early firing on every element each pane adds one event, so the clock names the trigger
+   * exactly when the trigger became the latest event: a window's first pane ({@code txnCount} 1),
+   * or a pane whose {@code txnCount} is one more than the previous pane's and whose {@code
+   * clocks.eventTime} differs from it. A pane triggered by an out-of-order event keeps the previous
+   * latest event's clock, which would add the time between the two arrivals to its latency: those
+   * (and panes whose previous pane was not seen) are not attributable. Accumulating panes only.
+   */
+  static boolean[] triggeredByLatest(List<JsonNode> decisions) {
+    Map<String, Map<Long, JsonNode>> byWindow = new HashMap<>();
+    for (JsonNode decision : decisions) {
+      byWindow
+          .computeIfAbsent(decision.path("decisionId").asText(), id -> new HashMap<>())
+          .put(decision.path("pane").path("index").asLong(), decision);
+    }
+    boolean[] attributable = new boolean[decisions.size()];
+    for (int i = 0; i < decisions.size(); i++) {
+      JsonNode decision = decisions.get(i);
+      long index = decision.path("pane").path("index").asLong();
+      long count = decision.path("features").path("txnCount").asLong();
+      if (index == 0) {
+        attributable[i] = count == 1;
+        continue;
+      }
+      JsonNode previous = byWindow.get(decision.path("decisionId").asText()).get(index - 1);
+      attributable[i] =
+          previous != null
+              && count == previous.path("features").path("txnCount").asLong() + 1
+              && !decision
+                  .path("clocks")
+                  .path("eventTime")
+                  .asText()
+                  .equals(previous.path("clocks").path("eventTime").asText());
+    }
+    return attributable;
   }
 
   // ---------------------------------------------------------------- statistics and report

@@ -5,12 +5,19 @@ import static org.hamcrest.Matchers.greaterThan;
 import static org.hamcrest.Matchers.greaterThanOrEqualTo;
 import static org.hamcrest.Matchers.hasSize;
 import static org.hamcrest.Matchers.is;
+import static org.junit.Assert.assertArrayEquals;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.pipelines.KafkaOptions;
+import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.transforms.Json;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import org.apache.beam.runners.flink.FlinkPipelineOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.ExecutionOptions;
+import org.apache.flink.configuration.GlobalConfiguration;
 import org.junit.ClassRule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
@@ -24,6 +31,54 @@ import org.junit.runners.JUnit4;
 @RunWith(JUnit4.class)
 public class KafkaSinkBenchmarkTest {
   @ClassRule public static final TemporaryFolder TEMP = new TemporaryFolder();
+
+  /**
+   * One window's accumulating early panes; the third is triggered by an out-of-order event (its
+   * latest event by event time is still the second pane's), so its ingestion clock is not its
+   * trigger's. Another window lost its pane 1, so its pane 2 cannot be judged.
+   */
+  @Test
+  public void onlyPanesWhoseLatestEventIsTheirTriggerAreAttributable() throws Exception {
+    List<JsonNode> decisions =
+        List.of(
+            pane("w1", 0, 1, "00:00:10"),
+            pane("w1", 1, 2, "00:00:20"),
+            pane("w1", 2, 3, "00:00:20"),
+            pane("w1", 3, 4, "00:00:30"),
+            pane("w2", 2, 3, "00:00:40"),
+            pane("w2", 0, 1, "00:00:35"));
+    assertArrayEquals(
+        new boolean[] {true, true, false, true, false, true},
+        KafkaSinkBenchmark.triggeredByLatest(decisions));
+    // A pane that added more than one event (or repeated a count) names no single trigger.
+    assertArrayEquals(
+        new boolean[] {true, false},
+        KafkaSinkBenchmark.triggeredByLatest(
+            List.of(pane("w3", 0, 1, "00:00:01"), pane("w3", 1, 3, "00:00:09"))));
+  }
+
+  @Test
+  public void latencySettingsBecomeFlinkRunnerOptions() throws Exception {
+    KafkaSinkBenchmark.Settings settings =
+        KafkaSinkBenchmark.Settings.parse("--maxBundleTimeMills=20", "--bufferTimeout=5");
+    Path work = TEMP.newFolder().toPath();
+    TidemarkOptions options =
+        KafkaSinkBenchmark.options(
+            "localhost:9092", "settings", KafkaOptions.KafkaSinkMode.idempotent, settings, work);
+    FlinkPipelineOptions flink = options.as(FlinkPipelineOptions.class);
+    assertThat(flink.getMaxBundleTimeMills(), is(20L));
+    Configuration conf = GlobalConfiguration.loadConfiguration(flink.getFlinkConfDir());
+    assertThat(conf.get(ExecutionOptions.BUFFER_TIMEOUT), is(java.time.Duration.ofMillis(5)));
+  }
+
+  private static JsonNode pane(String id, int index, int count, String eventTime) throws Exception {
+    return Json.MAPPER.readTree(
+        String.format(
+            "{\"decisionId\": \"%s\", \"pane\": {\"timing\": \"EARLY\", \"index\": %d},"
+                + " \"features\": {\"txnCount\": %d},"
+                + " \"clocks\": {\"eventTime\": \"2026-01-01T%s.000Z\"}}",
+            id, index, count, eventTime));
+  }
 
   @Test
   public void producesThroughputAndLatencyFiguresForBothSinks() throws Exception {
