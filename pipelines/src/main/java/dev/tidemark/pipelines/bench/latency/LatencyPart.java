@@ -87,16 +87,19 @@ public final class LatencyPart implements BenchPart {
     }
 
     /**
-     * Every decision costs the job about 13.5 records of output at early firing on every element,
-     * so a backlog of the profile's {@code events} would take minutes per run on 2 cores; these
-     * sizes keep {@code small} near two minutes.
+     * Every event costs the job about 13.5 records of output at early firing on every element, so a
+     * backlog of the profile's {@code events} would take minutes per run on 2 cores; these sizes
+     * keep {@code small} near two minutes. The backlog must last a few seconds at the maximum rate
+     * (about 600 events/s on 2 cores): 500 events lasted under a second, and their first-to-last
+     * rate overestimated the sustainable one so much that "90 %" of it overloaded the job (p50 3.5
+     * s).
      */
     static Sizes of(BenchProfile profile) {
       switch (profile) {
         case SMALL:
-          return new Sizes(500, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 8, 2, 1);
+          return new Sizes(3_000, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 8, 2, 1);
         case FULL:
-          return new Sizes(10_000, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 60, 10, profile.repeats);
+          return new Sizes(20_000, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 60, 10, profile.repeats);
         default:
           throw new IllegalArgumentException("no latency sizes for profile " + profile.id());
       }
