@@ -566,6 +566,12 @@ public final class KafkaSinkBenchmark {
 
   // ---------------------------------------------------------------- latency
 
+  /** {@link LatencyRun#keptUp}: the most the median latency may grow over a measured span. */
+  public static final double KEPT_UP_LAG_GROWTH_MS = 100;
+
+  /** {@link LatencyRun#keptUp}: the highest p95 latency of a job that keeps up. */
+  public static final double KEPT_UP_P95_MS = 1000;
+
   /** One latency run at a fixed rate. */
   public static final class LatencyRun {
     final KafkaOptions.KafkaSinkMode mode;
@@ -589,6 +595,13 @@ public final class KafkaSinkBenchmark {
     final int unattributable;
 
     /**
+     * Median latency of the last quarter of the measured span minus that of the first quarter, ms
+     * (NaN without decisions in both): a job that does not keep up with the rate falls further
+     * behind, and this grows with the span.
+     */
+    final double lagGrowthMs;
+
+    /**
      * False when decisions were still arriving at the drain cap: the latencies miss the slowest.
      */
     final boolean drained;
@@ -602,8 +615,10 @@ public final class KafkaSinkBenchmark {
         Map<String, Integer> paneTimings,
         long[][] stages,
         int unattributable,
+        double lagGrowthMs,
         boolean drained) {
       this.drained = drained;
+      this.lagGrowthMs = lagGrowthMs;
       this.unattributable = unattributable;
       this.stages = stages;
       this.mode = mode;
@@ -633,6 +648,20 @@ public final class KafkaSinkBenchmark {
       return drained;
     }
 
+    /**
+     * Whether the job kept up with the rate: the producer sent at least 90 % of it, the decisions
+     * drained, the p95 latency stayed under {@value #KEPT_UP_P95_MS} ms (no standing backlog) and
+     * the median latency grew by less than {@value #KEPT_UP_LAG_GROWTH_MS} ms from the first
+     * quarter of the measured span to the last (no growing one).
+     */
+    public boolean keptUp() {
+      return drained
+          && achievedRate >= 0.9 * rate
+          && recordLatencyMs(0.95) < KEPT_UP_P95_MS
+          && !Double.isNaN(lagGrowthMs)
+          && lagGrowthMs < KEPT_UP_LAG_GROWTH_MS;
+    }
+
     /** Early decisions measured. */
     public int decisions() {
       return recordLatencies.length;
@@ -656,7 +685,7 @@ public final class KafkaSinkBenchmark {
       return String.format(
           Locale.ROOT,
           "latency %s at %.0f events/s: %d early decisions measured (%d triggered by out-of-order"
-              + " events left out), p50 %.1f ms, p99 %.1f ms;"
+              + " events left out), p50 %.1f ms, p99 %.1f ms, lag growth %.0f ms (%s);"
               + " p50/p95 ms by stage: event record → pane fired %.0f/%.0f, → scored %.0f/%.0f,"
               + " → decision record %.0f/%.0f",
           mode,
@@ -665,6 +694,8 @@ public final class KafkaSinkBenchmark {
           unattributable,
           recordLatencyMs(0.5),
           recordLatencyMs(0.99),
+          lagGrowthMs,
+          keptUp() ? "kept up" : "fell behind",
           percentile(stages[0], 0.5),
           percentile(stages[0], 0.95),
           percentile(stages[1], 0.5),
@@ -837,6 +868,9 @@ public final class KafkaSinkBenchmark {
     List<List<Long>> stages = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
     Map<String, Integer> timings = new LinkedHashMap<>();
     int unattributable = 0;
+    long quarter = Math.max(1, (measureTo - measureFrom) / 4);
+    List<Long> firstQuarter = new ArrayList<>();
+    List<Long> lastQuarter = new ArrayList<>();
     for (int i = 0; i < seen.size(); i++) {
       Seen decision = seen.get(i);
       JsonNode node = nodes.get(i);
@@ -855,6 +889,11 @@ public final class KafkaSinkBenchmark {
       }
       record.add(decision.timestamp - ingestion);
       visible.add(decision.seenAt - ingestion);
+      if (ingestion < measureFrom + quarter) {
+        firstQuarter.add(decision.timestamp - ingestion);
+      } else if (ingestion >= measureTo - quarter) {
+        lastQuarter.add(decision.timestamp - ingestion);
+      }
       long fired = clock(node, "processingTime");
       long scored = clock(node, "decisionTime");
       stages.get(0).add(fired - ingestion);
@@ -872,6 +911,7 @@ public final class KafkaSinkBenchmark {
         timings,
         split,
         unattributable,
+        percentile(sorted(lastQuarter), 0.5) - percentile(sorted(firstQuarter), 0.5),
         drained);
   }
 

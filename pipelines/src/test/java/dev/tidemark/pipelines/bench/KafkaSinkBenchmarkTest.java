@@ -71,6 +71,32 @@ public class KafkaSinkBenchmarkTest {
     assertThat(conf.get(ExecutionOptions.BUFFER_TIMEOUT), is(java.time.Duration.ofMillis(5)));
   }
 
+  @Test
+  public void aJobKeepsUpWhenItsLatencyIsLowAndDoesNotGrowOverTheSpan() {
+    assertThat(run(100, 95, 40, 0, true).keptUp(), is(true));
+    assertThat("a growing lag", run(100, 95, 40, 250, true).keptUp(), is(false));
+    assertThat("a standing backlog", run(100, 95, 1500, 0, true).keptUp(), is(false));
+    assertThat("decisions still arriving", run(100, 95, 40, 0, false).keptUp(), is(false));
+    assertThat("the feed fell short of the rate", run(100, 70, 40, 0, true).keptUp(), is(false));
+  }
+
+  private static KafkaSinkBenchmark.LatencyRun run(
+      double rate, double achieved, long latencyMs, double lagGrowthMs, boolean drained) {
+    long[] latencies = new long[100];
+    java.util.Arrays.fill(latencies, latencyMs);
+    return new KafkaSinkBenchmark.LatencyRun(
+        KafkaOptions.KafkaSinkMode.idempotent,
+        rate,
+        achieved,
+        latencies,
+        latencies,
+        java.util.Map.of("EARLY", 100),
+        new long[][] {latencies, latencies, latencies},
+        0,
+        lagGrowthMs,
+        drained);
+  }
+
   private static JsonNode pane(String id, int index, int count, String eventTime) throws Exception {
     return Json.MAPPER.readTree(
         String.format(

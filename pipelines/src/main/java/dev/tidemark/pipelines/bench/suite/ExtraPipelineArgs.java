@@ -7,13 +7,20 @@ import java.util.stream.Collectors;
 
 /**
  * Tuning experiments: {@code -Dtidemark.bench.pipelineArgs="--fasterCopy=true
- * --maxBundleTimeMills=20"} adds or overrides pipeline options of every Beam job the suite runs
- * (Tidemark and the Beam baselines alike; the native Flink job has no pipeline options), so that a
- * setting can be measured before it becomes a default.
+ * --maxBundleTimeMills=20"} (or the same in {@code TIDEMARK_BENCH_PIPELINE_ARGS}) adds or overrides
+ * pipeline options of every Beam job the suite runs (Tidemark and the Beam baselines alike; the
+ * native Flink job has no pipeline options), so that a setting can be measured before it becomes a
+ * default.
  */
 public final class ExtraPipelineArgs {
   /** The system property holding the extra options, separated by white space. */
   public static final String PROPERTY = "tidemark.bench.pipelineArgs";
+
+  /**
+   * The environment variable read when the property is not set: {@code ./tidemark} splits {@code
+   * TIDEMARK_JAVA_OPTS} at spaces, so several options are easier to pass this way.
+   */
+  public static final String ENV = "TIDEMARK_BENCH_PIPELINE_ARGS";
 
   private ExtraPipelineArgs() {}
 
@@ -23,7 +30,8 @@ public final class ExtraPipelineArgs {
    * others are appended.
    */
   public static String[] append(List<String> args) {
-    return merge(args, System.getProperty(PROPERTY, ""));
+    String extra = System.getProperty(PROPERTY);
+    return merge(args, extra != null ? extra : System.getenv().getOrDefault(ENV, ""));
   }
 
   static String[] merge(List<String> args, String extra) {
