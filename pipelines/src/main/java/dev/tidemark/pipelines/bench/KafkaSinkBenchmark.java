@@ -65,13 +65,14 @@ import org.joda.time.Duration;
  *       decision record's Kafka timestamp (and, second figure, from the first to the last decision
  *       record's timestamp). Repeated {@code --repeats} times, modes alternating, so load noise
  *       hits both; median, min and max are reported.
- *   <li>Latency: a fresh job per mode and rate; events are produced at a fixed rate with record
- *       timestamp = send time; after the first decision and a warm-up, every committed early-pane
- *       decision whose {@code clocks.ingestionTime} is the Kafka timestamp of the event that
- *       triggered it ({@link #triggeredByLatest}: not a pane triggered by an out-of-order event)
- *       gives latency = its Kafka record timestamp minus that ingestion time, and visibility
- *       latency = the wall time a {@code read_committed} consumer first saw it minus the same
- *       ingestion time. Each is also split at the decision's wall clocks (pane fired, scored).
+ *   <li>Latency: a fresh job per mode and rate; events are produced with record timestamp = send
+ *       time, 10 a second until the job's first decision (no start-up backlog), then at the fixed
+ *       rate; after the first decision and a warm-up, every committed early-pane decision whose
+ *       {@code clocks.ingestionTime} is the Kafka timestamp of the event that triggered it ({@link
+ *       #triggeredByLatest}: not a pane triggered by an out-of-order event) gives latency = its
+ *       Kafka record timestamp minus that ingestion time, and visibility latency = the wall time a
+ *       {@code read_committed} consumer first saw it minus the same ingestion time. Each is also
+ *       split at the decision's wall clocks (pane fired, scored).
  * </ul>
  *
  * <p>Prints one table and writes JSON (figures, machine, command) to {@code --output} (default
@@ -566,6 +567,9 @@ public final class KafkaSinkBenchmark {
 
   // ---------------------------------------------------------------- latency
 
+  /** Events are sent this far apart until a latency run's first decision (10 events/s). */
+  static final long STARTUP_TRICKLE_NANOS = 100_000_000L;
+
   /** {@link LatencyRun#keptUp}: the most the median latency may grow over a measured span. */
   public static final double KEPT_UP_LAG_GROWTH_MS = 100;
 
@@ -810,10 +814,9 @@ public final class KafkaSinkBenchmark {
     boolean drained = true;
     try {
       try (KafkaProducer<String, byte[]> producer = producer(servers, 0)) {
-        long t0 = System.nanoTime();
+        long due = System.nanoTime();
         long deadline = System.currentTimeMillis() + 180_000;
         for (int i = 0; i < lines.size(); i++) {
-          long due = t0 + (long) (i * 1e9 / rate);
           long wait = due - System.nanoTime();
           if (wait > 0) {
             LockSupport.parkNanos(wait);
@@ -833,6 +836,9 @@ public final class KafkaSinkBenchmark {
           if (now >= measureFrom) {
             measuredSent++;
           }
+          // Until the job's first decision, a trickle: the full rate from submission on would
+          // build a start-up backlog that the measured span then spent catching up (seconds).
+          due += measureFrom == Long.MAX_VALUE ? STARTUP_TRICKLE_NANOS : (long) (1e9 / rate);
         }
         producer.flush();
       }
