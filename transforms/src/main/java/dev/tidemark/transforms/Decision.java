@@ -3,7 +3,6 @@ package dev.tidemark.transforms;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.HexFormat;
 import java.util.Objects;
@@ -131,9 +130,7 @@ public final class Decision {
    */
   public static String decisionId(String accountId, Instant windowStart, Instant windowEnd) {
     MessageDigest sha = Sha256.newDigest();
-    byte[] account = accountId.getBytes(StandardCharsets.UTF_8);
-    sha.update(java.nio.ByteBuffer.allocate(4).putInt(account.length).array());
-    sha.update(account);
+    Sha256.updateLengthPrefixed(sha, accountId);
     sha.update(
         java.nio.ByteBuffer.allocate(16)
             .putLong(windowStart.getMillis())

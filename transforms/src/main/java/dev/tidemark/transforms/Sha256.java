@@ -33,11 +33,16 @@ public final class Sha256 {
   public static byte[] prefix128(MessageDigest sha256, String... parts) {
     sha256.reset();
     for (String part : parts) {
-      byte[] bytes = part.getBytes(StandardCharsets.UTF_8);
-      int n = bytes.length;
-      sha256.update(new byte[] {(byte) (n >>> 24), (byte) (n >>> 16), (byte) (n >>> 8), (byte) n});
-      sha256.update(bytes);
+      updateLengthPrefixed(sha256, part);
     }
     return Arrays.copyOf(sha256.digest(), PREFIX_BYTES);
+  }
+
+  /** Feeds {@code part} to {@code digest} as UTF-8 preceded by its length as 4 big-endian bytes. */
+  public static void updateLengthPrefixed(MessageDigest digest, String part) {
+    byte[] bytes = part.getBytes(StandardCharsets.UTF_8);
+    int n = bytes.length;
+    digest.update(new byte[] {(byte) (n >>> 24), (byte) (n >>> 16), (byte) (n >>> 8), (byte) n});
+    digest.update(bytes);
   }
 }

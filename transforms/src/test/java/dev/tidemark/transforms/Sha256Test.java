@@ -7,6 +7,7 @@ import static org.junit.Assert.assertFalse;
 import java.security.MessageDigest;
 import java.util.Arrays;
 import java.util.HexFormat;
+import org.joda.time.Instant;
 import org.junit.Test;
 import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
@@ -24,6 +25,18 @@ public class Sha256Test {
         HexFormat.of().formatHex(Sha256.prefix128(sha256, "/tidemark/mobile/app", "txn-000001")));
     assertEquals(
         "df3f619804a92fdb4057192dc43dd748", HexFormat.of().formatHex(Sha256.prefix128(sha256, "")));
+  }
+
+  @Test
+  public void decisionIdIsTheSha256OfTheLengthPrefixedAccountAndTheWindowBounds() {
+    // From Python: hashlib.sha256(b'\x00\x00\x00\x0aacct-00042'
+    //   + struct.pack('>qq', 1767225900000, 1767226200000)).hexdigest()[:32]
+    assertEquals(
+        "74171c60d5521a547c3df2fa7cede323",
+        Decision.decisionId(
+            "acct-00042",
+            Instant.parse("2026-01-01T00:05:00Z"),
+            Instant.parse("2026-01-01T00:10:00Z")));
   }
 
   @Test
