@@ -519,7 +519,7 @@ public final class ParseCloudEvents
           .append('\n')
           .append(Json.canonical(data));
       byte[] hash = digest.digest(content.toString().getBytes(StandardCharsets.UTF_8));
-      return Arrays.copyOf(hash, 16);
+      return Arrays.copyOf(hash, Sha256.PREFIX_BYTES);
     }
 
     private static String firstLine(Exception e) {

@@ -27,6 +27,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -89,6 +90,7 @@ public final class KafkaSinkBenchmark {
   public static final int DEFAULT_REPEATS = 3;
   public static final double DEFAULT_LATENCY_SECONDS = 30;
   public static final double DEFAULT_WARMUP_SECONDS = 5;
+  public static final double DEFAULT_STEADY_CAP_SECONDS = 60;
   public static final String DEFAULT_OUTPUT = "bench-results/kafka-sinks.json";
 
   /** The flink profile's checkpointing (runner-profiles/flink.properties). */
@@ -128,6 +130,10 @@ public final class KafkaSinkBenchmark {
     List<Double> rates = new ArrayList<>();
     double latencySeconds = DEFAULT_LATENCY_SECONDS;
     double warmupSeconds = DEFAULT_WARMUP_SECONDS;
+
+    /** The longest a latency run waits, after its warm-up, for the job to catch up. */
+    double steadyCapSeconds = DEFAULT_STEADY_CAP_SECONDS;
+
     long checkpointIntervalMs = DEFAULT_CHECKPOINT_INTERVAL_MS;
 
     /** The FlinkRunner's {@code --maxBundleTimeMills}; null: Beam's default (1000). */
@@ -141,8 +147,8 @@ public final class KafkaSinkBenchmark {
 
     /**
      * Parses {@code --events=N --accounts=K --repeats=R --rate=auto|R[,R...] --latencySeconds=S
-     * --warmupSeconds=S --checkpointingInterval=MS --maxBundleTimeMills=MS --bufferTimeout=MS
-     * --output=FILE}.
+     * --warmupSeconds=S --steadyCapSeconds=S --checkpointingInterval=MS --maxBundleTimeMills=MS
+     * --bufferTimeout=MS --output=FILE}.
      */
     public static Settings parse(String... args) {
       Settings settings = new Settings();
@@ -177,6 +183,9 @@ public final class KafkaSinkBenchmark {
           case "warmupSeconds":
             settings.warmupSeconds = Double.parseDouble(value);
             break;
+          case "steadyCapSeconds":
+            settings.steadyCapSeconds = Double.parseDouble(value);
+            break;
           case "checkpointingInterval":
             settings.checkpointIntervalMs = positive(name, Integer.parseInt(value));
             break;
@@ -194,7 +203,7 @@ public final class KafkaSinkBenchmark {
                 "unknown option --"
                     + name
                     + "; use --events, --accounts, --repeats, --rate, --latencySeconds,"
-                    + " --warmupSeconds, --checkpointingInterval, --maxBundleTimeMills,"
+                    + " --warmupSeconds, --steadyCapSeconds, --checkpointingInterval, --maxBundleTimeMills,"
                     + " --bufferTimeout, --output");
         }
       }
@@ -570,6 +579,47 @@ public final class KafkaSinkBenchmark {
   /** Events are sent this far apart until a latency run's first decision (10 events/s). */
   static final long STARTUP_TRICKLE_NANOS = 100_000_000L;
 
+  /**
+   * Whether a job has caught up with its feed: the lag (now minus the newest ingestion clock among
+   * the decisions seen) has stopped falling, its median over the last {@value #HOLD_MS} ms within
+   * {@value #TOLERANCE_MS} ms and 10 % of its median over the {@value #HOLD_MS} ms before. A cold
+   * JVM falls seconds behind its first full-rate feed and then catches up at a few hundred ms a
+   * second; measured in that phase, the latencies would be the catch-up's. Relative, so it also
+   * settles at a settings-bound lag (a one-second bundle) or on a job that falls behind (which
+   * {@link LatencyRun#keptUp} then rejects).
+   */
+  public static final class CatchUp {
+    public static final long HOLD_MS = 3_000;
+    public static final long TOLERANCE_MS = 50;
+
+    private final ArrayDeque<long[]> samples = new ArrayDeque<>();
+    private long firstSample = Long.MAX_VALUE;
+
+    void add(long at, long lagMillis) {
+      firstSample = Math.min(firstSample, at);
+      samples.addLast(new long[] {at, lagMillis});
+      while (samples.peekFirst()[0] < at - 2 * HOLD_MS) {
+        samples.removeFirst();
+      }
+    }
+
+    boolean settled(long now) {
+      if (now - firstSample < 2 * HOLD_MS) {
+        return false;
+      }
+      List<Long> before = new ArrayList<>();
+      List<Long> last = new ArrayList<>();
+      for (long[] sample : samples) {
+        (sample[0] < now - HOLD_MS ? before : last).add(sample[1]);
+      }
+      if (before.isEmpty() || last.isEmpty()) {
+        return false;
+      }
+      double earlier = percentile(sorted(before), 0.5);
+      return earlier - percentile(sorted(last), 0.5) <= TOLERANCE_MS + 0.1 * earlier;
+    }
+  }
+
   /** {@link LatencyRun#keptUp}: the most the median latency may grow over a measured span. */
   public static final double KEPT_UP_LAG_GROWTH_MS = 100;
 
@@ -610,6 +660,18 @@ public final class KafkaSinkBenchmark {
      */
     final boolean drained;
 
+    /**
+     * From the first decision to the start of the measured span, ms: the warm-up, longer while the
+     * job was still catching up (a cold JVM falls seconds behind its first full-rate feed).
+     */
+    final long warmupMillis;
+
+    /**
+     * Whether the job caught up before the measured span ({@link CatchUp}); false: it was measured
+     * at the settings' steady cap while still behind.
+     */
+    final boolean steady;
+
     LatencyRun(
         KafkaOptions.KafkaSinkMode mode,
         double rate,
@@ -620,8 +682,12 @@ public final class KafkaSinkBenchmark {
         long[][] stages,
         int unattributable,
         double lagGrowthMs,
-        boolean drained) {
+        boolean drained,
+        long warmupMillis,
+        boolean steady) {
       this.drained = drained;
+      this.warmupMillis = warmupMillis;
+      this.steady = steady;
       this.lagGrowthMs = lagGrowthMs;
       this.unattributable = unattributable;
       this.stages = stages;
@@ -652,14 +718,26 @@ public final class KafkaSinkBenchmark {
       return drained;
     }
 
+    /** Whether the job had caught up when the measured span began. */
+    public boolean steady() {
+      return steady;
+    }
+
+    /** From the first decision to the measured span, seconds. */
+    public double warmupSeconds() {
+      return warmupMillis / 1000.0;
+    }
+
     /**
-     * Whether the job kept up with the rate: the producer sent at least 90 % of it, the decisions
-     * drained, the p95 latency stayed under {@value #KEPT_UP_P95_MS} ms (no standing backlog) and
-     * the median latency grew by less than {@value #KEPT_UP_LAG_GROWTH_MS} ms from the first
-     * quarter of the measured span to the last (no growing one).
+     * Whether the job kept up with the rate: it caught up after its warm-up, the producer sent at
+     * least 90 % of the rate, the decisions drained, the p95 latency stayed under {@value
+     * #KEPT_UP_P95_MS} ms (no standing backlog) and the median latency grew by less than {@value
+     * #KEPT_UP_LAG_GROWTH_MS} ms from the first quarter of the measured span to the last (no
+     * growing one).
      */
     public boolean keptUp() {
-      return drained
+      return steady
+          && drained
           && achievedRate >= 0.9 * rate
           && recordLatencyMs(0.95) < KEPT_UP_P95_MS
           && !Double.isNaN(lagGrowthMs)
@@ -688,12 +766,14 @@ public final class KafkaSinkBenchmark {
     public String describe() {
       return String.format(
           Locale.ROOT,
-          "latency %s at %.0f events/s: %d early decisions measured (%d triggered by out-of-order"
-              + " events left out), p50 %.1f ms, p99 %.1f ms, lag growth %.0f ms (%s);"
+          "latency %s at %.0f events/s: %s after %.1f s, %d early decisions measured (%d"
+              + " triggered by out-of-order events left out), p50 %.1f ms, p99 %.1f ms, lag growth %.0f ms (%s);"
               + " p50/p95 ms by stage: event record → pane fired %.0f/%.0f, → scored %.0f/%.0f,"
               + " → decision record %.0f/%.0f",
           mode,
           rate,
+          steady ? "caught up" : "still behind",
+          warmupSeconds(),
           recordLatencies.length,
           unattributable,
           recordLatencyMs(0.5),
@@ -727,6 +807,7 @@ public final class KafkaSinkBenchmark {
     private final String servers;
     private final String topic;
     private final List<Seen> seen = new ArrayList<>();
+    private volatile long newestIngestion = Long.MIN_VALUE;
     private volatile boolean running = true;
     private volatile @Nullable RuntimeException failure;
     private final Thread thread;
@@ -758,6 +839,7 @@ public final class KafkaSinkBenchmark {
           synchronized (seen) {
             for (ConsumerRecord<byte[], byte[]> record : records) {
               seen.add(new Seen(record.timestamp(), now, record.value()));
+              newestIngestion = Math.max(newestIngestion, ingestionClock(record.value()));
             }
           }
         }
@@ -776,6 +858,12 @@ public final class KafkaSinkBenchmark {
       }
     }
 
+    /** Now minus the newest ingestion clock among the decisions seen, ms. */
+    long lagMillis(long now) {
+      long newest = newestIngestion;
+      return newest == Long.MIN_VALUE ? Long.MAX_VALUE / 2 : now - newest;
+    }
+
     List<Seen> stop() throws InterruptedException {
       running = false;
       thread.join(30_000);
@@ -786,9 +874,26 @@ public final class KafkaSinkBenchmark {
   }
 
   /**
-   * Starts the job in {@code mode}, produces events at {@code rate} per second (timestamp = send
-   * time) and measures every committed early decision's latency after the first decision and {@code
-   * settings}' warm-up, for {@code settings}' latency seconds.
+   * A decision's {@code clocks.ingestionTime} in epoch ms, found without parsing the whole record
+   * (the watcher sees thousands a second); {@link Long#MIN_VALUE} if it has none.
+   */
+  static long ingestionClock(byte[] decision) {
+    String text = new String(decision, StandardCharsets.UTF_8);
+    int at = text.indexOf(INGESTION_FIELD);
+    if (at < 0) {
+      return Long.MIN_VALUE;
+    }
+    int from = at + INGESTION_FIELD.length();
+    return Instant.parse(text.substring(from, text.indexOf('"', from))).toEpochMilli();
+  }
+
+  private static final String INGESTION_FIELD = "\"ingestionTime\":\"";
+
+  /**
+   * Starts the job in {@code mode} and produces events at {@code rate} per second (timestamp = send
+   * time), a trickle until the first decision. After {@code settings}' warm-up, and once the job
+   * has caught up ({@link CatchUp}) or at {@code settings}' steady cap, measures every committed
+   * early decision's latency for {@code settings}' latency seconds.
    */
   public static LatencyRun latencyRun(
       EmbeddedKafka broker,
@@ -800,7 +905,8 @@ public final class KafkaSinkBenchmark {
       throws Exception {
     String servers = broker.bootstrapServers();
     // Enough distinct events for start-up, warm-up and measurement; event time moves at the rate.
-    double seconds = settings.latencySeconds + settings.warmupSeconds + 90;
+    double seconds =
+        settings.latencySeconds + settings.warmupSeconds + settings.steadyCapSeconds + 90;
     List<Line> lines =
         generate((int) Math.ceil(rate * seconds), settings.accounts, rate, SEED + name.hashCode());
     TidemarkOptions options = options(servers, name, mode, settings, work);
@@ -808,6 +914,9 @@ public final class KafkaSinkBenchmark {
     Map<String, String> topics = createTopics(servers, options);
     Watcher watcher = new Watcher(servers, topics.get("decisions"));
     TidemarkFlinkJobs.Job job = start(options, clients);
+    CatchUp catchUp = new CatchUp();
+    long firstDecision = Long.MAX_VALUE;
+    boolean steady = false;
     long measureFrom = Long.MAX_VALUE;
     long measureTo = Long.MAX_VALUE;
     int measuredSent = 0;
@@ -822,14 +931,22 @@ public final class KafkaSinkBenchmark {
             LockSupport.parkNanos(wait);
           }
           long now = System.currentTimeMillis();
-          if (measureFrom == Long.MAX_VALUE && watcher.count() > 0) {
-            measureFrom = now + (long) (settings.warmupSeconds * 1000);
-            measureTo = measureFrom + (long) (settings.latencySeconds * 1000);
+          if (firstDecision == Long.MAX_VALUE && watcher.count() > 0) {
+            firstDecision = now;
+          }
+          if (measureFrom == Long.MAX_VALUE && firstDecision != Long.MAX_VALUE) {
+            catchUp.add(now, watcher.lagMillis(now));
+            long warm = firstDecision + (long) (settings.warmupSeconds * 1000);
+            steady = now >= warm && catchUp.settled(now);
+            if (steady || now >= warm + (long) (settings.steadyCapSeconds * 1000)) {
+              measureFrom = now;
+              measureTo = measureFrom + (long) (settings.latencySeconds * 1000);
+            }
           }
           if (now >= measureTo) {
             break;
           }
-          if (measureFrom == Long.MAX_VALUE && now > deadline) {
+          if (firstDecision == Long.MAX_VALUE && now > deadline) {
             throw new IllegalStateException("run " + name + ": no decision within 3 minutes");
           }
           producer.send(record(options.getKafkaInputTopic(), lines.get(i), now));
@@ -838,7 +955,7 @@ public final class KafkaSinkBenchmark {
           }
           // Until the job's first decision, a trickle: the full rate from submission on would
           // build a start-up backlog that the measured span then spent catching up (seconds).
-          due += measureFrom == Long.MAX_VALUE ? STARTUP_TRICKLE_NANOS : (long) (1e9 / rate);
+          due += firstDecision == Long.MAX_VALUE ? STARTUP_TRICKLE_NANOS : (long) (1e9 / rate);
         }
         producer.flush();
       }
@@ -918,7 +1035,9 @@ public final class KafkaSinkBenchmark {
         split,
         unattributable,
         percentile(sorted(lastQuarter), 0.5) - percentile(sorted(firstQuarter), 0.5),
-        drained);
+        drained,
+        measureFrom - firstDecision,
+        steady);
   }
 
   private static long clock(JsonNode decision, String name) {

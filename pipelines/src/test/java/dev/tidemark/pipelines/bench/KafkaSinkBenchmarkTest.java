@@ -78,10 +78,60 @@ public class KafkaSinkBenchmarkTest {
     assertThat("a standing backlog", run(100, 95, 1500, 0, true).keptUp(), is(false));
     assertThat("decisions still arriving", run(100, 95, 40, 0, false).keptUp(), is(false));
     assertThat("the feed fell short of the rate", run(100, 70, 40, 0, true).keptUp(), is(false));
+    assertThat(
+        "still catching up when measured", run(100, 95, 40, 0, true, false).keptUp(), is(false));
+  }
+
+  @Test
+  public void aJobHasCaughtUpWhenItsLagStopsFalling() {
+    KafkaSinkBenchmark.CatchUp catchingUp = new KafkaSinkBenchmark.CatchUp();
+    KafkaSinkBenchmark.CatchUp steady = new KafkaSinkBenchmark.CatchUp();
+    KafkaSinkBenchmark.CatchUp boundByBundles = new KafkaSinkBenchmark.CatchUp();
+    KafkaSinkBenchmark.CatchUp fallingBehind = new KafkaSinkBenchmark.CatchUp();
+    for (long at = 0; at <= 8_000; at += 100) {
+      catchingUp.add(at, 8_000 - at / 2);
+      steady.add(at, 20 + (at / 100) % 3 * 20);
+      boundByBundles.add(at, 900 + (at / 100) % 5 * 50);
+      fallingBehind.add(at, 100 + at / 4);
+    }
+    assertThat("lag falling 0.5 s a second", catchingUp.settled(8_000), is(false));
+    assertThat("20-60 ms", steady.settled(8_000), is(true));
+    assertThat("0.9-1.1 s", boundByBundles.settled(8_000), is(true));
+    assertThat(
+        "growing: measured, then rejected by keptUp", fallingBehind.settled(8_000), is(true));
+    KafkaSinkBenchmark.CatchUp young = new KafkaSinkBenchmark.CatchUp();
+    young.add(0, 30);
+    young.add(5_000, 30);
+    assertThat("less than two holds of samples", young.settled(5_000), is(false));
+  }
+
+  @Test
+  public void findsTheIngestionClockOfADecisionRecord() {
+    byte[] decision =
+        ("{\"decisionId\":\"7e68\",\"clocks\":{\"eventTime\":\"2026-01-01T00:00:00.000Z\","
+                + "\"ingestionTime\":\"2026-11-29T12:52:19.981Z\","
+                + "\"processingTime\":\"2026-11-29T12:52:20.001Z\"}}")
+            .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    assertThat(
+        KafkaSinkBenchmark.ingestionClock(decision),
+        is(java.time.Instant.parse("2026-11-29T12:52:19.981Z").toEpochMilli()));
+    assertThat(
+        KafkaSinkBenchmark.ingestionClock("{}".getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+        is(Long.MIN_VALUE));
   }
 
   private static KafkaSinkBenchmark.LatencyRun run(
       double rate, double achieved, long latencyMs, double lagGrowthMs, boolean drained) {
+    return run(rate, achieved, latencyMs, lagGrowthMs, drained, true);
+  }
+
+  private static KafkaSinkBenchmark.LatencyRun run(
+      double rate,
+      double achieved,
+      long latencyMs,
+      double lagGrowthMs,
+      boolean drained,
+      boolean steady) {
     long[] latencies = new long[100];
     java.util.Arrays.fill(latencies, latencyMs);
     return new KafkaSinkBenchmark.LatencyRun(
@@ -94,7 +144,9 @@ public class KafkaSinkBenchmarkTest {
         new long[][] {latencies, latencies, latencies},
         0,
         lagGrowthMs,
-        drained);
+        drained,
+        5_000,
+        steady);
   }
 
   private static JsonNode pane(String id, int index, int count, String eventTime) throws Exception {
