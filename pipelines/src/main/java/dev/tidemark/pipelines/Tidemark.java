@@ -148,10 +148,36 @@ public final class Tidemark implements Callable<Integer> {
                 + " parts' figures are null in latest.json.")
     List<String> parts = new ArrayList<>();
 
+    @Option(
+        names = "--accounts",
+        split = ",",
+        description =
+            "Override the profile's account counts of the scaling curve, comma-separated; the"
+                + " first is the baseline of scaling.throughput1MVs1kAccounts (null unless 1000"
+                + " and 1000000).")
+    List<Integer> accounts = new ArrayList<>();
+
+    @Option(
+        names = "--fanOuts",
+        split = ",",
+        description = "Override the profile's window fan-outs (size / period), comma-separated.")
+    List<Integer> fanOuts = new ArrayList<>();
+
+    @Option(names = "--warmups", description = "Override the profile's discarded warm-up runs.")
+    Integer warmups;
+
+    @Option(
+        names = "--repeats",
+        description = "Override the profile's measured repeats (figures are their median).")
+    Integer repeats;
+
     @Override
     public Integer call() throws Exception {
       BenchSuite suite = new BenchSuite(BenchSuite.selectParts(parts));
-      suite.run(BenchProfile.fromId(profile), output, System.out);
+      suite.run(
+          BenchProfile.fromId(profile).with(accounts, fanOuts, warmups, repeats),
+          output,
+          System.out);
       return 0;
     }
   }

@@ -61,7 +61,7 @@ public final class DedupStatePart implements BenchPart {
 
   /** Wall seconds the source takes to emit the stream. */
   static int wallSeconds(BenchProfile profile) {
-    return profile == BenchProfile.SMALL ? 20 : 240;
+    return profile.isSmall() ? 20 : 240;
   }
 
   @Override
@@ -92,7 +92,7 @@ public final class DedupStatePart implements BenchPart {
     }
     int[] firsts = firstIndex.values().stream().mapToInt(Integer::intValue).sorted().toArray();
     long rate = Math.max(1, Math.round(n / (double) wallSeconds(profile)));
-    long checkpointMillis = profile == BenchProfile.SMALL ? 1000 : 2000;
+    long checkpointMillis = profile.isSmall() ? 1000 : 2000;
     Path storage = Files.createTempDirectory("tidemark-bench-checkpoints");
     List<Sample> samples = new ArrayList<>();
     try (BenchInputs.Held<PaymentEvent> heldEvents =

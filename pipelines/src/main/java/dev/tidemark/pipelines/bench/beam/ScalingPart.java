@@ -48,7 +48,7 @@ public final class ScalingPart implements BenchPart {
 
   /** Events per point: the profile's, except for the small profile (see {@link #SMALL_EVENTS}). */
   static int events(BenchProfile profile) {
-    return profile == BenchProfile.SMALL ? Math.min(SMALL_EVENTS, profile.events) : profile.events;
+    return profile.isSmall() ? Math.min(SMALL_EVENTS, profile.events) : profile.events;
   }
 
   @Override

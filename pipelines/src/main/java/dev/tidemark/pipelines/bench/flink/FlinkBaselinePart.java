@@ -56,7 +56,7 @@ public final class FlinkBaselinePart implements BenchPart {
    * 20,000 events took 205 s); the FlinkRunner is then measured on the same capped input too.
    */
   static int directRunnerMaxEvents(BenchProfile profile) {
-    return profile == BenchProfile.SMALL ? 2_000 : 20_000;
+    return profile.isSmall() ? 2_000 : 20_000;
   }
 
   private static final AtomicInteger RUNS = new AtomicInteger();
@@ -113,7 +113,7 @@ public final class FlinkBaselinePart implements BenchPart {
     // Streaming from the embedded broker.
     try (EmbeddedKafka broker = EmbeddedKafka.start()) {
       // The small profile skips the streaming warm-up: the backfill runs warmed this JVM.
-      int warmups = profile == BenchProfile.SMALL ? 0 : profile.warmups;
+      int warmups = profile.isSmall() ? 0 : profile.warmups;
       for (int i = 0; i < warmups + profile.repeats; i++) {
         boolean measured = i >= warmups;
         Run nativeRun = nativeStreaming(broker, workload, parallelism, expected);
@@ -133,7 +133,7 @@ public final class FlinkBaselinePart implements BenchPart {
     }
 
     // Parallelism: the backfill at the other parallelisms (the last one was measured above).
-    int parallelismRepeats = profile == BenchProfile.SMALL ? 1 : profile.repeats;
+    int parallelismRepeats = profile.isSmall() ? 1 : profile.repeats;
     for (int p : profile.parallelisms.subList(0, profile.parallelisms.size() - 1)) {
       for (int i = 0; i < parallelismRepeats; i++) {
         add(runs, "native-backfill-p" + p, nativeBackfill(files, workload, p));

@@ -112,15 +112,9 @@ public final class LatencyPart implements BenchPart {
      * it overloaded the job (p50 3.5 s).
      */
     static Sizes of(BenchProfile profile) {
-      switch (profile) {
-        case SMALL:
-          return new Sizes(3_000, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 8, 2, 1, 8, 20);
-        case FULL:
-          return new Sizes(
-              20_000, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 60, 10, profile.repeats, 30, 60);
-        default:
-          throw new IllegalArgumentException("no latency sizes for profile " + profile.id());
-      }
+      return profile.isSmall()
+          ? new Sizes(3_000, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 8, 2, 1, 8, 20)
+          : new Sizes(20_000, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 60, 10, profile.repeats, 30, 60);
     }
 
     KafkaSinkBenchmark.Settings settings(BenchProfile profile) {

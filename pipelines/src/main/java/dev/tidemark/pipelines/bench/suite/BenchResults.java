@@ -215,6 +215,9 @@ public final class BenchResults {
     ArrayNode n = root.putArray("notes");
     notes.forEach(n::add);
     root.put("profile", profile.id());
+    if (!profile.overrides().isEmpty()) {
+      root.put("profileOverrides", profile.overrides());
+    }
     ArrayNode ms = root.putArray("measurements");
     for (Measurement m : measurements) {
       ObjectNode o = ms.addObject();
@@ -275,7 +278,7 @@ public final class BenchResults {
 
   /** The one table a run prints. */
   public synchronized void print(PrintStream out) {
-    out.printf("Tidemark benchmark suite, profile %s%n", profile.id());
+    out.printf("Tidemark benchmark suite, profile %s%n", profile);
     out.printf(
         "%-22s %-48s %14s %14s %14s %s%n", "part", "measurement", "median", "min", "max", "unit");
     for (Measurement m : measurements) {

@@ -66,9 +66,18 @@ public final class BenchSuite {
       throws Exception {
     String machine = BenchResults.machine();
     BenchResults results = new BenchResults(profile);
+    if (!profile.overrides().isEmpty()) {
+      results.note(
+          "suite",
+          "profile "
+              + profile.id()
+              + " narrowed by "
+              + profile.overrides()
+              + ": medians of fewer repeats or fewer points than the published profile");
+    }
     for (BenchPart part : parts) {
       long started = System.nanoTime();
-      out.printf("bench: %s (profile %s)...%n", part.name(), profile.id());
+      out.printf("bench: %s (profile %s)...%n", part.name(), profile);
       try {
         part.run(profile, results);
       } catch (Exception | Error e) {

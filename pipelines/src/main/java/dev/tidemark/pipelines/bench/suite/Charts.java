@@ -116,7 +116,7 @@ public final class Charts {
     Labels labels = labels(name);
     JFreeChart chart =
         ChartFactory.createXYLineChart(
-            labels.title + " (profile " + profile.id() + ")",
+            labels.title + " (profile " + profile + ")",
             labels.x,
             labels.y,
             dataset,
