@@ -97,8 +97,7 @@ public class KafkaSinkBenchmarkTest {
     assertThat("lag falling 0.5 s a second", catchingUp.settled(8_000), is(false));
     assertThat("20-60 ms", steady.settled(8_000), is(true));
     assertThat("0.9-1.1 s", boundByBundles.settled(8_000), is(true));
-    assertThat(
-        "growing: measured, then rejected by keptUp", fallingBehind.settled(8_000), is(true));
+    assertThat("lag growing 0.25 s a second", fallingBehind.settled(8_000), is(false));
     KafkaSinkBenchmark.CatchUp young = new KafkaSinkBenchmark.CatchUp();
     young.add(0, 30);
     young.add(5_000, 30);

@@ -114,7 +114,7 @@ public final class LatencyPart implements BenchPart {
     static Sizes of(BenchProfile profile) {
       return profile.isSmall()
           ? new Sizes(3_000, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 8, 2, 1, 8, 20)
-          : new Sizes(20_000, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 60, 10, profile.repeats, 30, 60);
+          : new Sizes(20_000, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 60, 10, profile.repeats, 30, 30);
     }
 
     KafkaSinkBenchmark.Settings settings(BenchProfile profile) {
@@ -352,7 +352,7 @@ public final class LatencyPart implements BenchPart {
             Locale.ROOT,
             "%s: %d early decisions over %d run(s) of %.0f s, each measured from when the job had"
                 + " caught up after a warm-up of at least %.0f s (the lag, now minus the newest"
-                + " ingestion clock seen in a decision, stopped falling: its median over %d s within"
+                + " ingestion clock seen in a decision, had gone flat: its median over %d s within"
                 + " %d ms + 10 %% of the %d s before; %.1f s from the first decision, median; a cold"
                 + " job falls seconds behind its first full-rate feed);"
                 + " percentiles nearest-rank per run, median over runs",
