@@ -266,7 +266,7 @@ public class FlinkExactlyOnceTest {
 
   /** The Tidemark pipeline with a failure injector between the source and the parser. */
   private static Pipeline pipeline(TidemarkOptions options, String name, Long... failAt) {
-    dev.tidemark.pipelines.io.kafka.KafkaChecks.checkOptions(options);
+    TidemarkPipeline.checkOptions(options);
     Pipeline pipeline = Pipeline.create(options);
     PCollection<RawRecord> raw = pipeline.apply("ReadKafka", TidemarkPipeline.kafkaSource(options));
     SEEN.putIfAbsent(name, new AtomicLong());

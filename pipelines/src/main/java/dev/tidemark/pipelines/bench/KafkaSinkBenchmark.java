@@ -396,7 +396,9 @@ public final class KafkaSinkBenchmark {
                 "--flinkMaster=[local]",
                 "--streaming=true",
                 "--parallelism=2",
-                "--fasterCopy=true",
+                "--fasterCopy=false", // with checkpoints: TidemarkPipeline.checkOptions
+                "--stateBackend=filesystem", // as the flink profile
+                "--stateBackendStoragePath=" + work.resolve("checkpoints-" + name).toUri(),
                 "--checkpointingInterval=" + checkpointIntervalMs,
                 "--checkpointingMode=EXACTLY_ONCE",
                 "--minPauseBetweenCheckpoints=" + MIN_PAUSE_BETWEEN_CHECKPOINTS_MS,
@@ -457,7 +459,7 @@ public final class KafkaSinkBenchmark {
 
   private static TidemarkFlinkJobs.Job start(TidemarkOptions options, KafkaClients clients)
       throws Exception {
-    KafkaChecks.checkOptions(options);
+    TidemarkPipeline.checkOptions(options);
     Pipeline pipeline = Pipeline.create(options);
     PCollection<RawRecord> raw = pipeline.apply("ReadKafka", TidemarkPipeline.kafkaSource(options));
     KafkaChecks.checkSinkGroups(options, clients);
