@@ -102,6 +102,11 @@ public class KafkaSinkBenchmarkTest {
     young.add(0, 30);
     young.add(5_000, 30);
     assertThat("less than two holds of samples", young.settled(5_000), is(false));
+    KafkaSinkBenchmark.CatchUp everyEvent = new KafkaSinkBenchmark.CatchUp();
+    for (long at = 0; at <= 6_500; at++) {
+      everyEvent.add(at, at < 3_000 ? 5_000 : 30);
+    }
+    assertThat("thinned to one sample per 100 ms", everyEvent.samples(), is(61));
   }
 
   @Test

@@ -210,7 +210,8 @@ public final class LatencyPart implements BenchPart {
                 Locale.ROOT,
                 "maximum sustained rate %.0f events/s: the highest probe (from the backlog's %.0f"
                     + " events/s down by %.0f %% a step, %.0f s each after a %.0f s warm-up) that"
-                    + " caught up within %.0f s of its warm-up, with a p95 latency under %.0f ms, a median latency that grew by less than %.0f ms"
+                    + " caught up within %.0f s of its warm-up, with a p95 latency under %.0f ms,"
+                    + " a median latency that grew by less than %.0f ms"
                     + " over its span, and every decision drained",
                 rate,
                 burstRate,
