@@ -6,6 +6,7 @@ import dev.tidemark.pipelines.bench.beam.ScalingPart;
 import dev.tidemark.pipelines.bench.flink.FlinkBaselinePart;
 import dev.tidemark.pipelines.bench.latency.LatencyPart;
 import java.io.PrintStream;
+import java.net.URLConnection;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,6 +17,9 @@ import java.util.List;
  * it. A part that fails is noted and its figures stay null; the suite still writes its results.
  */
 public final class BenchSuite {
+  /** How a part that threw is noted (its figures stay null). */
+  static final String FAILED = "failed, its figures are null: ";
+
   private final List<BenchPart> parts;
 
   public BenchSuite(List<BenchPart> parts) {
@@ -64,6 +68,7 @@ public final class BenchSuite {
   /** Runs the parts and writes {@code latest.json} and the charts under {@code outputDirectory}. */
   public BenchResults run(BenchProfile profile, Path outputDirectory, PrintStream out)
       throws Exception {
+    unshareJarFiles();
     String machine = BenchResults.machine();
     BenchResults results = new BenchResults(profile);
     if (!profile.overrides().isEmpty()) {
@@ -81,7 +86,7 @@ public final class BenchSuite {
       try {
         part.run(profile, results);
       } catch (Exception | Error e) {
-        results.note(part.name(), "failed, its figures are null: " + e);
+        results.note(part.name(), FAILED + e);
         e.printStackTrace(out);
       }
       out.printf(
@@ -94,5 +99,19 @@ public final class BenchSuite {
       out.println("bench: chart " + chart);
     }
     return results;
+  }
+
+  /**
+   * Gives every {@code jar:} URL connection its own {@code JarFile}. The suite starts and stops one
+   * Flink MiniCluster after another in this JVM, and Flink shuts the previous one down
+   * asynchronously. By default the JDK shares one cached {@code JarFile} per jar between all {@code
+   * jar:} URL readers, and a {@code URLClassLoader} that read a resource through it (a job's
+   * user-code class loader does) closes that shared file when it is closed. The next cluster then
+   * failed, in the full profile, while copying Flink's RPC jar out of the fat jar ({@code
+   * RpcLoaderException ... ZipException: ZipFile closed}). Uncached, each reader closes only its
+   * own file; the parsed central directory is still shared by the JDK.
+   */
+  static void unshareJarFiles() {
+    URLConnection.setDefaultUseCaches("jar", false);
   }
 }

@@ -1,6 +1,7 @@
 package dev.tidemark.pipelines.bench.suite;
 
 import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.emptyString;
 import static org.hamcrest.Matchers.greaterThan;
 import static org.hamcrest.Matchers.is;
@@ -10,6 +11,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.transforms.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.net.URLConnection;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -53,6 +55,13 @@ public class BenchSuiteSmokeTest {
     System.out.print(printed);
     JsonNode notes = root.path("notes");
     assertThat(printed, notes.isArray(), is(true));
+    for (JsonNode note : notes) {
+      assertThat("no part failed", note.asText(), not(containsString(BenchSuite.FAILED)));
+    }
+    assertThat(
+        "jar: URL readers no longer share one JarFile",
+        URLConnection.getDefaultUseCaches("jar"),
+        is(false));
     for (String key : BenchResults.NUMBER_KEYS) {
       JsonNode value = root.at("/" + key.replace('.', '/'));
       assertThat(key + " present in " + root, value.isMissingNode(), is(false));
