@@ -321,14 +321,12 @@ public final class TidemarkPipeline {
       return;
     }
     FlinkPipelineOptions flink = options.as(FlinkPipelineOptions.class);
-    Long interval = flink.getCheckpointingInterval();
     if (flink.isStreaming()
-        && interval != null
-        && interval > 0
+        && KafkaChecks.checkpointing(flink)
         && Boolean.TRUE.equals(flink.getFasterCopy())) {
       throw new IllegalArgumentException(
           "--fasterCopy=true with checkpointing (--checkpointingInterval="
-              + interval
+              + flink.getCheckpointingInterval()
               + ") is unsafe: Flink's heap state backend then snapshots, asynchronously, the same"
               + " accumulator objects the job keeps updating (checkpoints fail with a"
               + " ConcurrentModificationException, or capture elements from after the barrier)."

@@ -54,8 +54,7 @@ public final class KafkaChecks {
       return;
     }
     FlinkPipelineOptions flink = options.as(FlinkPipelineOptions.class);
-    Long interval = flink.getCheckpointingInterval();
-    boolean checkpointing = interval != null && interval > 0;
+    boolean checkpointing = checkpointing(flink);
     if (transactional && !checkpointing) {
       throw new IllegalArgumentException(
           "--kafkaSinkMode=transactional on Flink needs checkpointing (--checkpointingInterval=MS):"
@@ -157,5 +156,11 @@ public final class KafkaChecks {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while checking the sink groups", e);
     }
+  }
+
+  /** Whether the Flink job checkpoints: {@code --checkpointingInterval} set and positive. */
+  public static boolean checkpointing(FlinkPipelineOptions flink) {
+    Long interval = flink.getCheckpointingInterval();
+    return interval != null && interval > 0;
   }
 }
