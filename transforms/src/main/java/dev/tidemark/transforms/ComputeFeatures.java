@@ -60,6 +60,13 @@ import org.joda.time.Instant;
  * gate is one serial step), and a watermark at the windowing step that trails the source's by up to
  * one window period.
  *
+ * <p>A bounded input (a backfill) skips the gate: its watermark stays at the minimum until the
+ * input is exhausted, and every element waiting at a step holds that step's watermark at or below
+ * its own timestamp (no step here moves a timestamp back), so no window of any event can be behind
+ * the watermark and the gate would pass everything. {@link Result#tooLate()} is then empty, and the
+ * shuffle and sort onto one gate key are saved (issue 6: the features step alone ran 11 % faster in
+ * batch on Flink).
+ *
  * <p>Input must be in the global window, timestamped with event time (the output of {@link
  * DeduplicateEvents}).
  *
@@ -246,9 +253,60 @@ public final class ComputeFeatures
           "ComputeFeatures windows its input itself; give it events in the global window");
     }
     SlidingWindows windowFn = SlidingWindows.of(size).every(period);
+    PCollection<KV<Instant, PaymentEvent>> gated;
+    PCollection<TooLateRecord> tooLate;
+    if (events.isBounded() == PCollection.IsBounded.BOUNDED) {
+      gated =
+          events.apply(
+              "PassBoundedInput",
+              MapElements.via(new PassOnTimeFn())); // nothing in a bounded input is too late
+      tooLate =
+          events
+              .getPipeline()
+              .apply("NoTooLateEvents", Create.empty(TooLateRecord.TooLateRecordCoder.of()));
+    } else {
+      PCollectionTuple gates = gate(events, windowFn);
+      gated = gates.get(GATED_TAG);
+      tooLate = gates.get(TOO_LATE_TAG);
+    }
+    gated.setCoder(KvCoder.of(InstantCoder.of(), PaymentEvent.PaymentEventCoder.of()));
+    tooLate.setCoder(TooLateRecord.TooLateRecordCoder.of());
+
+    Window<KV<Instant, PaymentEvent>> windowing =
+        Window.<KV<Instant, PaymentEvent>>into(windowFn)
+            .triggering(trigger())
+            .withAllowedLateness(allowedLateness);
+    windowing =
+        accumulationMode == AccumulationMode.ACCUMULATING_FIRED_PANES
+            ? windowing.accumulatingFiredPanes()
+            : windowing.discardingFiredPanes();
+
+    PCollection<KV<String, Features>> features =
+        gated
+            .apply("WindowFeatures", windowing)
+            .apply("DropMissedWindows", ParDo.of(new KeepOpenWindowsFn(allowedLateness)))
+            .setCoder(KvCoder.of(StringUtf8Coder.of(), FeatureInput.FeatureInputCoder.of()))
+            .apply("AggregateFeatures", Combine.perKey(new AggregateFeaturesFn()))
+            .apply("DropEmptyFirstPanes", ParDo.of(new DropEmptyFirstPaneFn()));
+    return new Result(
+        PCollectionTuple.of(FEATURES_TAG, features).and(TOO_LATE_TAG, tooLate),
+        FEATURES_TAG,
+        TOO_LATE_TAG);
+  }
+
+  private static final TupleTag<KV<String, Features>> FEATURES_TAG =
+      new TupleTag<KV<String, Features>>() {};
+  private static final TupleTag<KV<Instant, PaymentEvent>> GATED_TAG =
+      new TupleTag<KV<Instant, PaymentEvent>>() {};
+  private static final TupleTag<TooLateRecord> TOO_LATE_TAG = new TupleTag<TooLateRecord>() {};
+
+  /**
+   * The too-late gate of an unbounded input: shards the events, seeds every shard and applies
+   * {@link GateTooLateFn}; outputs {@link #GATED_TAG} and {@link #TOO_LATE_TAG}.
+   */
+  private PCollectionTuple gate(PCollection<PaymentEvent> events, SlidingWindows windowFn) {
     KvCoder<Integer, PaymentEvent> shardedCoder =
         KvCoder.of(VarIntCoder.of(), NullableCoder.of(PaymentEvent.PaymentEventCoder.of()));
-
     List<TimestampedValue<KV<Integer, PaymentEvent>>> seeds = new ArrayList<>();
     for (int shard = 0; shard < gateShards; shard++) {
       seeds.add(TimestampedValue.of(KV.of(shard, null), BoundedWindow.TIMESTAMP_MIN_VALUE));
@@ -264,42 +322,25 @@ public final class ComputeFeatures
                     .getPipeline()
                     .apply("GateSeeds", Create.timestamped(seeds).withCoder(shardedCoder)))
             .apply("SeedGate", Flatten.pCollections());
-
-    TupleTag<KV<Instant, PaymentEvent>> gatedTag = new TupleTag<KV<Instant, PaymentEvent>>() {};
-    TupleTag<TooLateRecord> tooLateTag = new TupleTag<TooLateRecord>() {};
-    PCollectionTuple gated =
-        seeded.apply(
-            "GateTooLateEvents",
-            ParDo.of(new GateTooLateFn(windowFn, allowedLateness, gatedTag, tooLateTag))
-                .withOutputTags(gatedTag, TupleTagList.of(tooLateTag)));
-    gated.get(tooLateTag).setCoder(TooLateRecord.TooLateRecordCoder.of());
-
-    Window<KV<Instant, PaymentEvent>> windowing =
-        Window.<KV<Instant, PaymentEvent>>into(windowFn)
-            .triggering(trigger())
-            .withAllowedLateness(allowedLateness);
-    windowing =
-        accumulationMode == AccumulationMode.ACCUMULATING_FIRED_PANES
-            ? windowing.accumulatingFiredPanes()
-            : windowing.discardingFiredPanes();
-
-    PCollection<KV<String, Features>> features =
-        gated
-            .get(gatedTag)
-            .setCoder(KvCoder.of(InstantCoder.of(), PaymentEvent.PaymentEventCoder.of()))
-            .apply("WindowFeatures", windowing)
-            .apply("DropMissedWindows", ParDo.of(new KeepOpenWindowsFn(allowedLateness)))
-            .setCoder(KvCoder.of(StringUtf8Coder.of(), FeatureInput.FeatureInputCoder.of()))
-            .apply("AggregateFeatures", Combine.perKey(new AggregateFeaturesFn()))
-            .apply("DropEmptyFirstPanes", ParDo.of(new DropEmptyFirstPaneFn()));
-    return new Result(
-        PCollectionTuple.of(FEATURES_TAG, features).and(tooLateTag, gated.get(tooLateTag)),
-        FEATURES_TAG,
-        tooLateTag);
+    return seeded.apply(
+        "GateTooLateEvents",
+        ParDo.of(new GateTooLateFn(windowFn, allowedLateness, GATED_TAG, TOO_LATE_TAG))
+            .withOutputTags(GATED_TAG, TupleTagList.of(TOO_LATE_TAG)));
   }
 
-  private static final TupleTag<KV<String, Features>> FEATURES_TAG =
-      new TupleTag<KV<String, Features>>() {};
+  /**
+   * A bounded input's stand-in for the gate: every event is windowed, with the minimum as its bound
+   * (no window missed), and counted as {@code windowed} as the gate would.
+   */
+  static final class PassOnTimeFn extends SimpleFunction<PaymentEvent, KV<Instant, PaymentEvent>> {
+    private final Counter windowed = TidemarkMetrics.counter(TidemarkMetrics.WINDOWED);
+
+    @Override
+    public KV<Instant, PaymentEvent> apply(PaymentEvent event) {
+      windowed.inc();
+      return KV.of(BoundedWindow.TIMESTAMP_MIN_VALUE, event);
+    }
+  }
 
   /** The windowed features and the too-late records. */
   public static final class Result extends PairedOutput<KV<String, Features>, TooLateRecord> {

@@ -13,9 +13,11 @@ import static org.hamcrest.Matchers.not;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
+import org.apache.beam.sdk.runners.TransformHierarchy;
 import org.apache.beam.sdk.testing.PAssert;
 import org.apache.beam.sdk.testing.TestPipeline;
 import org.apache.beam.sdk.testing.TestStream;
@@ -215,6 +217,51 @@ public class ComputeFeaturesTest {
         .inOnTimePane(FIRST_WINDOW)
         .containsInAnyOrder(List.of(KV.of(ALICE.id, features())));
     runAndCheckNothingDropped();
+  }
+
+  @Test
+  public void aBoundedInputSkipsTheGateAndLosesNothing() {
+    // Three hours apart in event time, the later first: in a stream the earlier one would be
+    // droppably late; in a bounded input nothing is late, and the gate is not applied.
+    PaymentEvent later = payment(ALICE, "later", 300, "m3", "DE", minutes(180));
+    PCollection<PaymentEvent> events =
+        p.apply(
+            Create.timestamped(ts(later), ts(ALICE_1), ts(ALICE_2), ts(BOB_1))
+                .withCoder(PaymentEvent.PaymentEventCoder.of()));
+    assertThat(events.isBounded(), is(PCollection.IsBounded.BOUNDED));
+    ComputeFeatures.Result result = events.apply(fixedWindows());
+
+    PAssert.that(result.features())
+        .inOnTimePane(FIRST_WINDOW)
+        .containsInAnyOrder(
+            List.of(KV.of(ALICE.id, features(ALICE_1, ALICE_2)), KV.of(BOB.id, features(BOB_1))));
+    PAssert.that(result.features())
+        .inOnTimePane(new IntervalWindow(minutes(180), minutes(185)))
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, features(later))));
+    PAssert.that(result.tooLate()).empty();
+    PipelineResult run = runAndCheckNothingDropped();
+    assertThat(TestEvents.counter(run, TidemarkMetrics.WINDOWED), is(4L));
+    assertThat(TestEvents.counter(run, TidemarkMetrics.TOO_LATE), is(0L));
+    assertThat("a gate step in the bounded graph", graphHas(p, "GateTooLateEvents"), is(false));
+  }
+
+  /** Whether the pipeline has a step whose full name contains {@code name}. */
+  private static boolean graphHas(TestPipeline pipeline, String name) {
+    boolean[] found = {false};
+    pipeline.traverseTopologically(
+        new Pipeline.PipelineVisitor.Defaults() {
+          @Override
+          public CompositeBehavior enterCompositeTransform(TransformHierarchy.Node node) {
+            found[0] |= node.getFullName().contains(name);
+            return CompositeBehavior.ENTER_TRANSFORM;
+          }
+
+          @Override
+          public void visitPrimitiveTransform(TransformHierarchy.Node node) {
+            found[0] |= node.getFullName().contains(name);
+          }
+        });
+    return found[0];
   }
 
   @Test
