@@ -91,15 +91,20 @@ public final class AggregateFeaturesFn
     Iterator<Accumulator> it = accumulators.iterator();
     Accumulator merged = it.hasNext() ? it.next() : createAccumulator();
     while (it.hasNext()) {
-      Accumulator other = it.next();
-      merged.count += other.count;
-      merged.sumCents = Math.addExact(merged.sumCents, other.sumCents);
-      merged.maxCents = Math.max(merged.maxCents, other.maxCents);
-      merged.merchants.addAll(other.merchants);
-      merged.countries.addAll(other.countries);
-      merged.addEvent(other.latestEventMillis, other.latestIngestionMillis);
+      mergeInto(merged, it.next());
     }
     return merged;
+  }
+
+  /** Adds {@code other} to {@code into} (which it returns); {@code other} is not changed. */
+  private static Accumulator mergeInto(Accumulator into, Accumulator other) {
+    into.count += other.count;
+    into.sumCents = Math.addExact(into.sumCents, other.sumCents);
+    into.maxCents = Math.max(into.maxCents, other.maxCents);
+    into.merchants.addAll(other.merchants);
+    into.countries.addAll(other.countries);
+    into.addEvent(other.latestEventMillis, other.latestIngestionMillis);
+    return into;
   }
 
   @Override
@@ -124,6 +129,84 @@ public final class AggregateFeaturesFn
   public Coder<Features> getDefaultOutputCoder(
       CoderRegistry registry, Coder<FeatureInput> inputCoder) {
     return Features.FeaturesCoder.of();
+  }
+
+  /**
+   * The first half of a two-stage combine: events of one account in one slice (a window of one
+   * period) into their {@link Accumulator}. {@link FromSlices} then builds each sliding window from
+   * the accumulators of its slices, so an event is combined once instead of once per window.
+   */
+  static final class Slices extends CombineFn<FeatureInput, Accumulator, Accumulator> {
+    private final AggregateFeaturesFn fn = new AggregateFeaturesFn();
+
+    @Override
+    public Accumulator createAccumulator() {
+      return fn.createAccumulator();
+    }
+
+    @Override
+    public Accumulator addInput(Accumulator acc, FeatureInput input) {
+      return fn.addInput(acc, input);
+    }
+
+    @Override
+    public Accumulator mergeAccumulators(Iterable<Accumulator> accumulators) {
+      return fn.mergeAccumulators(accumulators);
+    }
+
+    @Override
+    public Accumulator extractOutput(Accumulator acc) {
+      return acc;
+    }
+
+    @Override
+    public Coder<Accumulator> getAccumulatorCoder(
+        CoderRegistry registry, Coder<FeatureInput> inputCoder) {
+      return AccumulatorCoder.INSTANCE;
+    }
+
+    @Override
+    public Coder<Accumulator> getDefaultOutputCoder(
+        CoderRegistry registry, Coder<FeatureInput> inputCoder) {
+      return AccumulatorCoder.INSTANCE;
+    }
+  }
+
+  /** The second half of the two-stage combine: slice accumulators into a window's features. */
+  static final class FromSlices extends CombineFn<Accumulator, Accumulator, Features> {
+    private final AggregateFeaturesFn fn = new AggregateFeaturesFn();
+
+    @Override
+    public Accumulator createAccumulator() {
+      return fn.createAccumulator();
+    }
+
+    @Override
+    public Accumulator addInput(Accumulator acc, Accumulator slice) {
+      return mergeInto(acc, slice);
+    }
+
+    @Override
+    public Accumulator mergeAccumulators(Iterable<Accumulator> accumulators) {
+      return fn.mergeAccumulators(accumulators);
+    }
+
+    @Override
+    public Features extractOutput(Accumulator acc) {
+      return fn.extractOutput(acc);
+    }
+
+    @Override
+    public Coder<Accumulator> getAccumulatorCoder(
+        CoderRegistry registry, Coder<Accumulator> inputCoder) {
+      return AccumulatorCoder.INSTANCE;
+    }
+
+    @Override
+    public Coder<Features> getDefaultOutputCoder(
+        CoderRegistry registry, Coder<Accumulator> inputCoder) {
+      return Features.FeaturesCoder.of();
+    }
   }
 
   /** Compact coder for the accumulator (sets in sorted order, so it is deterministic). */

@@ -22,8 +22,11 @@ import org.apache.beam.sdk.testing.PAssert;
 import org.apache.beam.sdk.testing.TestPipeline;
 import org.apache.beam.sdk.testing.TestStream;
 import org.apache.beam.sdk.transforms.Create;
+import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.transforms.windowing.IntervalWindow;
+import org.apache.beam.sdk.transforms.windowing.PaneInfo;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.TimestampedValue;
@@ -243,6 +246,80 @@ public class ComputeFeaturesTest {
     assertThat(TestEvents.counter(run, TidemarkMetrics.WINDOWED), is(4L));
     assertThat(TestEvents.counter(run, TidemarkMetrics.TOO_LATE), is(0L));
     assertThat("a gate step in the bounded graph", graphHas(p, "GateTooLateEvents"), is(false));
+  }
+
+  @Test
+  public void aBoundedInputBuildsEachSlidingWindowFromItsSlicesExactly() {
+    // 5 min windows every 30 s: a bounded input combines 30 s slices, then windows from slices.
+    // Expected: every window of every event, aggregated from the events inside it directly.
+    Duration period = Duration.standardSeconds(30);
+    java.util.Random random = new java.util.Random(7);
+    List<TimestampedValue<PaymentEvent>> events = new ArrayList<>();
+    java.util.Map<KV<String, IntervalWindow>, List<PaymentEvent>> expected =
+        new java.util.HashMap<>();
+    for (int i = 0; i < 300; i++) {
+      TestEvents.Account account = random.nextBoolean() ? ALICE : BOB;
+      // Some events exactly on slice boundaries, the rest anywhere in 20 minutes.
+      long offset =
+          i % 10 == 0 ? random.nextInt(40) * period.getMillis() : random.nextInt(20 * 60_000);
+      PaymentEvent event =
+          payment(
+              account,
+              "e" + i,
+              1 + random.nextInt(10_000),
+              "m" + random.nextInt(8),
+              random.nextBoolean() ? "GB" : "FR",
+              TestEvents.BASE.plus(Duration.millis(offset)));
+      events.add(ts(event));
+      long lastStart = Math.floorDiv(offset, period.getMillis()) * period.getMillis();
+      for (int k = 0; k < 10; k++) {
+        org.joda.time.Instant start =
+            TestEvents.BASE.plus(Duration.millis(lastStart - k * period.getMillis()));
+        expected
+            .computeIfAbsent(
+                KV.of(account.id, new IntervalWindow(start, FIVE_MINUTES)), w -> new ArrayList<>())
+            .add(event);
+      }
+    }
+    List<String> expectedPanes = new ArrayList<>();
+    expected.forEach(
+        (key, inWindow) ->
+            expectedPanes.add(
+                pane(
+                    key.getKey(),
+                    key.getValue(),
+                    "ON_TIME",
+                    features(inWindow.toArray(new PaymentEvent[0])))));
+
+    ComputeFeatures.Result result =
+        p.apply(Create.timestamped(events).withCoder(PaymentEvent.PaymentEventCoder.of()))
+            .apply(
+                ComputeFeatures.of(FIVE_MINUTES, period)
+                    .withoutEarlyFirings()
+                    .withAllowedLateness(LATENESS));
+
+    PAssert.that(result.features().apply(ParDo.of(new DescribePaneFn())))
+        .containsInAnyOrder(expectedPanes);
+    PAssert.that(result.tooLate()).empty();
+    PipelineResult run = runAndCheckNothingDropped();
+    assertThat(TestEvents.counter(run, TidemarkMetrics.WINDOWED), is(300L));
+    assertThat("the slice stage in the bounded graph", graphHas(p, "AggregateSlices"), is(true));
+  }
+
+  private static String pane(String account, BoundedWindow window, String timing, Features f) {
+    return account + " " + window + " " + timing + " " + f;
+  }
+
+  /** One line per fired pane: account, window, timing and the features. */
+  private static final class DescribePaneFn extends DoFn<KV<String, Features>, String> {
+    @ProcessElement
+    public void processElement(
+        @Element KV<String, Features> features,
+        BoundedWindow window,
+        PaneInfo pane,
+        OutputReceiver<String> out) {
+      out.output(pane(features.getKey(), window, pane.getTiming().name(), features.getValue()));
+    }
   }
 
   /** Whether the pipeline has a step whose full name contains {@code name}. */
