@@ -131,22 +131,14 @@ public final class AggregateFeaturesFn
     return Features.FeaturesCoder.of();
   }
 
-  /**
-   * The first half of a two-stage combine: events of one account in one slice (a window of one
-   * period) into their {@link Accumulator}. {@link FromSlices} then builds each sliding window from
-   * the accumulators of its slices, so an event is combined once instead of once per window.
-   */
-  static final class Slices extends CombineFn<FeatureInput, Accumulator, Accumulator> {
-    private final AggregateFeaturesFn fn = new AggregateFeaturesFn();
+  /** A combine over {@link Accumulator}s of this function: creation, merging and coder shared. */
+  private abstract static class SliceCombineFn<InputT, OutputT>
+      extends CombineFn<InputT, Accumulator, OutputT> {
+    final AggregateFeaturesFn fn = new AggregateFeaturesFn();
 
     @Override
     public Accumulator createAccumulator() {
       return fn.createAccumulator();
-    }
-
-    @Override
-    public Accumulator addInput(Accumulator acc, FeatureInput input) {
-      return fn.addInput(acc, input);
     }
 
     @Override
@@ -155,14 +147,26 @@ public final class AggregateFeaturesFn
     }
 
     @Override
-    public Accumulator extractOutput(Accumulator acc) {
-      return acc;
+    public Coder<Accumulator> getAccumulatorCoder(
+        CoderRegistry registry, Coder<InputT> inputCoder) {
+      return AccumulatorCoder.INSTANCE;
+    }
+  }
+
+  /**
+   * The first half of a two-stage combine: events of one account in one slice (a window of one
+   * period) into their {@link Accumulator}. {@link FromSlices} then builds each sliding window from
+   * the accumulators of its slices, so an event is combined once instead of once per window.
+   */
+  static final class Slices extends SliceCombineFn<FeatureInput, Accumulator> {
+    @Override
+    public Accumulator addInput(Accumulator acc, FeatureInput input) {
+      return fn.addInput(acc, input);
     }
 
     @Override
-    public Coder<Accumulator> getAccumulatorCoder(
-        CoderRegistry registry, Coder<FeatureInput> inputCoder) {
-      return AccumulatorCoder.INSTANCE;
+    public Accumulator extractOutput(Accumulator acc) {
+      return acc;
     }
 
     @Override
@@ -173,33 +177,15 @@ public final class AggregateFeaturesFn
   }
 
   /** The second half of the two-stage combine: slice accumulators into a window's features. */
-  static final class FromSlices extends CombineFn<Accumulator, Accumulator, Features> {
-    private final AggregateFeaturesFn fn = new AggregateFeaturesFn();
-
-    @Override
-    public Accumulator createAccumulator() {
-      return fn.createAccumulator();
-    }
-
+  static final class FromSlices extends SliceCombineFn<Accumulator, Features> {
     @Override
     public Accumulator addInput(Accumulator acc, Accumulator slice) {
       return mergeInto(acc, slice);
     }
 
     @Override
-    public Accumulator mergeAccumulators(Iterable<Accumulator> accumulators) {
-      return fn.mergeAccumulators(accumulators);
-    }
-
-    @Override
     public Features extractOutput(Accumulator acc) {
       return fn.extractOutput(acc);
-    }
-
-    @Override
-    public Coder<Accumulator> getAccumulatorCoder(
-        CoderRegistry registry, Coder<Accumulator> inputCoder) {
-      return AccumulatorCoder.INSTANCE;
     }
 
     @Override

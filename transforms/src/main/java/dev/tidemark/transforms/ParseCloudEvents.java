@@ -367,16 +367,26 @@ public final class ParseCloudEvents
             DeadLetterReason.UNSUPPORTED_TYPE,
             "type '" + type + "' is not one of " + allowedTypes + " (--eventTypes)");
       }
+      // The SDK checks the context attributes; data and time are checked here, so it does not see
+      // them (it would write data back to bytes and parse time a second time, per event).
+      ObjectNode attributes = (ObjectNode) root;
+      JsonNode dataNode = attributes.remove("data");
+      attributes.remove("time");
+      if (dataNode != null && attributes.has("data_base64")) {
+        throw new Rejection(
+            DeadLetterReason.INVALID_CLOUDEVENT,
+            "the event has both data and data_base64; the CloudEvents JSON format allows one");
+      }
       CloudEvent event;
       try {
-        event = Json.MAPPER.treeToValue(root, CloudEvent.class);
+        event = Json.MAPPER.treeToValue(attributes, CloudEvent.class);
       } catch (JsonProcessingException | IllegalArgumentException e) {
         throw new Rejection(
             DeadLetterReason.INVALID_CLOUDEVENT,
             "the CloudEvents SDK rejected the event: " + firstLine(e),
             e);
       }
-      ObjectNode data = dataOf(root);
+      ObjectNode data = dataOf(dataNode, attributes);
       String accountId = requiredAccountId(data);
       long amountCents = amountCents(data);
       JsonNode currencyNode = data.get("currency");
@@ -413,8 +423,7 @@ public final class ParseCloudEvents
      * The event's data as written in the record: it must be a JSON object ({@code data_base64} and
      * string data are rejected, whatever their content type says).
      */
-    private static ObjectNode dataOf(JsonNode root) throws Rejection {
-      JsonNode node = root.get("data");
+    private static ObjectNode dataOf(@Nullable JsonNode node, JsonNode root) throws Rejection {
       if (node == null || node.isNull()) {
         throw new Rejection(
             DeadLetterReason.INVALID_DATA,

@@ -403,6 +403,16 @@ public class ParseCloudEventsTest {
   }
 
   @Test
+  public void dataAndDataBase64TogetherAreDeadLettered() {
+    // The JSON format allows one of the two; the SDK never sees data, so the parser checks this.
+    ObjectNode both = validEvent("both-1");
+    both.put("data_base64", "e30=");
+    assertRejected(
+        DeadLetterReason.INVALID_CLOUDEVENT,
+        bad("replay:line 2", both, "both data and data_base64"));
+  }
+
+  @Test
   public void invalidDataIsDeadLettered() {
     ObjectNode noData = validEvent("data-1");
     noData.remove("data");
