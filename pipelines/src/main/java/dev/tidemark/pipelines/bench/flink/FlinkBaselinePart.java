@@ -42,9 +42,10 @@ import org.joda.time.Duration;
  * throughput at each parallelism of the profile.
  *
  * <p>Events/s = input lines / wall time from job submission (cluster start included, on both) to
- * the last output counted. Runs alternate native and Tidemark so load noise hits both; after the
- * warm-ups, the median of the repeats. Both jobs must produce the same decisions (count, total
- * transactions and amounts, reviews), duplicates and dead letters; a mismatch is noted.
+ * the last output counted, after a {@code System.gc()} before every run. Runs alternate native and
+ * Tidemark so load noise hits both; after the warm-ups, the median of the repeats. Both jobs must
+ * produce the same decisions (count, total transactions and amounts, reviews), duplicates and dead
+ * letters; a mismatch is noted.
  */
 public final class FlinkBaselinePart implements BenchPart {
   static final String NAME = "native-flink";
@@ -255,7 +256,7 @@ public final class FlinkBaselinePart implements BenchPart {
             "what ran: %d generated events (seed %d, %d accounts, %.0f events/s of event time,"
                 + " 3%% identical duplicates, 1%% malformed, no late events) = %d input lines;"
                 + " events/s = input lines / (submission to last output counted), cluster"
-                + " start-up included on both; parallelism %d unless -pN; %d warm-up(s) + %d"
+                + " start-up included on both, System.gc() before every run; parallelism %d unless -pN; %d warm-up(s) + %d"
                 + " repeat(s), native and Tidemark alternating; backfill = %d NDJSON files, both"
                 + " in batch execution (Tidemark: FlinkRunner batch, native: DataStream BATCH"
                 + " mode); streaming = embedded Kafka, %d partitions, Flink STREAMING, no"
@@ -285,7 +286,7 @@ public final class FlinkBaselinePart implements BenchPart {
       NativeFlinkJob.Settings settings = new NativeFlinkJob.Settings();
       settings.parallelism = parallelism;
       NativeFlinkJob.backfill(env, files, settings).countInto(runId);
-      long started = System.nanoTime();
+      long started = startClock();
       env.execute(runId);
       return new Run(workload.lines.size(), seconds(started, tally), tally);
     } finally {
@@ -302,7 +303,7 @@ public final class FlinkBaselinePart implements BenchPart {
       StreamExecutionEnvironment env = NativeFlinkJob.environment(parallelism, false);
       NativeFlinkJob.Settings settings = new NativeFlinkJob.Settings();
       NativeFlinkJob.kafka(env, broker.bootstrapServers(), topic, settings).countInto(runId);
-      long started = System.nanoTime();
+      long started = startClock();
       JobClient job = env.executeAsync(runId);
       try {
         awaitOutputs(tally, expected, PARTITIONS);
@@ -356,7 +357,7 @@ public final class FlinkBaselinePart implements BenchPart {
       PCollection<dev.tidemark.transforms.RawRecord> raw =
           pipeline.apply("ReadBackfill", BackfillSource.from(glob));
       countInto(TidemarkPipeline.expand(raw, options), runId);
-      long started = System.nanoTime();
+      long started = startClock();
       pipeline.run().waitUntilFinish();
       return new Run(workload.lines.size(), seconds(started, tally), tally);
     } finally {
@@ -388,7 +389,7 @@ public final class FlinkBaselinePart implements BenchPart {
       PCollection<dev.tidemark.transforms.RawRecord> raw =
           pipeline.apply("ReadKafka", TidemarkPipeline.kafkaSource(options));
       countInto(TidemarkPipeline.expand(raw, options), runId);
-      long started = System.nanoTime();
+      long started = startClock();
       TidemarkFlinkJobs.Job job = TidemarkFlinkJobs.start(pipeline);
       try {
         awaitOutputs(tally, expected, PARTITIONS);
@@ -402,6 +403,15 @@ public final class FlinkBaselinePart implements BenchPart {
   }
 
   // ------------------------------------------------------------------ helpers
+
+  /**
+   * Collects the garbage of earlier runs, then starts a run's clock: no run pays for collecting
+   * what another left (as the scaling part does before each job).
+   */
+  private static long startClock() {
+    System.gc();
+    return System.nanoTime();
+  }
 
   private static double seconds(long started, Tally tally) {
     long last = tally.lastOutputNanos();
