@@ -10,6 +10,7 @@ import org.apache.beam.sdk.coders.VarIntCoder;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.metrics.Metrics;
 import org.apache.beam.sdk.transforms.Combine;
+import org.apache.beam.sdk.transforms.Combine.CombineFn;
 import org.apache.beam.sdk.transforms.Create;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.Flatten;
@@ -271,7 +272,7 @@ public final class ComputeFeatures
       features =
           size.equals(period)
               ? combine(keyed.apply("WindowFeatures", windowing(windowFn)))
-              : combineSlices(keyed);
+              : combineSlices(keyed, windowFn);
       tooLate =
           events
               .getPipeline()
@@ -307,8 +308,14 @@ public final class ComputeFeatures
   /** One combine per account, window and pane, of events already in their windows. */
   private static PCollection<KV<String, Features>> combine(
       PCollection<KV<String, FeatureInput>> windowed) {
+    return combine(windowed, new AggregateFeaturesFn());
+  }
+
+  /** {@code fn} per account, window and pane, then the empty first panes dropped. */
+  private static <T> PCollection<KV<String, Features>> combine(
+      PCollection<KV<String, T>> windowed, CombineFn<T, ?, Features> fn) {
     return windowed
-        .apply("AggregateFeatures", Combine.perKey(new AggregateFeaturesFn()))
+        .apply("AggregateFeatures", Combine.perKey(fn))
         .apply("DropEmptyFirstPanes", ParDo.of(new DropEmptyFirstPaneFn()));
   }
 
@@ -322,14 +329,15 @@ public final class ComputeFeatures
    * combine: there early and late panes of a slice would reach a window more than once.
    */
   private PCollection<KV<String, Features>> combineSlices(
-      PCollection<KV<String, FeatureInput>> keyed) {
-    return keyed
-        .apply("WindowSlices", Window.into(FixedWindows.of(period)))
-        .apply("AggregateSlices", Combine.perKey(new AggregateFeaturesFn.Slices()))
-        .setCoder(KvCoder.of(StringUtf8Coder.of(), AggregateFeaturesFn.AccumulatorCoder.INSTANCE))
-        .apply("WindowFeatures", windowing(SlidingWindows.of(size).every(period)))
-        .apply("AggregateFeatures", Combine.perKey(new AggregateFeaturesFn.FromSlices()))
-        .apply("DropEmptyFirstPanes", ParDo.of(new DropEmptyFirstPaneFn()));
+      PCollection<KV<String, FeatureInput>> keyed, SlidingWindows windowFn) {
+    return combine(
+        keyed
+            .apply("WindowSlices", Window.into(FixedWindows.of(period)))
+            .apply("AggregateSlices", Combine.perKey(new AggregateFeaturesFn.Slices()))
+            .setCoder(
+                KvCoder.of(StringUtf8Coder.of(), AggregateFeaturesFn.AccumulatorCoder.INSTANCE))
+            .apply("WindowFeatures", windowing(windowFn)),
+        new AggregateFeaturesFn.FromSlices());
   }
 
   private static final TupleTag<KV<String, Features>> FEATURES_TAG =
