@@ -97,7 +97,7 @@ public final class AggregateFeaturesFn
   }
 
   /** Adds {@code other} to {@code into} (which it returns); {@code other} is not changed. */
-  private static Accumulator mergeInto(Accumulator into, Accumulator other) {
+  static Accumulator mergeInto(Accumulator into, Accumulator other) {
     into.count += other.count;
     into.sumCents = Math.addExact(into.sumCents, other.sumCents);
     into.maxCents = Math.max(into.maxCents, other.maxCents);
@@ -109,6 +109,11 @@ public final class AggregateFeaturesFn
 
   @Override
   public Features extractOutput(Accumulator acc) {
+    return output(acc);
+  }
+
+  /** The features of an accumulator. */
+  static Features output(Accumulator acc) {
     return new Features(
         acc.count,
         acc.sumCents,
@@ -131,14 +136,23 @@ public final class AggregateFeaturesFn
     return Features.FeaturesCoder.of();
   }
 
-  /** A combine over {@link Accumulator}s of this function: creation, merging and coder shared. */
-  private abstract static class SliceCombineFn<InputT, OutputT>
-      extends CombineFn<InputT, Accumulator, OutputT> {
-    final AggregateFeaturesFn fn = new AggregateFeaturesFn();
+  /**
+   * The first half of a two-stage combine: events of one account in one slice (a window of one
+   * period) into their {@link Accumulator}. {@link WindowsFromSlices} then builds each sliding
+   * window from the accumulators of its slices, so an event is combined once instead of once per
+   * window.
+   */
+  static final class Slices extends CombineFn<FeatureInput, Accumulator, Accumulator> {
+    private final AggregateFeaturesFn fn = new AggregateFeaturesFn();
 
     @Override
     public Accumulator createAccumulator() {
       return fn.createAccumulator();
+    }
+
+    @Override
+    public Accumulator addInput(Accumulator acc, FeatureInput input) {
+      return fn.addInput(acc, input);
     }
 
     @Override
@@ -147,51 +161,20 @@ public final class AggregateFeaturesFn
     }
 
     @Override
-    public Coder<Accumulator> getAccumulatorCoder(
-        CoderRegistry registry, Coder<InputT> inputCoder) {
-      return AccumulatorCoder.INSTANCE;
-    }
-  }
-
-  /**
-   * The first half of a two-stage combine: events of one account in one slice (a window of one
-   * period) into their {@link Accumulator}. {@link FromSlices} then builds each sliding window from
-   * the accumulators of its slices, so an event is combined once instead of once per window.
-   */
-  static final class Slices extends SliceCombineFn<FeatureInput, Accumulator> {
-    @Override
-    public Accumulator addInput(Accumulator acc, FeatureInput input) {
-      return fn.addInput(acc, input);
-    }
-
-    @Override
     public Accumulator extractOutput(Accumulator acc) {
       return acc;
+    }
+
+    @Override
+    public Coder<Accumulator> getAccumulatorCoder(
+        CoderRegistry registry, Coder<FeatureInput> inputCoder) {
+      return AccumulatorCoder.INSTANCE;
     }
 
     @Override
     public Coder<Accumulator> getDefaultOutputCoder(
         CoderRegistry registry, Coder<FeatureInput> inputCoder) {
       return AccumulatorCoder.INSTANCE;
-    }
-  }
-
-  /** The second half of the two-stage combine: slice accumulators into a window's features. */
-  static final class FromSlices extends SliceCombineFn<Accumulator, Features> {
-    @Override
-    public Accumulator addInput(Accumulator acc, Accumulator slice) {
-      return mergeInto(acc, slice);
-    }
-
-    @Override
-    public Features extractOutput(Accumulator acc) {
-      return fn.extractOutput(acc);
-    }
-
-    @Override
-    public Coder<Features> getDefaultOutputCoder(
-        CoderRegistry registry, Coder<Accumulator> inputCoder) {
-      return Features.FeaturesCoder.of();
     }
   }
 

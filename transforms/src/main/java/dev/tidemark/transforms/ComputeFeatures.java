@@ -10,7 +10,6 @@ import org.apache.beam.sdk.coders.VarIntCoder;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.metrics.Metrics;
 import org.apache.beam.sdk.transforms.Combine;
-import org.apache.beam.sdk.transforms.Combine.CombineFn;
 import org.apache.beam.sdk.transforms.Create;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.Flatten;
@@ -29,6 +28,7 @@ import org.apache.beam.sdk.transforms.windowing.SlidingWindows;
 import org.apache.beam.sdk.transforms.windowing.Trigger;
 import org.apache.beam.sdk.transforms.windowing.Trigger.OnceTrigger;
 import org.apache.beam.sdk.transforms.windowing.Window;
+import org.apache.beam.sdk.transforms.windowing.WindowFn;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.PCollectionList;
@@ -69,9 +69,10 @@ import org.joda.time.Instant;
  * shuffle and sort onto one gate key are saved (issue 6: the features step alone ran 11 % faster in
  * batch on Flink). With sliding windows a bounded input is also combined in two stages: each event
  * once into its slice (a fixed window of one period), then each window from the accumulators of its
- * slices, instead of each event once per window. A bounded input fires one on-time pane per window
- * (with early firings only on runners that fire them for bounded inputs), so this gives the same
- * features; streams keep the one-stage combine.
+ * slices ({@link WindowsFromSlices}), instead of each event once per window. A bounded input then
+ * gets exactly one on-time pane per account and window on every runner (the one-stage combine fires
+ * early panes for a bounded input on runners that run its triggers); streams keep the one-stage
+ * combine.
  *
  * <p>Input must be in the global window, timestamped with event time (the output of {@link
  * DeduplicateEvents}).
@@ -272,7 +273,7 @@ public final class ComputeFeatures
       features =
           size.equals(period)
               ? combine(keyed.apply("WindowFeatures", windowing(windowFn)))
-              : combineSlices(keyed, windowFn);
+              : combineSlices(keyed);
       tooLate =
           events
               .getPipeline()
@@ -297,7 +298,7 @@ public final class ComputeFeatures
   }
 
   /** The configured windows, trigger, allowed lateness and accumulation mode. */
-  private <T> Window<T> windowing(SlidingWindows windowFn) {
+  private <T> Window<T> windowing(WindowFn<? super T, ?> windowFn) {
     Window<T> windowing =
         Window.<T>into(windowFn).triggering(trigger()).withAllowedLateness(allowedLateness);
     return accumulationMode == AccumulationMode.ACCUMULATING_FIRED_PANES
@@ -308,36 +309,28 @@ public final class ComputeFeatures
   /** One combine per account, window and pane, of events already in their windows. */
   private static PCollection<KV<String, Features>> combine(
       PCollection<KV<String, FeatureInput>> windowed) {
-    return combine(windowed, new AggregateFeaturesFn());
-  }
-
-  /** {@code fn} per account, window and pane, then the empty first panes dropped. */
-  private static <T> PCollection<KV<String, Features>> combine(
-      PCollection<KV<String, T>> windowed, CombineFn<T, ?, Features> fn) {
     return windowed
-        .apply("AggregateFeatures", Combine.perKey(fn))
+        .apply("AggregateFeatures", Combine.perKey(new AggregateFeaturesFn()))
         .apply("DropEmptyFirstPanes", ParDo.of(new DropEmptyFirstPaneFn()));
   }
 
   /**
    * A bounded input's features in two stages: each event is combined once, into the slice (the
-   * fixed window of one period) it falls in, and each sliding window then merges the accumulators
-   * of its {@code size / period} slices. A slice's accumulator carries the end of the slice as its
-   * timestamp, which lies in exactly the windows that contain the whole slice. This saves combining
-   * (and, on Flink, sorting) every event once per window: up to {@code size / period} times fewer
-   * records, fewer when accounts have more than one event per slice. Streams keep the one-stage
-   * combine: there early and late panes of a slice would reach a window more than once.
+   * fixed window of one period) it falls in, and {@link WindowsFromSlices} builds each sliding
+   * window from the accumulators of its {@code size / period} slices. This saves combining every
+   * event once per window, and shuffling (on Flink, sorting) every event or slice once per window:
+   * Beam assigns windows before it groups. Streams keep the one-stage combine: there early and late
+   * panes of a slice would reach a window more than once.
    */
   private PCollection<KV<String, Features>> combineSlices(
-      PCollection<KV<String, FeatureInput>> keyed, SlidingWindows windowFn) {
-    return combine(
-        keyed
-            .apply("WindowSlices", Window.into(FixedWindows.of(period)))
-            .apply("AggregateSlices", Combine.perKey(new AggregateFeaturesFn.Slices()))
-            .setCoder(
-                KvCoder.of(StringUtf8Coder.of(), AggregateFeaturesFn.AccumulatorCoder.INSTANCE))
-            .apply("WindowFeatures", windowing(windowFn)),
-        new AggregateFeaturesFn.FromSlices());
+      PCollection<KV<String, FeatureInput>> keyed) {
+    return keyed
+        .apply("WindowSlices", Window.into(FixedWindows.of(period)))
+        .apply("AggregateSlices", Combine.perKey(new AggregateFeaturesFn.Slices()))
+        .setCoder(KvCoder.of(StringUtf8Coder.of(), AggregateFeaturesFn.AccumulatorCoder.INSTANCE))
+        .apply(
+            "WindowsFromSlices",
+            new WindowsFromSlices(size, period, windowing(new WindowsFromSlices.EndingAt(size))));
   }
 
   private static final TupleTag<KV<String, Features>> FEATURES_TAG =

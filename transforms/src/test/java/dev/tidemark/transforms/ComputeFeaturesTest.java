@@ -251,7 +251,8 @@ public class ComputeFeaturesTest {
   @Test
   public void aBoundedInputBuildsEachSlidingWindowFromItsSlicesExactly() {
     // 5 min windows every 30 s: a bounded input combines 30 s slices, then windows from slices.
-    // Expected: every window of every event, aggregated from the events inside it directly.
+    // Expected: every window of every event, aggregated from the events inside it directly, in
+    // one on-time pane (the default early firings fire no early pane for a bounded input).
     Duration period = Duration.standardSeconds(30);
     java.util.Random random = new java.util.Random(7);
     List<TimestampedValue<PaymentEvent>> events = new ArrayList<>();
@@ -259,9 +260,10 @@ public class ComputeFeaturesTest {
         new java.util.HashMap<>();
     for (int i = 0; i < 300; i++) {
       TestEvents.Account account = random.nextBoolean() ? ALICE : BOB;
-      // Some events exactly on slice boundaries, the rest anywhere in 20 minutes.
+      // Some events exactly on slice boundaries, the rest anywhere in two hours: windows in three
+      // buckets of window starts (50 minutes each), and windows across the buckets' ends.
       long offset =
-          i % 10 == 0 ? random.nextInt(40) * period.getMillis() : random.nextInt(20 * 60_000);
+          i % 10 == 0 ? random.nextInt(240) * period.getMillis() : random.nextInt(120 * 60_000);
       PaymentEvent event =
           payment(
               account,
@@ -293,10 +295,7 @@ public class ComputeFeaturesTest {
 
     ComputeFeatures.Result result =
         p.apply(Create.timestamped(events).withCoder(PaymentEvent.PaymentEventCoder.of()))
-            .apply(
-                ComputeFeatures.of(FIVE_MINUTES, period)
-                    .withoutEarlyFirings()
-                    .withAllowedLateness(LATENESS));
+            .apply(ComputeFeatures.of(FIVE_MINUTES, period).withAllowedLateness(LATENESS));
 
     PAssert.that(result.features().apply(ParDo.of(new DescribePaneFn())))
         .containsInAnyOrder(expectedPanes);
@@ -304,6 +303,8 @@ public class ComputeFeaturesTest {
     PipelineResult run = runAndCheckNothingDropped();
     assertThat(TestEvents.counter(run, TidemarkMetrics.WINDOWED), is(300L));
     assertThat("the slice stage in the bounded graph", graphHas(p, "AggregateSlices"), is(true));
+    assertThat(
+        "windows built from slices", graphHas(p, "WindowsFromSlices/CollectSlices"), is(true));
   }
 
   private static String pane(String account, BoundedWindow window, String timing, Features f) {

@@ -1,0 +1,297 @@
+package dev.tidemark.transforms;
+
+import dev.tidemark.transforms.AggregateFeaturesFn.Accumulator;
+import dev.tidemark.transforms.AggregateFeaturesFn.AccumulatorCoder;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Objects;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.coders.CoderRegistry;
+import org.apache.beam.sdk.coders.KvCoder;
+import org.apache.beam.sdk.coders.SortedMapCoder;
+import org.apache.beam.sdk.coders.StringUtf8Coder;
+import org.apache.beam.sdk.coders.VarLongCoder;
+import org.apache.beam.sdk.transforms.Combine;
+import org.apache.beam.sdk.transforms.Combine.CombineFn;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.PTransform;
+import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.transforms.windowing.GlobalWindows;
+import org.apache.beam.sdk.transforms.windowing.IncompatibleWindowException;
+import org.apache.beam.sdk.transforms.windowing.IntervalWindow;
+import org.apache.beam.sdk.transforms.windowing.NonMergingWindowFn;
+import org.apache.beam.sdk.transforms.windowing.TimestampCombiner;
+import org.apache.beam.sdk.transforms.windowing.Window;
+import org.apache.beam.sdk.transforms.windowing.WindowFn;
+import org.apache.beam.sdk.transforms.windowing.WindowMappingFn;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollection;
+import org.checkerframework.checker.nullness.qual.Nullable;
+import org.joda.time.Duration;
+import org.joda.time.Instant;
+
+/**
+ * The second stage of a bounded input's sliding-window features: every window of every account from
+ * the accumulators of its slices (the first stage's fixed windows of one period), with each slice
+ * shuffled about once instead of once per window.
+ *
+ * <p>Beam assigns windows before it groups, so a sliding-window combine sends (and on Flink sorts)
+ * every input once per window it lies in: {@code size / period} times. Here each slice is keyed by
+ * its account and a bucket of window starts ({@value #BUCKET_WINDOWS} window sizes of event time),
+ * the slices of a key are collected in the global window, and the windows starting in the bucket
+ * are built in one pass over its sorted slices, emitted at their end and placed in their window by
+ * {@link EndingAt}. A slice goes to the buckets of every window it lies in: one, or two near a
+ * bucket's end, so {@code 1 + (size - period) / bucket} copies on average. Memory: one key's slices
+ * of one bucket at a time.
+ *
+ * <p>The collection is a combine, not a {@code GroupByKey}: the key's output timestamp must be its
+ * earliest slice's (no window of the bucket ends before it, so every window is emitted at or after
+ * the element's timestamp), and the FlinkRunner's batch {@code GroupByKey} takes the first
+ * element's timestamp rather than the earliest.
+ *
+ * <p>Output: one pane per account and window holding an event, the global window's only firing
+ * (ON_TIME on the DirectRunner; Flink's batch translation marks it {@code NO_FIRING}, which {@link
+ * AssembleDecisions#timing} reads as ON_TIME), in the configured {@code windowing}: the trigger,
+ * lateness and accumulation mode of the one-stage combine, for the steps downstream.
+ */
+final class WindowsFromSlices
+    extends PTransform<PCollection<KV<String, Accumulator>>, PCollection<KV<String, Features>>> {
+
+  /**
+   * Window sizes of event time per bucket: more copies of slices when smaller, more memory when
+   * larger.
+   */
+  static final int BUCKET_WINDOWS = 10;
+
+  private final Duration size;
+  private final Duration period;
+  private final Window<KV<String, Features>> windowing;
+
+  /**
+   * {@code size} and {@code period} as the sliding windows', whose starts are multiples of {@code
+   * period} (no offset); the input must be in the fixed windows of one {@code period}. {@code
+   * windowing} must use {@link EndingAt} of {@code size}.
+   */
+  WindowsFromSlices(Duration size, Duration period, Window<KV<String, Features>> windowing) {
+    this.size = size;
+    this.period = period;
+    this.windowing = windowing;
+  }
+
+  @Override
+  public PCollection<KV<String, Features>> expand(PCollection<KV<String, Accumulator>> slices) {
+    long bucketMillis = BUCKET_WINDOWS * size.getMillis();
+    return slices
+        .apply(
+            "BucketSlices",
+            ParDo.of(new BucketSliceFn(size.getMillis(), period.getMillis(), bucketMillis)))
+        .setCoder(
+            KvCoder.of(
+                KvCoder.of(StringUtf8Coder.of(), VarLongCoder.of()),
+                KvCoder.of(VarLongCoder.of(), AccumulatorCoder.INSTANCE)))
+        .apply(
+            "CollectBuckets",
+            Window.<KV<KV<String, Long>, KV<Long, Accumulator>>>into(new GlobalWindows())
+                .withTimestampCombiner(TimestampCombiner.EARLIEST))
+        .apply("CollectSlices", Combine.perKey(new CollectSlicesFn()))
+        .apply(
+            "BuildWindows",
+            ParDo.of(new BuildWindowsFn(size.getMillis(), period.getMillis(), bucketMillis)))
+        .setCoder(KvCoder.of(StringUtf8Coder.of(), Features.FeaturesCoder.of()))
+        .apply("WindowFeatures", windowing);
+  }
+
+  /**
+   * Keys each slice by its account and the bucket of every window start it lies under: window
+   * starts from {@code start - size + period} to {@code start}, bucket {@code floor(windowStart /
+   * bucket)}.
+   */
+  static final class BucketSliceFn
+      extends DoFn<KV<String, Accumulator>, KV<KV<String, Long>, KV<Long, Accumulator>>> {
+    private final long size;
+    private final long period;
+    private final long bucket;
+
+    BucketSliceFn(long size, long period, long bucket) {
+      this.size = size;
+      this.period = period;
+      this.bucket = bucket;
+    }
+
+    @ProcessElement
+    public void processElement(
+        @Element KV<String, Accumulator> slice,
+        IntervalWindow window,
+        OutputReceiver<KV<KV<String, Long>, KV<Long, Accumulator>>> out) {
+      long start = window.start().getMillis();
+      KV<Long, Accumulator> value = KV.of(start, slice.getValue());
+      long last = Math.floorDiv(start, bucket);
+      for (long b = Math.floorDiv(start - size + period, bucket); b <= last; b++) {
+        out.output(KV.of(KV.of(slice.getKey(), b), value));
+      }
+    }
+  }
+
+  /** Collects a key's slices by start; two parts of one slice (never expected) are merged. */
+  static final class CollectSlicesFn
+      extends CombineFn<
+          KV<Long, Accumulator>, SortedMap<Long, Accumulator>, SortedMap<Long, Accumulator>> {
+    @Override
+    public SortedMap<Long, Accumulator> createAccumulator() {
+      return new TreeMap<>();
+    }
+
+    @Override
+    public SortedMap<Long, Accumulator> addInput(
+        SortedMap<Long, Accumulator> slices, KV<Long, Accumulator> slice) {
+      slices.merge(slice.getKey(), slice.getValue(), AggregateFeaturesFn::mergeInto);
+      return slices;
+    }
+
+    @Override
+    public SortedMap<Long, Accumulator> mergeAccumulators(
+        Iterable<SortedMap<Long, Accumulator>> accumulators) {
+      SortedMap<Long, Accumulator> merged = null;
+      for (SortedMap<Long, Accumulator> slices : accumulators) {
+        if (merged == null) {
+          merged = slices;
+        } else {
+          for (Map.Entry<Long, Accumulator> slice : slices.entrySet()) {
+            merged.merge(slice.getKey(), slice.getValue(), AggregateFeaturesFn::mergeInto);
+          }
+        }
+      }
+      return merged == null ? createAccumulator() : merged;
+    }
+
+    @Override
+    public SortedMap<Long, Accumulator> extractOutput(SortedMap<Long, Accumulator> slices) {
+      return slices;
+    }
+
+    @Override
+    public Coder<SortedMap<Long, Accumulator>> getAccumulatorCoder(
+        CoderRegistry registry, Coder<KV<Long, Accumulator>> inputCoder) {
+      return SortedMapCoder.of(VarLongCoder.of(), AccumulatorCoder.INSTANCE);
+    }
+
+    @Override
+    public Coder<SortedMap<Long, Accumulator>> getDefaultOutputCoder(
+        CoderRegistry registry, Coder<KV<Long, Accumulator>> inputCoder) {
+      return SortedMapCoder.of(VarLongCoder.of(), AccumulatorCoder.INSTANCE);
+    }
+  }
+
+  /**
+   * The windows starting in a key's bucket that hold at least one slice, each merged from the
+   * slices it spans and emitted at its last millisecond (its end minus one, where a windowed
+   * combine emits it).
+   */
+  static final class BuildWindowsFn
+      extends DoFn<KV<KV<String, Long>, SortedMap<Long, Accumulator>>, KV<String, Features>> {
+    private final long size;
+    private final long period;
+    private final long bucket;
+
+    BuildWindowsFn(long size, long period, long bucket) {
+      this.size = size;
+      this.period = period;
+      this.bucket = bucket;
+    }
+
+    @ProcessElement
+    public void processElement(
+        @Element KV<KV<String, Long>, SortedMap<Long, Accumulator>> element,
+        OutputReceiver<KV<String, Features>> out) {
+      String account = element.getKey().getKey();
+      long firstStart = element.getKey().getValue() * bucket;
+      long lastStart = firstStart + bucket - period;
+      NavigableMap<Long, Accumulator> slices = asNavigable(element.getValue());
+      long next = firstStart;
+      for (long sliceStart : slices.keySet()) {
+        // The windows over this slice, from the first not yet built, within the bucket.
+        long from = Math.max(next, sliceStart - size + period);
+        long to = Math.min(lastStart, sliceStart);
+        for (long start = from; start <= to; start += period) {
+          out.outputWithTimestamp(
+              KV.of(account, features(slices.subMap(start, true, start + size, false).values())),
+              new Instant(start + size - 1));
+        }
+        next = Math.max(next, to + period);
+      }
+    }
+
+    private static Features features(Collection<Accumulator> slices) {
+      Accumulator window = new Accumulator();
+      for (Accumulator slice : slices) {
+        AggregateFeaturesFn.mergeInto(window, slice);
+      }
+      return AggregateFeaturesFn.output(window);
+    }
+
+    private static NavigableMap<Long, Accumulator> asNavigable(SortedMap<Long, Accumulator> map) {
+      return map instanceof NavigableMap
+          ? (NavigableMap<Long, Accumulator>) map
+          : new TreeMap<>(map);
+    }
+  }
+
+  /**
+   * Non-merging windows of {@code size} that end one millisecond after the element's timestamp: the
+   * window of an element emitted at a window's last millisecond. Equal to the sliding windows' own
+   * {@link IntervalWindow}s. Not for side inputs.
+   */
+  static final class EndingAt extends NonMergingWindowFn<Object, IntervalWindow> {
+    private final Duration size;
+
+    EndingAt(Duration size) {
+      this.size = size;
+    }
+
+    @Override
+    public Collection<IntervalWindow> assignWindows(
+        WindowFn<Object, IntervalWindow>.AssignContext c) {
+      Instant end = c.timestamp().plus(Duration.millis(1));
+      return List.of(new IntervalWindow(end.minus(size), end));
+    }
+
+    @Override
+    @SuppressWarnings("deprecation") // abstract in WindowFn; verifyCompatibility is the new check
+    public boolean isCompatible(WindowFn<?, ?> other) {
+      return equals(other);
+    }
+
+    @Override
+    public void verifyCompatibility(WindowFn<?, ?> other) throws IncompatibleWindowException {
+      if (!equals(other)) {
+        throw new IncompatibleWindowException(
+            other, "only feature windows of the same size (" + size + ") are compatible");
+      }
+    }
+
+    @Override
+    public Coder<IntervalWindow> windowCoder() {
+      return IntervalWindow.getCoder();
+    }
+
+    @Override
+    public WindowMappingFn<IntervalWindow> getDefaultWindowMappingFn() {
+      throw new UnsupportedOperationException(
+          "a bounded input's feature windows cannot be used as a side input");
+    }
+
+    @Override
+    public boolean equals(@Nullable Object other) {
+      return other instanceof EndingAt && ((EndingAt) other).size.equals(size);
+    }
+
+    @Override
+    public int hashCode() {
+      return Objects.hash(EndingAt.class, size);
+    }
+  }
+}
