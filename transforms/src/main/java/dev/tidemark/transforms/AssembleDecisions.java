@@ -1,5 +1,7 @@
 package dev.tidemark.transforms;
 
+import java.util.EnumMap;
+import java.util.Map;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.PTransform;
@@ -53,6 +55,13 @@ public final class AssembleDecisions
   /** One decision per pane. */
   static final class AssembleDecisionFn extends DoFn<KV<String, Features>, Decision> {
     private final Counter decisions = TidemarkMetrics.counter(TidemarkMetrics.DECISIONS);
+    private final Map<PaneInfo.Timing, Counter> byTiming = new EnumMap<>(PaneInfo.Timing.class);
+
+    AssembleDecisionFn() {
+      for (PaneInfo.Timing timing : PaneInfo.Timing.values()) {
+        byTiming.put(timing, TidemarkMetrics.counter(TidemarkMetrics.DECISIONS_PREFIX + timing));
+      }
+    }
 
     @ProcessElement
     public void processElement(
@@ -60,15 +69,15 @@ public final class AssembleDecisions
         IntervalWindow window,
         PaneInfo paneInfo,
         OutputReceiver<Decision> out) {
-      String timing = timing(paneInfo).name();
+      PaneInfo.Timing timing = timing(paneInfo);
       decisions.inc();
-      TidemarkMetrics.counter(TidemarkMetrics.DECISIONS_PREFIX + timing).inc();
+      byTiming.get(timing).inc();
       out.output(
           Decision.unscored(
               pane.getKey(),
               window.start(),
               window.end(),
-              timing,
+              timing.name(),
               paneInfo.getIndex(),
               paneInfo.isFirst(),
               paneInfo.isLast(),

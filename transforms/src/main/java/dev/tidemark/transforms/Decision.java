@@ -129,7 +129,7 @@ public final class Decision {
    * three, length-prefixed, in hex.
    */
   public static String decisionId(String accountId, Instant windowStart, Instant windowEnd) {
-    MessageDigest sha = Sha256.newDigest();
+    MessageDigest sha = Sha256.threadDigest();
     Sha256.updateLengthPrefixed(sha, accountId);
     sha.update(
         java.nio.ByteBuffer.allocate(16)

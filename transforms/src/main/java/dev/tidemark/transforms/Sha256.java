@@ -26,6 +26,19 @@ public final class Sha256 {
     }
   }
 
+  private static final ThreadLocal<MessageDigest> THREAD =
+      ThreadLocal.withInitial(Sha256::newDigest);
+
+  /**
+   * This thread's digest, reset: for code that hashes one value at a time and calls nothing that
+   * uses it in between (looking a digest up costs more than hashing a short id).
+   */
+  public static MessageDigest threadDigest() {
+    MessageDigest digest = THREAD.get();
+    digest.reset();
+    return digest;
+  }
+
   /**
    * The first {@value #PREFIX_BYTES} bytes of the SHA-256 of the parts, each as UTF-8 preceded by
    * its length as 4 big-endian bytes. Resets {@code sha256} first.

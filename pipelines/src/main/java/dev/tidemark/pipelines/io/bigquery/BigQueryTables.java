@@ -511,7 +511,7 @@ public final class BigQueryTables {
 
   /** {@link Sha256#prefix128} of the parts, in hex. */
   static String hash(String... parts) {
-    return HexFormat.of().formatHex(Sha256.prefix128(Sha256.newDigest(), parts));
+    return HexFormat.of().formatHex(Sha256.prefix128(Sha256.threadDigest(), parts));
   }
 
   /** The Terraform schema file of a table, relative to the project directory. */
