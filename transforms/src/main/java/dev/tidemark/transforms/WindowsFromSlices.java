@@ -2,6 +2,7 @@ package dev.tidemark.transforms;
 
 import dev.tidemark.transforms.AggregateFeaturesFn.Accumulator;
 import dev.tidemark.transforms.AggregateFeaturesFn.AccumulatorCoder;
+import java.io.Serializable;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -84,11 +85,10 @@ final class WindowsFromSlices
 
   @Override
   public PCollection<KV<String, Features>> expand(PCollection<KV<String, Accumulator>> slices) {
-    long bucketMillis = BUCKET_WINDOWS * size.getMillis();
+    Layout layout =
+        new Layout(size.getMillis(), period.getMillis(), BUCKET_WINDOWS * size.getMillis());
     return slices
-        .apply(
-            "BucketSlices",
-            ParDo.of(new BucketSliceFn(size.getMillis(), period.getMillis(), bucketMillis)))
+        .apply("BucketSlices", ParDo.of(new BucketSliceFn(layout)))
         .setCoder(
             KvCoder.of(
                 KvCoder.of(StringUtf8Coder.of(), VarLongCoder.of()),
@@ -98,28 +98,48 @@ final class WindowsFromSlices
             Window.<KV<KV<String, Long>, KV<Long, Accumulator>>>into(new GlobalWindows())
                 .withTimestampCombiner(TimestampCombiner.EARLIEST))
         .apply("CollectSlices", Combine.perKey(new CollectSlicesFn()))
-        .apply(
-            "BuildWindows",
-            ParDo.of(new BuildWindowsFn(size.getMillis(), period.getMillis(), bucketMillis)))
+        .apply("BuildWindows", ParDo.of(new BuildWindowsFn(layout)))
         .setCoder(KvCoder.of(StringUtf8Coder.of(), Features.FeaturesCoder.of()))
         .apply("WindowFeatures", windowing);
   }
 
   /**
-   * Keys each slice by its account and the bucket of every window start it lies under: window
-   * starts from {@code start - size + period} to {@code start}, bucket {@code floor(windowStart /
-   * bucket)}.
+   * Where windows and buckets lie, in epoch milliseconds: windows of {@code size} starting every
+   * {@code period}, grouped by their start into buckets of {@code bucket}.
    */
-  static final class BucketSliceFn
-      extends DoFn<KV<String, Accumulator>, KV<KV<String, Long>, KV<Long, Accumulator>>> {
-    private final long size;
-    private final long period;
-    private final long bucket;
+  static final class Layout implements Serializable {
+    private static final long serialVersionUID = 1L;
 
-    BucketSliceFn(long size, long period, long bucket) {
+    final long size;
+    final long period;
+    final long bucket;
+
+    Layout(long size, long period, long bucket) {
       this.size = size;
       this.period = period;
       this.bucket = bucket;
+    }
+
+    /** The first window start over the slice starting at {@code sliceStart}. */
+    long firstWindowOver(long sliceStart) {
+      return sliceStart - size + period;
+    }
+
+    long bucketOf(long windowStart) {
+      return Math.floorDiv(windowStart, bucket);
+    }
+  }
+
+  /**
+   * Keys each slice by its account and the bucket of every window start it lies under: window
+   * starts from {@code start - size + period} to {@code start}.
+   */
+  static final class BucketSliceFn
+      extends DoFn<KV<String, Accumulator>, KV<KV<String, Long>, KV<Long, Accumulator>>> {
+    private final Layout layout;
+
+    BucketSliceFn(Layout layout) {
+      this.layout = layout;
     }
 
     @ProcessElement
@@ -129,8 +149,8 @@ final class WindowsFromSlices
         OutputReceiver<KV<KV<String, Long>, KV<Long, Accumulator>>> out) {
       long start = window.start().getMillis();
       KV<Long, Accumulator> value = KV.of(start, slice.getValue());
-      long last = Math.floorDiv(start, bucket);
-      for (long b = Math.floorDiv(start - size + period, bucket); b <= last; b++) {
+      long last = layout.bucketOf(start);
+      for (long b = layout.bucketOf(layout.firstWindowOver(start)); b <= last; b++) {
         out.output(KV.of(KV.of(slice.getKey(), b), value));
       }
     }
@@ -189,18 +209,15 @@ final class WindowsFromSlices
   /**
    * The windows starting in a key's bucket that hold at least one slice, each merged from the
    * slices it spans and emitted at its last millisecond (its end minus one, where a windowed
-   * combine emits it).
+   * combine emits it). A window over the same slices as the one before it (no slice left, none
+   * entered) reuses its features: an account with one event has ten equal windows.
    */
   static final class BuildWindowsFn
       extends DoFn<KV<KV<String, Long>, SortedMap<Long, Accumulator>>, KV<String, Features>> {
-    private final long size;
-    private final long period;
-    private final long bucket;
+    private final Layout layout;
 
-    BuildWindowsFn(long size, long period, long bucket) {
-      this.size = size;
-      this.period = period;
-      this.bucket = bucket;
+    BuildWindowsFn(Layout layout) {
+      this.layout = layout;
     }
 
     @ProcessElement
@@ -208,18 +225,29 @@ final class WindowsFromSlices
         @Element KV<KV<String, Long>, SortedMap<Long, Accumulator>> element,
         OutputReceiver<KV<String, Features>> out) {
       String account = element.getKey().getKey();
-      long firstStart = element.getKey().getValue() * bucket;
-      long lastStart = firstStart + bucket - period;
+      long size = layout.size;
+      long period = layout.period;
+      long firstStart = element.getKey().getValue() * layout.bucket;
+      long lastStart = firstStart + layout.bucket - period;
       NavigableMap<Long, Accumulator> slices = asNavigable(element.getValue());
       long next = firstStart;
+      Features features = null;
+      long previous = Long.MIN_VALUE;
       for (long sliceStart : slices.keySet()) {
         // The windows over this slice, from the first not yet built, within the bucket.
-        long from = Math.max(next, sliceStart - size + period);
+        long from = Math.max(next, layout.firstWindowOver(sliceStart));
         long to = Math.min(lastStart, sliceStart);
         for (long start = from; start <= to; start += period) {
-          out.outputWithTimestamp(
-              KV.of(account, features(slices.subMap(start, true, start + size, false).values())),
-              new Instant(start + size - 1));
+          boolean sameSlices =
+              features != null
+                  && start == previous + period
+                  && !slices.containsKey(previous)
+                  && !slices.containsKey(start + size - period);
+          if (!sameSlices) {
+            features = features(slices.subMap(start, true, start + size, false).values());
+          }
+          previous = start;
+          out.outputWithTimestamp(KV.of(account, features), new Instant(start + size - 1));
         }
         next = Math.max(next, to + period);
       }
