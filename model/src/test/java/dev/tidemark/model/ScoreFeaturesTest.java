@@ -19,6 +19,8 @@ import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.testing.PAssert;
 import org.apache.beam.sdk.testing.TestPipeline;
 import org.apache.beam.sdk.transforms.Create;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.transforms.WithFailures;
 import org.apache.beam.sdk.transforms.windowing.FixedWindows;
 import org.apache.beam.sdk.transforms.windowing.IntervalWindow;
@@ -104,6 +106,42 @@ public class ScoreFeaturesTest {
     }
     PAssert.that(scored.failures()).empty();
     p.run().waitUntilFinish();
+  }
+
+  @Test
+  public void everyOutputKeepsItsTimestampWhateverTheInputOrder() throws Exception {
+    // Shuffled, in one Create: part of a full batch is earlier than the element that fills it, so
+    // those outputs wait for an element at or before their timestamp, or for finish bundle.
+    List<Decision> shuffled = new ArrayList<>(DECISIONS);
+    java.util.Collections.shuffle(shuffled, new java.util.Random(11));
+    List<String> expected = new ArrayList<>();
+    for (Decision d : DECISIONS) {
+      expected.add(d.decisionId() + "@" + d.windowEnd().minus(1));
+    }
+    PCollection<Decision> scored =
+        p.apply(
+                Create.timestamped(
+                        shuffled.stream()
+                            .map(d -> TimestampedValue.of(d, d.windowEnd().minus(1)))
+                            .toList())
+                    .withCoder(Decision.DecisionCoder.of()))
+            .apply(
+                "ScoreFeatures",
+                ScoreFeatures.of(xgbModel.toString(), ModelEngine.XGBOOST).withBatchSize(4))
+            .output();
+    PAssert.that(scored.apply(ParDo.of(new IdAtTimestampFn()))).containsInAnyOrder(expected);
+    p.run().waitUntilFinish();
+  }
+
+  /** A scored decision's id and the timestamp it was output at. */
+  private static final class IdAtTimestampFn extends DoFn<Decision, String> {
+    @ProcessElement
+    public void processElement(
+        @Element Decision decision,
+        @Timestamp org.joda.time.Instant at,
+        OutputReceiver<String> out) {
+      out.output(decision.decisionId() + "@" + at);
+    }
   }
 
   @Test
