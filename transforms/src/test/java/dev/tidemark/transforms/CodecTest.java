@@ -1,0 +1,67 @@
+package dev.tidemark.transforms;
+
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.is;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.coders.KvCoder;
+import org.apache.beam.sdk.coders.ListCoder;
+import org.apache.beam.sdk.testing.CoderProperties;
+import org.apache.beam.sdk.util.CoderUtils;
+import org.apache.beam.sdk.values.KV;
+import org.joda.time.Instant;
+import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.junit.runners.JUnit4;
+
+/** The shared encoding buffer of {@link Codec.DataCoder}: sizes around its growth points. */
+@RunWith(JUnit4.class)
+public class CodecTest {
+  private static final Coder<RawRecord> CODER = RawRecord.RawRecordCoder.of();
+
+  private static RawRecord record(int payloadBytes) {
+    byte[] payload = new byte[payloadBytes];
+    for (int i = 0; i < payload.length; i++) {
+      payload[i] = (byte) ('a' + i % 26);
+    }
+    return RawRecord.of(payload, Instant.ofEpochMilli(1_767_225_600_000L + payloadBytes), "t:1");
+  }
+
+  @Test
+  public void valuesOfEverySizeRoundTripOneAfterAnother() throws Exception {
+    // Past the initial 512 bytes, past the 64 KiB a thread keeps, then small again.
+    for (int size : new int[] {0, 1, 480, 511, 512, 513, 4_000, 70_000, 1_000_000, 3, 600}) {
+      RawRecord value = record(size);
+      CoderProperties.coderDecodeEncodeEqual(CODER, value);
+      byte[] encoded = CoderUtils.encodeToByteArray(CODER, value);
+      assertThat(
+          "encoding of " + size + " payload bytes",
+          CoderUtils.decodeFromByteArray(CODER, encoded).payload(),
+          equalTo(value.payload()));
+      assertThat(
+          "the same bytes again for " + size,
+          CoderUtils.encodeToByteArray(CODER, value),
+          equalTo(encoded));
+    }
+  }
+
+  @Test
+  public void valuesInsideBeamsCompositeCodersRoundTrip() throws Exception {
+    List<RawRecord> values = List.of(record(700), record(10), record(90_000));
+    Coder<KV<RawRecord, List<RawRecord>>> nested = KvCoder.of(CODER, ListCoder.of(CODER));
+    KV<RawRecord, List<RawRecord>> kv = KV.of(record(300), values);
+    KV<RawRecord, List<RawRecord>> back =
+        CoderUtils.decodeFromByteArray(nested, CoderUtils.encodeToByteArray(nested, kv));
+    assertThat(back.getKey().payload(), equalTo(kv.getKey().payload()));
+    assertThat(back.getValue().size(), is(3));
+    for (int i = 0; i < values.size(); i++) {
+      assertThat(
+          new String(back.getValue().get(i).payload(), StandardCharsets.UTF_8),
+          equalTo(new String(values.get(i).payload(), StandardCharsets.UTF_8)));
+      assertThat(back.getValue().get(i).ingestionTime(), equalTo(values.get(i).ingestionTime()));
+    }
+  }
+}
