@@ -104,9 +104,53 @@ public final class DeduplicateEvents
                 "FirstCopyPerIdentity",
                 ParDo.of(new DeduplicateFn(horizon, eventsTag, duplicatesTag))
                     .withOutputTags(eventsTag, TupleTagList.of(duplicatesTag)));
-    outputs.get(eventsTag).setCoder(PaymentEvent.PaymentEventCoder.of());
-    outputs.get(duplicatesTag).setCoder(DuplicateRecord.DuplicateRecordCoder.of());
-    return new Result(outputs, eventsTag, duplicatesTag);
+    PCollection<PaymentEvent> firstCopies =
+        outputs
+            .get(eventsTag)
+            .setCoder(PaymentEvent.PaymentEventCoder.of())
+            .apply("CountFirstCopies", ParDo.of(new CountFirstCopiesFn()))
+            .setCoder(PaymentEvent.PaymentEventCoder.of());
+    PCollection<DuplicateRecord> duplicates =
+        outputs
+            .get(duplicatesTag)
+            .setCoder(DuplicateRecord.DuplicateRecordCoder.of())
+            .apply("CountDuplicates", ParDo.of(new CountDuplicatesFn()))
+            .setCoder(DuplicateRecord.DuplicateRecordCoder.of());
+    return new Result(
+        PCollectionTuple.of(eventsTag, firstCopies).and(duplicatesTag, duplicates),
+        eventsTag,
+        duplicatesTag);
+  }
+
+  /**
+   * Counts the first copies ({@code unique}). The counters live in their own steps, not in the
+   * stateful one: in batch, Flink runs a stateful DoFn as one bundle per key and pushes every
+   * counter of its step to Flink after each (issue 6: 0.4–0.5 s per million identities).
+   */
+  static final class CountFirstCopiesFn extends DoFn<PaymentEvent, PaymentEvent> {
+    private final Counter unique = TidemarkMetrics.counter(TidemarkMetrics.UNIQUE);
+
+    @ProcessElement
+    public void processElement(@Element PaymentEvent event, OutputReceiver<PaymentEvent> out) {
+      unique.inc();
+      out.output(event);
+    }
+  }
+
+  /** Counts the diverted copies ({@code duplicates}) and those among them with other content. */
+  static final class CountDuplicatesFn extends DoFn<DuplicateRecord, DuplicateRecord> {
+    private final Counter duplicates = TidemarkMetrics.counter(TidemarkMetrics.DUPLICATES);
+    private final Counter conflicts = TidemarkMetrics.counter(TidemarkMetrics.CONFLICTS);
+
+    @ProcessElement
+    public void processElement(
+        @Element DuplicateRecord duplicate, OutputReceiver<DuplicateRecord> out) {
+      duplicates.inc();
+      if (!duplicate.identicalPayload()) {
+        conflicts.inc();
+      }
+      out.output(duplicate);
+    }
   }
 
   /** The first copies and the diverted duplicates. */
@@ -173,9 +217,6 @@ public final class DeduplicateEvents
     private final Duration horizon;
     private final TupleTag<PaymentEvent> eventsTag;
     private final TupleTag<DuplicateRecord> duplicatesTag;
-    private final Counter unique = TidemarkMetrics.counter(TidemarkMetrics.UNIQUE);
-    private final Counter duplicates = TidemarkMetrics.counter(TidemarkMetrics.DUPLICATES);
-    private final Counter conflicts = TidemarkMetrics.counter(TidemarkMetrics.CONFLICTS);
 
     DeduplicateFn(
         Duration horizon,
@@ -195,7 +236,6 @@ public final class DeduplicateEvents
       PaymentEvent event = element.getValue();
       KV<byte[], Long> first = firstSeen.read();
       if (first == null) {
-        unique.inc();
         firstSeen.write(KV.of(event.fingerprint(), event.eventTime().getMillis()));
         Instant expiresAt = event.eventTime().plus(horizon);
         if (expiresAt.isAfter(GlobalWindow.INSTANCE.maxTimestamp())) {
@@ -206,10 +246,6 @@ public final class DeduplicateEvents
         return;
       }
       boolean identical = Arrays.equals(first.getKey(), event.fingerprint());
-      duplicates.inc();
-      if (!identical) {
-        conflicts.inc();
-      }
       out.get(duplicatesTag)
           .output(
               new DuplicateRecord(
