@@ -67,8 +67,12 @@ final class Codec {
     @Override
     public final void verifyDeterministic() {}
 
+    /**
+     * True for the value types with value equality (all but the feature accumulator): Beam then
+     * uses the value itself as its structural value instead of its encoding.
+     */
     @Override
-    public final boolean consistentWithEquals() {
+    public boolean consistentWithEquals() {
       return true;
     }
   }

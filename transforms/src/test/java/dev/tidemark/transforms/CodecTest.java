@@ -64,4 +64,16 @@ public class CodecTest {
       assertThat(back.getValue().get(i).ingestionTime(), equalTo(values.get(i).ingestionTime()));
     }
   }
+
+  @Test
+  public void theAccumulatorIsComparedByItsEncoding() throws Exception {
+    AggregateFeaturesFn fn = new AggregateFeaturesFn();
+    AggregateFeaturesFn.Accumulator acc = fn.createAccumulator();
+    fn.addEvent(
+        acc,
+        TestEvents.payment(TestEvents.Account.ALICE, "e1", 1_000, "m-1", "GB", TestEvents.BASE));
+    Coder<AggregateFeaturesFn.Accumulator> coder = AggregateFeaturesFn.AccumulatorCoder.INSTANCE;
+    // Beam's structural value of a decoded copy must equal the original's (no equals() here).
+    CoderProperties.structuralValueDecodeEncodeEqual(coder, acc);
+  }
 }

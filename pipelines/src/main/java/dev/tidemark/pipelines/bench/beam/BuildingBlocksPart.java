@@ -54,7 +54,8 @@ public final class BuildingBlocksPart implements BenchPart {
         String.format(
             Locale.ROOT,
             "method: FlinkRunner batch translation (DataSet), jobs run one after another on one"
-                + " shared embedded MiniCluster (TidemarkFlinkBatch), parallelism %d, not the DirectRunner, whose own overhead dominates"
+                + " shared embedded MiniCluster (TidemarkFlinkBatch), parallelism %d, not the"
+                + " DirectRunner, whose own overhead dominates"
                 + " (docs/benchmarks.md); input: %d generated events (%d with duplicates, %d"
                 + " accounts) already parsed and held in memory, timestamps = event time; each"
                 + " round runs a read-only job, then ours and the baseline in alternating order;"
