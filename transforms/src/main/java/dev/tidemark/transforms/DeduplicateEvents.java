@@ -46,6 +46,13 @@ import org.joda.time.Instant;
  * edge of the guarantee. The timer sets no output timestamp, so it never holds the watermark. State
  * is one small cell per distinct key inside the horizon.
  *
+ * <p>Bounded input: every copy in it is diverted, however far apart in event time. A bounded
+ * input's watermark only passes its timestamps once the input is read, so the horizon would end
+ * only where the runner happens to process a later copy after an earlier one's horizon; instead no
+ * expiry timers are set, and the state of a key lives until the end of the input, as it would with
+ * them on the FlinkRunner's batch translation, which fires every timer of a key after its last
+ * element. A replayed file is deduplicated as a whole, the same way on every runner.
+ *
  * <p>Why not Beam's {@code Deduplicate}: it defaults to processing time (replays would then depend
  * on the wall clock), has no output for the diverted copies (the audit trail is lost) and does not
  * compare content (a conflicting reuse of an identity would vanish as a mere duplicate). Input must
@@ -102,7 +109,12 @@ public final class DeduplicateEvents
             .setCoder(KvCoder.of(ByteArrayCoder.of(), PaymentEvent.PaymentEventCoder.of()))
             .apply(
                 "FirstCopyPerIdentity",
-                ParDo.of(new DeduplicateFn(horizon, eventsTag, duplicatesTag))
+                ParDo.of(
+                        new DeduplicateFn(
+                            horizon,
+                            input.isBounded() == PCollection.IsBounded.UNBOUNDED,
+                            eventsTag,
+                            duplicatesTag))
                     .withOutputTags(eventsTag, TupleTagList.of(duplicatesTag)));
     PCollection<PaymentEvent> firstCopies =
         outputs
@@ -201,7 +213,9 @@ public final class DeduplicateEvents
 
   /**
    * Keeps, per identity, the first copy's content fingerprint and event time; expires them with an
-   * event-time timer that does not hold the watermark.
+   * event-time timer that does not hold the watermark, unless the input is bounded (see the class
+   * documentation): on Flink's batch translation a timer per identity cost about 8 % of the
+   * transform's time and never fired before the identity's last copy (issue 6).
    */
   static final class DeduplicateFn extends DoFn<KV<byte[], PaymentEvent>, PaymentEvent> {
     static final String FIRST_SEEN_STATE = "firstSeen";
@@ -215,16 +229,24 @@ public final class DeduplicateEvents
     private final TimerSpec expirySpec = TimerSpecs.timer(TimeDomain.EVENT_TIME);
 
     private final Duration horizon;
+    private final boolean expires;
     private final TupleTag<PaymentEvent> eventsTag;
     private final TupleTag<DuplicateRecord> duplicatesTag;
 
     DeduplicateFn(
         Duration horizon,
+        boolean expires,
         TupleTag<PaymentEvent> eventsTag,
         TupleTag<DuplicateRecord> duplicatesTag) {
       this.horizon = horizon;
+      this.expires = expires;
       this.eventsTag = eventsTag;
       this.duplicatesTag = duplicatesTag;
+    }
+
+    /** Whether identities expire (an unbounded input) or live until the end of the input. */
+    boolean expires() {
+      return expires;
     }
 
     @ProcessElement
@@ -237,11 +259,13 @@ public final class DeduplicateEvents
       KV<byte[], Long> first = firstSeen.read();
       if (first == null) {
         firstSeen.write(KV.of(event.fingerprint(), event.eventTime().getMillis()));
-        Instant expiresAt = event.eventTime().plus(horizon);
-        if (expiresAt.isAfter(GlobalWindow.INSTANCE.maxTimestamp())) {
-          expiresAt = GlobalWindow.INSTANCE.maxTimestamp(); // timers cannot outlive the window
+        if (expires) {
+          Instant expiresAt = event.eventTime().plus(horizon);
+          if (expiresAt.isAfter(GlobalWindow.INSTANCE.maxTimestamp())) {
+            expiresAt = GlobalWindow.INSTANCE.maxTimestamp(); // timers cannot outlive the window
+          }
+          expiry.withNoOutputTimestamp().set(expiresAt);
         }
-        expiry.withNoOutputTimestamp().set(expiresAt);
         out.get(eventsTag).output(event);
         return;
       }

@@ -2,6 +2,7 @@ package dev.tidemark.transforms;
 
 import static dev.tidemark.transforms.TestEvents.minutes;
 import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.containsInAnyOrder;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.greaterThan;
 import static org.hamcrest.Matchers.is;
@@ -14,10 +15,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.coders.InstantCoder;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
+import org.apache.beam.sdk.runners.TransformHierarchy;
 import org.apache.beam.sdk.testing.PAssert;
 import org.apache.beam.sdk.testing.TestPipeline;
 import org.apache.beam.sdk.testing.TestStream;
@@ -205,6 +208,74 @@ public class DeduplicateEventsTest {
     PAssert.that(result.events()).containsInAnyOrder(first, muchLater);
     PAssert.that(result.duplicates()).empty();
     runAndCheckCounters(2, 0, 0);
+  }
+
+  @Test
+  public void inABoundedInputEveryCopyIsDivertedHoweverFarApartInEventTime() {
+    // A bounded input has no arrival order: whichever copy a runner reads first passes.
+    Instant t = minutes(0);
+    Instant twoDaysLater = t.plus(Duration.standardDays(2));
+    PaymentEvent first = event(BANK_A, "p1", "content-1", t, t);
+    PaymentEvent replayed = event(BANK_A, "p1", "content-1", twoDaysLater, twoDaysLater);
+    PaymentEvent other = event(BANK_B, "p1", "content-1", twoDaysLater, twoDaysLater);
+    DeduplicateEvents.Result result =
+        p.apply(
+                Create.timestamped(ts(first), ts(replayed), ts(other))
+                    .withCoder(PaymentEvent.PaymentEventCoder.of()))
+            .apply(DeduplicateEvents.create().withHorizon(ONE_HOUR));
+
+    PAssert.that(result.events())
+        .satisfies(
+            passed -> {
+              List<String> sources = new ArrayList<>();
+              passed.forEach(e -> sources.add(e.source()));
+              sources.sort(null);
+              assertThat(sources, is(List.of(BANK_A, BANK_B)));
+              return null;
+            });
+    PAssert.that(result.duplicates())
+        .satisfies(
+            diverted -> {
+              List<DuplicateRecord> all = new ArrayList<>();
+              diverted.forEach(all::add);
+              assertThat(all.size(), is(1));
+              DuplicateRecord copy = all.get(0);
+              assertThat(copy.source(), is(BANK_A));
+              assertThat(copy.identicalPayload(), is(true));
+              assertThat(
+                  "the first seen and the diverted copy are the two copies",
+                  List.of(copy.firstEventTime(), copy.eventTime()),
+                  containsInAnyOrder(t, twoDaysLater));
+              return null;
+            });
+    runAndCheckCounters(2, 1, 0);
+  }
+
+  @Test
+  public void onlyAnUnboundedInputSetsExpiryTimers() {
+    Pipeline pipeline = Pipeline.create();
+    Instant t = minutes(0);
+    PaymentEvent first = event(BANK_A, "p1", "content-1", t, t);
+    pipeline
+        .apply(
+            "Bounded", Create.timestamped(ts(first)).withCoder(PaymentEvent.PaymentEventCoder.of()))
+        .apply("DedupBounded", DeduplicateEvents.create());
+    pipeline
+        .apply("Unbounded", arrive(stream(), first).advanceWatermarkToInfinity())
+        .apply("DedupUnbounded", DeduplicateEvents.create());
+
+    Map<String, Boolean> expires = new HashMap<>();
+    pipeline.traverseTopologically(
+        new Pipeline.PipelineVisitor.Defaults() {
+          @Override
+          public void visitPrimitiveTransform(TransformHierarchy.Node node) {
+            if (node.getTransform() instanceof ParDo.MultiOutput<?, ?> parDo
+                && parDo.getFn() instanceof DeduplicateEvents.DeduplicateFn dedup) {
+              expires.put(node.getFullName().split("/")[0], dedup.expires());
+            }
+          }
+        });
+    assertThat(expires, is(Map.of("DedupBounded", false, "DedupUnbounded", true)));
   }
 
   @Test
