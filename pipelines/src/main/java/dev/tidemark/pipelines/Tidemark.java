@@ -123,7 +123,10 @@ public final class Tidemark implements Callable<Integer> {
       description = {
         "Run the benchmark suite: Tidemark against native Flink and Beam's own building blocks,"
             + " scaling curves, state size and latency. Prints one table and writes"
-            + " <output>/latest.json and PNG charts."
+            + " <output>/latest.json and PNG charts.",
+        "With more than one part, each part runs in a JVM of its own (this one's options and"
+            + " class path), so that no part is measured on a heap and JIT profiles the parts"
+            + " before it shaped."
       })
   static final class Bench implements Callable<Integer> {
     @Option(
@@ -173,7 +176,7 @@ public final class Tidemark implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-      BenchSuite suite = new BenchSuite(BenchSuite.selectParts(parts));
+      BenchSuite suite = new BenchSuite(BenchSuite.selectParts(parts)).forkingEachPart();
       suite.run(
           BenchProfile.fromId(profile).with(accounts, fanOuts, warmups, repeats),
           output,

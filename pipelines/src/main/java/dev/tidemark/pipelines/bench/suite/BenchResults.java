@@ -1,5 +1,6 @@
 package dev.tidemark.pipelines.bench.suite;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tidemark.transforms.Json;
@@ -246,6 +247,60 @@ public final class BenchResults {
     } catch (IOException e) {
       throw new IllegalStateException("cannot write the results", e);
     }
+  }
+
+  /**
+   * Adds what one part recorded in another JVM, read back from that JVM's {@link #toJson}: its
+   * non-null contract figures, notes, measurements and chart points. ({@code NaN} figures come back
+   * as not measured, as JSON has no NaN.)
+   */
+  public synchronized void merge(JsonNode part) {
+    part.path("ratios")
+        .fields()
+        .forEachRemaining(
+            field -> {
+              if (field.getValue().isNumber()) {
+                ratio(field.getKey(), field.getValue().asDouble());
+              }
+            });
+    Double scaling = number(part.at("/scaling/throughput1MVs1kAccounts"));
+    if (scaling != null) {
+      throughput1MVs1kAccounts = scaling;
+    }
+    JsonNode latency = part.path("latencyMs");
+    if (!latency.path("p50").isNull() && !latency.path("p50").isMissingNode()) {
+      latencyMs(
+          number(latency.path("p50")), number(latency.path("p95")), number(latency.path("p99")));
+    }
+    Double state = number(part.path("stateBytesPerDedupKey"));
+    if (state != null) {
+      stateBytesPerDedupKey = state;
+    }
+    part.path("notes").forEach(note -> notes.add(note.asText()));
+    for (JsonNode m : part.path("measurements")) {
+      measure(
+          m.path("part").asText(),
+          m.path("name").asText(),
+          Stats.summary(
+              orNaN(m.path("median")),
+              orNaN(m.path("min")),
+              orNaN(m.path("max")),
+              m.path("repeats").asInt()),
+          m.path("unit").asText());
+    }
+    for (JsonNode s : part.path("series")) {
+      for (JsonNode p : s.path("points")) {
+        point(s.path("chart").asText(), s.path("label").asText(), orNaN(p.get(0)), orNaN(p.get(1)));
+      }
+    }
+  }
+
+  private static @Nullable Double number(JsonNode node) {
+    return node.isNumber() ? node.asDouble() : null;
+  }
+
+  private static double orNaN(JsonNode node) {
+    return node.isNumber() ? node.asDouble() : Double.NaN;
   }
 
   private static void put(ObjectNode node, String key, @Nullable Double value) {

@@ -28,6 +28,11 @@ public final class Stats {
     return new Stats(median, sorted[0], sorted[n - 1], n);
   }
 
+  /** Statistics already summarized elsewhere (a part run in a JVM of its own). */
+  static Stats summary(double median, double min, double max, int count) {
+    return new Stats(median, min, max, count);
+  }
+
   public double median() {
     return median;
   }
