@@ -1,5 +1,7 @@
 package dev.tidemark.model;
 
+import java.util.HashMap;
+import java.util.Map;
 import org.checkerframework.checker.nullness.qual.Nullable;
 
 /**
@@ -20,12 +22,17 @@ final class BatchScorer {
   /** Per row: a score, or why it has none. Error arrays are made on the first failure only. */
   static final class Result {
     final float[] scores;
+
+    /** Per row: the engine returned a value for it (a score, or one outside [0, 1]). */
+    final boolean[] answered;
+
     private @Nullable String[] errors;
     private @Nullable Throwable[] causes;
     private int failures;
 
     Result(int rows) {
       scores = new float[rows];
+      answered = new boolean[rows];
     }
 
     boolean failed(int row) {
@@ -96,58 +103,132 @@ final class BatchScorer {
 
   /**
    * Scores rows {@code [0, rows)} of the row-major {@code values}, skipping rows {@code result}
-   * already failed, and records each row's score or error in {@code result}.
+   * already failed, and records each row's score or error in {@code result}. Equal rows go to the
+   * engine once and share its answer (a model scores each row on its own, so a row's score does not
+   * depend on what else is in its batch): sliding windows over a quiet account repeat the same
+   * features, ten times over with the default windows for an account with one event.
    */
   Result score(float[] values, int rows, Result result) {
-    int[] valid = null;
+    int[] valid = new int[rows];
     int count = 0;
     for (int i = 0; i < rows; i++) {
       String problem = result.failed(i) ? "" : check(values, i * columns);
-      if (problem != null && !problem.isEmpty()) {
-        result.fail(i, problem, null);
-      }
       if (problem == null) {
-        if (valid != null) {
-          valid[count] = i;
-        }
-        count++;
-      } else if (valid == null) {
-        valid = new int[rows];
-        for (int k = 0; k < count; k++) {
-          valid[k] = k; // every row before the first bad one was valid
-        }
+        valid[count++] = i;
+      } else if (!problem.isEmpty()) {
+        result.fail(i, problem, null);
       }
     }
     if (count > 0) {
-      // The common case, every row valid, sends the caller's array as it is.
-      float[] batch = valid == null ? values : rowsOf(values, valid, count);
-      try {
-        store(result, valid, count, call(batch, count));
-      } catch (Exception batchError) {
-        for (int k = 0; k < count; k++) {
-          int row = valid == null ? k : valid[k];
-          if (count == 1) {
-            result.fail(row, "the engine failed on this row: " + message(batchError), batchError);
-            break;
-          }
-          try {
-            store(result, new int[] {row}, 1, call(rowsOf(values, new int[] {row}, 1), 1));
-          } catch (Exception rowError) {
-            result.fail(
-                row,
-                "the engine failed on this row (retried alone after its batch of "
-                    + count
-                    + " failed): "
-                    + message(rowError),
-                rowError);
-          }
+      // For each valid row, its position among the distinct rows; the first of each is sent.
+      int[] distinctOf = new int[count];
+      int[] distinct = new int[count];
+      int distinctCount = 0;
+      Map<RowKey, Integer> seen = new HashMap<>();
+      for (int k = 0; k < count; k++) {
+        Integer earlier = seen.putIfAbsent(new RowKey(values, valid[k] * columns, columns), k);
+        if (earlier == null) {
+          distinct[distinctCount] = valid[k];
+          distinctOf[k] = distinctCount++;
+        } else {
+          distinctOf[k] = distinctOf[earlier];
         }
       }
+      // The common case, every row valid and distinct, sends the caller's array as it is.
+      float[] batch = distinctCount == rows ? values : rowsOf(values, distinct, distinctCount);
+      Result answers = scoreDistinct(batch, distinctCount);
+      long answered = 0;
+      for (int k = 0; k < count; k++) {
+        int row = valid[k];
+        int answer = distinctOf[k];
+        if (answers.failed(answer)) {
+          result.fail(row, answers.error(answer), answers.cause(answer));
+        } else {
+          result.scores[row] = answers.scores[answer];
+        }
+        if (answers.answered[answer]) {
+          answered++;
+        }
+      }
+      metrics.inferences.inc(answered);
+      metrics.repeatedRows.inc(count - distinctCount);
     }
     if (result.anyFailed()) {
       metrics.failedRows.inc(result.failures);
     }
     return result;
+  }
+
+  /**
+   * Scores every row of {@code batch} in one engine call; when the call fails, each row is retried
+   * alone, so only the rows the engine cannot score fail.
+   */
+  private Result scoreDistinct(float[] batch, int count) {
+    Result answers = new Result(count);
+    try {
+      store(answers, null, count, call(batch, count));
+    } catch (Exception batchError) {
+      for (int row = 0; row < count; row++) {
+        if (count == 1) {
+          answers.fail(row, "the engine failed on this row: " + message(batchError), batchError);
+          break;
+        }
+        try {
+          store(answers, new int[] {row}, 1, call(rowsOf(batch, new int[] {row}, 1), 1));
+        } catch (Exception rowError) {
+          answers.fail(
+              row,
+              "the engine failed on this row (retried alone after its batch of "
+                  + count
+                  + " failed): "
+                  + message(rowError),
+              rowError);
+        }
+      }
+    }
+    return answers;
+  }
+
+  /** One row of a row-major array, compared by its values' bits (never NaN here). */
+  private static final class RowKey {
+    private final float[] values;
+    private final int offset;
+    private final int columns;
+    private final int hash;
+
+    RowKey(float[] values, int offset, int columns) {
+      this.values = values;
+      this.offset = offset;
+      this.columns = columns;
+      int h = 1;
+      for (int j = 0; j < columns; j++) {
+        h = 31 * h + Float.floatToIntBits(values[offset + j]);
+      }
+      this.hash = h;
+    }
+
+    @Override
+    public boolean equals(@Nullable Object o) {
+      if (!(o instanceof RowKey)) {
+        return false;
+      }
+      RowKey that = (RowKey) o;
+      if (that.hash != hash || that.columns != columns) {
+        return false;
+      }
+      for (int j = 0; j < columns; j++) {
+        if (Float.floatToIntBits(values[offset + j])
+            != Float.floatToIntBits(that.values[that.offset + j])) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    @Override
+    public int hashCode() {
+      return hash;
+    }
   }
 
   private float[] rowsOf(float[] values, int[] indices, int count) {
@@ -173,7 +254,6 @@ final class BatchScorer {
     }
     metrics.batchLatencyMicros.update((System.nanoTime() - started) / 1_000);
     metrics.batchSize.update(rows);
-    metrics.inferences.inc(rows);
     return scores;
   }
 
@@ -182,6 +262,7 @@ final class BatchScorer {
     for (int i = 0; i < count; i++) {
       int row = indices == null ? i : indices[i];
       float score = scores[i];
+      result.answered[row] = true;
       if (score >= 0f && score <= 1f) {
         result.scores[row] = score;
       } else {

@@ -67,7 +67,8 @@ import org.joda.time.Duration;
  * <p>Metrics, named like Beam Python's RunInference (namespace {@value ScoringMetrics#NAMESPACE}):
  * counters {@code num_inferences}, {@code failed_batches_counter}, {@code num_failed_inferences};
  * distributions {@code inference_request_batch_size}, {@code inference_batch_latency_micro_secs},
- * {@code load_model_latency_milli_secs}, {@code model_byte_size}.
+ * {@code load_model_latency_milli_secs}, {@code model_byte_size}; and {@code num_repeated_rows}:
+ * rows equal to an earlier row of their batch are not sent to the engine and take its answer.
  *
  * <pre>{@code
  * WithFailures.Result<PCollection<Decision>, DeadLetter> scored =

@@ -11,8 +11,17 @@ import org.apache.beam.sdk.metrics.Metrics;
 public final class ScoringMetrics {
   public static final String NAMESPACE = "BeamML_ScoreFeatures";
 
-  /** Rows the model scored (a row retried alone after a failed batch counts once, if scored). */
+  /**
+   * Rows the model scored (a row retried alone after a failed batch counts once, if scored), rows
+   * that took the answer of an equal row of their batch included.
+   */
   public static final String NUM_INFERENCES = "num_inferences";
+
+  /**
+   * Rows not sent to the engine because an equal row of the same batch was (Tidemark's own): they
+   * share its answer. {@code num_inferences} minus this is what the engine computed.
+   */
+  public static final String NUM_REPEATED_ROWS = "num_repeated_rows";
 
   /** Engine calls that threw (a whole batch, or a single-row retry). */
   public static final String FAILED_BATCHES = "failed_batches_counter";
@@ -20,7 +29,7 @@ public final class ScoringMetrics {
   /** Rows sent to {@code failures()} (non-finite features, or the engine failed on the row). */
   public static final String NUM_FAILED_ROWS = "num_failed_inferences";
 
-  /** Rows per engine call. */
+  /** Rows per engine call (distinct rows: equal rows of a batch are sent once). */
   public static final String BATCH_SIZE = "inference_request_batch_size";
 
   /** Wall time of one engine call (translate, predict, read back), microseconds. */
@@ -33,6 +42,7 @@ public final class ScoringMetrics {
   public static final String MODEL_BYTE_SIZE = "model_byte_size";
 
   final Counter inferences = Metrics.counter(NAMESPACE, NUM_INFERENCES);
+  final Counter repeatedRows = Metrics.counter(NAMESPACE, NUM_REPEATED_ROWS);
   final Counter failedBatches = Metrics.counter(NAMESPACE, FAILED_BATCHES);
   final Counter failedRows = Metrics.counter(NAMESPACE, NUM_FAILED_ROWS);
   final Distribution batchSize = Metrics.distribution(NAMESPACE, BATCH_SIZE);

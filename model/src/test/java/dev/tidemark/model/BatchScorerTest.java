@@ -86,4 +86,41 @@ public class BatchScorerTest {
     BatchScorer.Result result = scorer.score(new float[][] {{1f, 2f}});
     assertThat(result.error(0), containsString("has 2 values; the model takes 5"));
   }
+
+  @Test
+  public void equalRowsGoToTheEngineOnceAndShareItsAnswer() {
+    FakeEngine engine = new FakeEngine();
+    BatchScorer scorer = new BatchScorer(engine, Features.NAMES, new ScoringMetrics());
+    float[][] rows = {row(3), row(5), row(3), {1f, Float.NaN, 1f, 1f, 1f}, row(5), row(3)};
+
+    BatchScorer.Result result = scorer.score(rows);
+
+    assertThat(engine.calls, equalTo(List.of(2)));
+    assertThat(result.scores[0], equalTo(0.03f));
+    assertThat(result.scores[2], equalTo(0.03f));
+    assertThat(result.scores[5], equalTo(0.03f));
+    assertThat(result.scores[1], equalTo(0.05f));
+    assertThat(result.scores[4], equalTo(0.05f));
+    assertThat(result.error(3), containsString("feature amountSum is NaN"));
+    assertThat(result.anyFailed(), is(true));
+    assertThat(result.error(0), is(nullValue()));
+  }
+
+  @Test
+  public void copiesOfARowTheEngineCannotScoreAllFailAndTheRestAreRetriedOnce() {
+    FakeEngine engine = new FakeEngine();
+    BatchScorer scorer = new BatchScorer(engine, Features.NAMES, new ScoringMetrics());
+    float[][] rows = {row(POISON), row(1), row(POISON), row(500), row(1)};
+
+    BatchScorer.Result result = scorer.score(rows);
+
+    // One call for the three distinct rows, then each distinct row alone.
+    assertThat(engine.calls, equalTo(List.of(3, 1, 1, 1)));
+    assertThat(result.error(0), containsString("retried alone after its batch of 3 failed"));
+    assertThat(result.error(2), equalTo(result.error(0)));
+    assertThat(result.scores[1], equalTo(0.01f));
+    assertThat(result.scores[4], equalTo(0.01f));
+    assertThat(result.error(3), containsString("returned 5.0, not a probability in [0, 1]"));
+    assertThat(result.failed(1), is(false));
+  }
 }

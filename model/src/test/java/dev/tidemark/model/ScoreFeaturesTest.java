@@ -57,10 +57,15 @@ public class ScoreFeaturesTest {
   }
 
   private PCollection<Decision> decisions() {
+    return decisions(DECISIONS);
+  }
+
+  /** {@code decisions}, each at its window's last millisecond, in fixed windows. */
+  private PCollection<Decision> decisions(List<Decision> decisions) {
     return p.apply(
             "Decisions",
             Create.timestamped(
-                    DECISIONS.stream()
+                    decisions.stream()
                         .map(d -> TimestampedValue.of(d, d.windowEnd().minus(1)))
                         .toList())
                 .withCoder(Decision.DecisionCoder.of()))
@@ -106,6 +111,50 @@ public class ScoreFeaturesTest {
     }
     PAssert.that(scored.failures()).empty();
     p.run().waitUntilFinish();
+  }
+
+  @Test
+  public void decisionsWithEqualFeaturesAreScoredOnceAndAllGetTheEnginesScore() throws Exception {
+    // Each decision followed by two of the same account's later windows with the same features,
+    // as sliding windows over a quiet account make them.
+    List<Decision> repeated = new ArrayList<>();
+    for (Decision d : DECISIONS) {
+      repeated.add(d);
+      for (int k = 1; k <= 2; k++) {
+        repeated.add(
+            Decision.unscored(
+                d.accountId(),
+                d.windowStart().plus(TestModels.WINDOW.multipliedBy(4L * k)),
+                d.windowEnd().plus(TestModels.WINDOW.multipliedBy(4L * k)),
+                "ON_TIME",
+                0,
+                true,
+                true,
+                d.features(),
+                d.processingTime()));
+      }
+    }
+    float[] raw = TestModels.xgboostRaw(xgbModel, TestModels.vectors(repeated));
+    WithFailures.Result<PCollection<Decision>, DeadLetter> scored =
+        decisions(repeated)
+            .apply(
+                "ScoreFeatures",
+                ScoreFeatures.of(xgbModel.toString(), ModelEngine.XGBOOST).withBatchSize(64));
+
+    PAssert.that(scored.output())
+        .satisfies(
+            ScoringAssertions.scoresEqual(
+                TestModels.byDecisionId(repeated, raw), TestModels.XGB_NAME, "XGBoost"));
+    PAssert.that(scored.failures()).empty();
+    PipelineResult result = p.run();
+    result.waitUntilFinish();
+
+    long inferences = ScoringAssertions.counter(result, ScoringMetrics.NUM_INFERENCES);
+    long notSent = ScoringAssertions.counter(result, ScoringMetrics.NUM_REPEATED_ROWS);
+    long sent = ScoringAssertions.distributions(result).get(ScoringMetrics.BATCH_SIZE).getSum();
+    assertThat(inferences, equalTo((long) repeated.size()));
+    assertThat(sent + notSent, equalTo(inferences));
+    assertThat(notSent, greaterThan(0L));
   }
 
   @Test
