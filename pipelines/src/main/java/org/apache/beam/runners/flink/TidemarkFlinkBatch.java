@@ -69,11 +69,18 @@ public final class TidemarkFlinkBatch implements AutoCloseable {
     SplittableParDo.convertReadBasedSplittableDoFnsToPrimitiveReadsIfNecessary(pipeline);
     MetricsEnvironment.setMetricsSupported(true);
     FlinkPipelineExecutionEnvironment environment = new FlinkPipelineExecutionEnvironment(options);
-    environment.translate(pipeline);
-    Plan plan = environment.getBatchExecutionEnvironment().createProgramPlan(options.getJobName());
-    JobGraph graph =
-        FlinkPipelineTranslationUtil.getJobGraph(
-            getClass().getClassLoader(), plan, new Configuration(), options.getParallelism());
+    JobGraph graph;
+    if (options.getUseDataStreamForBatch()) {
+      // Beam's DataStream translation in Flink's batch execution mode, as FlinkRunner.run does.
+      graph = environment.getJobGraph(pipeline);
+    } else {
+      environment.translate(pipeline);
+      Plan plan =
+          environment.getBatchExecutionEnvironment().createProgramPlan(options.getJobName());
+      graph =
+          FlinkPipelineTranslationUtil.getJobGraph(
+              getClass().getClassLoader(), plan, new Configuration(), options.getParallelism());
+    }
     long started = System.nanoTime();
     JobID id = cluster.submitJob(graph).get(timeout.getMillis(), TimeUnit.MILLISECONDS).getJobID();
     JobResult result = cluster.requestJobResult(id).get(timeout.getMillis(), TimeUnit.MILLISECONDS);
