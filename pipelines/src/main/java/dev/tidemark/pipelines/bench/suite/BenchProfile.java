@@ -116,6 +116,47 @@ public final class BenchProfile {
         String.join(" ", changed));
   }
 
+  /**
+   * This profile narrowed by {@code options} in the form {@link #overrides()} prints them ({@code
+   * --accounts=1000,1000000 --repeats=1}, separated by white space): its inverse, for a part run in
+   * a JVM of its own.
+   */
+  public BenchProfile withOverrides(String options) {
+    List<Integer> accounts = new ArrayList<>();
+    List<Integer> fanOuts = new ArrayList<>();
+    Integer warmups = null;
+    Integer repeats = null;
+    for (String option : options.trim().isEmpty() ? new String[0] : options.trim().split("\\s+")) {
+      String[] nameValue = option.split("=", 2);
+      String value = nameValue.length == 2 ? nameValue[1] : "";
+      switch (nameValue[0]) {
+        case "--accounts":
+          accounts = integers(value);
+          break;
+        case "--fanOuts":
+          fanOuts = integers(value);
+          break;
+        case "--warmups":
+          warmups = Integer.valueOf(value);
+          break;
+        case "--repeats":
+          repeats = Integer.valueOf(value);
+          break;
+        default:
+          throw new IllegalArgumentException("not a profile override: " + option);
+      }
+    }
+    return with(accounts, fanOuts, warmups, repeats);
+  }
+
+  private static List<Integer> integers(String values) {
+    List<Integer> list = new ArrayList<>();
+    for (String value : values.split(",")) {
+      list.add(Integer.valueOf(value));
+    }
+    return list;
+  }
+
   private static List<Integer> pick(
       String name, List<Integer> given, List<Integer> current, List<String> changed) {
     if (given == null || given.isEmpty()) {

@@ -268,7 +268,7 @@ public final class BenchResults {
       throughput1MVs1kAccounts = scaling;
     }
     JsonNode latency = part.path("latencyMs");
-    if (!latency.path("p50").isNull() && !latency.path("p50").isMissingNode()) {
+    if (number(latency.path("p50")) != null) {
       latencyMs(
           number(latency.path("p50")), number(latency.path("p95")), number(latency.path("p99")));
     }

@@ -203,7 +203,9 @@ public final class BenchSuite {
 
     public static void main(String[] args) throws Exception {
       BenchPart part = (BenchPart) Class.forName(args[0]).getDeclaredConstructor().newInstance();
-      BenchProfile profile = profile(args[2], Arrays.asList(args).subList(3, args.length));
+      BenchProfile profile =
+          BenchProfile.fromId(args[2])
+              .withOverrides(String.join(" ", Arrays.asList(args).subList(3, args.length)));
       unshareJarFiles();
       BenchResults results = new BenchResults(profile);
       try {
@@ -215,42 +217,6 @@ public final class BenchSuite {
       System.out.flush();
       results.writeJson(Paths.get(args[1]), "");
       System.exit(0);
-    }
-
-    /** The profile of {@code id} with the overrides {@link BenchProfile#overrides()} printed. */
-    static BenchProfile profile(String id, List<String> overrides) {
-      List<Integer> accounts = new ArrayList<>();
-      List<Integer> fanOuts = new ArrayList<>();
-      Integer warmups = null;
-      Integer repeats = null;
-      for (String option : overrides) {
-        String[] nameValue = option.split("=", 2);
-        switch (nameValue[0]) {
-          case "--accounts":
-            accounts = integers(nameValue[1]);
-            break;
-          case "--fanOuts":
-            fanOuts = integers(nameValue[1]);
-            break;
-          case "--warmups":
-            warmups = Integer.valueOf(nameValue[1]);
-            break;
-          case "--repeats":
-            repeats = Integer.valueOf(nameValue[1]);
-            break;
-          default:
-            throw new IllegalArgumentException("not a profile override: " + option);
-        }
-      }
-      return BenchProfile.fromId(id).with(accounts, fanOuts, warmups, repeats);
-    }
-
-    private static List<Integer> integers(String values) {
-      List<Integer> list = new ArrayList<>();
-      for (String value : values.split(",")) {
-        list.add(Integer.valueOf(value));
-      }
-      return list;
     }
   }
 }

@@ -25,6 +25,22 @@ public class BenchProfileTest {
   }
 
   @Test
+  public void theOverridesAsPrintedNarrowTheProfileAgain() {
+    BenchProfile narrowed = BenchProfile.FULL.with(List.of(1_000, 1_000_000), List.of(10), 0, 1);
+
+    BenchProfile again = BenchProfile.FULL.withOverrides(narrowed.overrides());
+
+    assertThat(again.overrides(), is(narrowed.overrides()));
+    assertThat(again.accounts, is(List.of(1_000, 1_000_000)));
+    assertThat(again.fanOuts, is(List.of(10)));
+    assertThat(again.warmups, is(0));
+    assertThat(again.repeats, is(1));
+    assertThat(BenchProfile.SMALL.withOverrides("").overrides(), is(""));
+    assertThrows(
+        IllegalArgumentException.class, () -> BenchProfile.SMALL.withOverrides("--events=5"));
+  }
+
+  @Test
   public void withoutOverridesIsThePublishedProfile() {
     BenchProfile same = BenchProfile.SMALL.with(List.of(), List.of(), null, null);
     assertThat(same.overrides(), is(""));
