@@ -26,12 +26,17 @@ import org.apache.beam.sdk.testing.TestPipeline;
 import org.apache.beam.sdk.testing.TestStream;
 import org.apache.beam.sdk.transforms.Create;
 import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.Flatten;
+import org.apache.beam.sdk.transforms.GroupByKey;
 import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.transforms.reflect.DoFnSignature;
+import org.apache.beam.sdk.transforms.reflect.DoFnSignatures;
 import org.apache.beam.sdk.transforms.windowing.FixedWindows;
 import org.apache.beam.sdk.transforms.windowing.GlobalWindow;
 import org.apache.beam.sdk.transforms.windowing.Window;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
+import org.apache.beam.sdk.values.PCollectionList;
 import org.apache.beam.sdk.values.TimestampedValue;
 import org.joda.time.Duration;
 import org.joda.time.Instant;
@@ -252,7 +257,7 @@ public class DeduplicateEventsTest {
   }
 
   @Test
-  public void onlyAnUnboundedInputSetsExpiryTimers() {
+  public void onlyAnUnboundedInputSetsExpiryTimersAndABoundedOneKeepsStatePerBucket() {
     Pipeline pipeline = Pipeline.create();
     Instant t = minutes(0);
     PaymentEvent first = event(BANK_A, "p1", "content-1", t, t);
@@ -264,18 +269,149 @@ public class DeduplicateEventsTest {
         .apply("Unbounded", arrive(stream(), first).advanceWatermarkToInfinity())
         .apply("DedupUnbounded", DeduplicateEvents.create());
 
-    Map<String, Boolean> expires = new HashMap<>();
+    Map<String, List<String>> stateful = new HashMap<>();
     pipeline.traverseTopologically(
         new Pipeline.PipelineVisitor.Defaults() {
           @Override
           public void visitPrimitiveTransform(TransformHierarchy.Node node) {
-            if (node.getTransform() instanceof ParDo.MultiOutput<?, ?> parDo
-                && parDo.getFn() instanceof DeduplicateEvents.DeduplicateFn dedup) {
-              expires.put(node.getFullName().split("/")[0], dedup.expires());
+            if (node.getTransform() instanceof ParDo.MultiOutput<?, ?> parDo) {
+              DoFnSignature signature = DoFnSignatures.getSignature(parDo.getFn().getClass());
+              if (!signature.stateDeclarations().isEmpty()) {
+                List<String> fn = new ArrayList<>(signature.stateDeclarations().keySet());
+                fn.add("timers=" + signature.timerDeclarations().size());
+                fn.add(0, parDo.getFn().getClass().getSimpleName());
+                stateful.put(node.getFullName().split("/")[0], fn);
+              }
             }
           }
         });
-    assertThat(expires, is(Map.of("DedupBounded", false, "DedupUnbounded", true)));
+    assertThat(
+        stateful,
+        is(
+            Map.of(
+                "DedupBounded",
+                List.of("DeduplicateBoundedFn", "firstSeenInBucket", "timers=0"),
+                "DedupUnbounded",
+                List.of("DeduplicateFn", "firstSeen", "timers=1"))));
+  }
+
+  @Test
+  public void identitiesSharingABucketStayApart() {
+    // "Aa" and "BB" have the same String.hashCode, so both land in one bucket of a bounded input.
+    assertThat("Aa".hashCode(), is("BB".hashCode()));
+    PaymentEvent aa = event(BANK_A, "Aa", "content-1", minutes(1), minutes(1));
+    PaymentEvent bb = event(BANK_A, "BB", "content-2", minutes(2), minutes(2));
+    PaymentEvent bbCopy = event(BANK_A, "BB", "content-2", minutes(2), minutes(3));
+    DeduplicateEvents.Result result =
+        p.apply(
+                Create.timestamped(ts(aa), ts(bb), ts(bbCopy))
+                    .withCoder(PaymentEvent.PaymentEventCoder.of()))
+            .apply(DeduplicateEvents.create());
+
+    PAssert.that(result.events())
+        .satisfies(
+            passed -> {
+              List<String> ids = new ArrayList<>();
+              passed.forEach(e -> ids.add(e.id()));
+              assertThat(ids, containsInAnyOrder("Aa", "BB"));
+              return null;
+            });
+    PAssert.that(result.duplicates())
+        .satisfies(
+            diverted -> {
+              List<String> ids = new ArrayList<>();
+              diverted.forEach(d -> ids.add(d.id() + ":" + d.identicalPayload()));
+              assertThat(ids, is(List.of("BB:true")));
+              return null;
+            });
+    runAndCheckCounters(2, 1, 0);
+  }
+
+  /** Each passed copy as (identity, "passed " + its ingestion time, which names the copy here). */
+  private static final class PassedFn extends DoFn<PaymentEvent, KV<String, String>> {
+    @ProcessElement
+    public void processElement(@Element PaymentEvent e, OutputReceiver<KV<String, String>> out) {
+      out.output(KV.of(e.source() + " " + e.id(), "passed " + e.ingestionTime().getMillis()));
+    }
+  }
+
+  /** Each diverted copy as (identity, "diverted" + its ingestion time, flag, first event time). */
+  private static final class DivertedFn extends DoFn<DuplicateRecord, KV<String, String>> {
+    @ProcessElement
+    public void processElement(@Element DuplicateRecord d, OutputReceiver<KV<String, String>> out) {
+      out.output(
+          KV.of(
+              d.source() + " " + d.id(),
+              "diverted "
+                  + d.ingestionTime().getMillis()
+                  + " "
+                  + d.identicalPayload()
+                  + " "
+                  + d.firstEventTime().getMillis()));
+    }
+  }
+
+  @Test
+  public void aBoundedSeededMixPassesOneCopyPerIdentityAndFlagsTheRestAgainstIt() {
+    Random random = new Random(43);
+    List<TimestampedValue<PaymentEvent>> input = new ArrayList<>();
+    // Every copy has its own ingestion time, which names it; the test keeps its content and time.
+    HashMap<Long, String> contentOf = new HashMap<>();
+    HashMap<Long, Long> eventTimeOf = new HashMap<>();
+    HashMap<String, Integer> copies = new HashMap<>();
+    for (int i = 0; i < 400; i++) {
+      String id = "p" + random.nextInt(150);
+      String source = random.nextInt(4) == 0 ? BANK_B : BANK_A;
+      String content = random.nextInt(5) == 0 ? "other-" + i : "content-" + id;
+      PaymentEvent event = event(source, id, content, minutes(random.nextInt(3000)), minutes(i));
+      input.add(ts(event));
+      contentOf.put(event.ingestionTime().getMillis(), content);
+      eventTimeOf.put(event.ingestionTime().getMillis(), event.eventTime().getMillis());
+      copies.merge(source + " " + id, 1, Integer::sum);
+    }
+    DeduplicateEvents.Result result =
+        p.apply(Create.timestamped(input).withCoder(PaymentEvent.PaymentEventCoder.of()))
+            .apply(DeduplicateEvents.create());
+
+    PAssert.that(
+            PCollectionList.of(result.events().apply("Passed", ParDo.of(new PassedFn())))
+                .and(result.duplicates().apply("Diverted", ParDo.of(new DivertedFn())))
+                .apply(Flatten.pCollections())
+                .apply(GroupByKey.create()))
+        .satisfies(
+            groups -> {
+              int identities = 0;
+              for (KV<String, Iterable<String>> group : groups) {
+                identities++;
+                List<String[]> outcomes = new ArrayList<>();
+                group.getValue().forEach(o -> outcomes.add(o.split(" ")));
+                List<String[]> passed =
+                    outcomes.stream().filter(o -> o[0].equals("passed")).toList();
+                assertThat(group.getKey() + " passes once", passed.size(), is(1));
+                assertThat(
+                    group.getKey() + " every copy is accounted for",
+                    outcomes.size(),
+                    is(copies.get(group.getKey())));
+                long first = Long.parseLong(passed.get(0)[1]);
+                for (String[] o : outcomes) {
+                  if (o[0].equals("diverted")) {
+                    long copy = Long.parseLong(o[1]);
+                    assertThat(
+                        group.getKey() + " identical exactly when the content is the first's",
+                        Boolean.parseBoolean(o[2]),
+                        is(contentOf.get(copy).equals(contentOf.get(first))));
+                    assertThat(Long.parseLong(o[3]), is(eventTimeOf.get(first)));
+                  }
+                }
+              }
+              assertThat(identities, is(copies.size()));
+              return null;
+            });
+    PipelineResult run = p.run();
+    run.waitUntilFinish();
+    assertThat(TestEvents.counter(run, TidemarkMetrics.UNIQUE), is((long) copies.size()));
+    assertThat(TestEvents.counter(run, TidemarkMetrics.DUPLICATES), is(400L - copies.size()));
+    assertThat(TestEvents.runnerDropped(run), is(0L));
   }
 
   @Test
