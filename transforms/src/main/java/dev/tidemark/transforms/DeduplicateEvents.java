@@ -315,9 +315,9 @@ public final class DeduplicateEvents
    * For a bounded input: keeps, per bucket of identities, a map from each identity's {@link
    * #identityKey} to its first copy's fingerprint and event time, and never expires it (see the
    * class documentation). Why buckets: Flink's batch translation runs a stateful DoFn as one bundle
-   * per key and, after each, builds and pushes the metrics of the step and a new DoFn runner, half
-   * of the step's time with a key per identity (issue 6); a bucket holds about {@code identities /
-   * 65,536} of them.
+   * per key, building a new DoFn runner for it and pushing the step's metrics after it: half of the
+   * step's time with a key per identity (issue 6). A bucket holds about one in {@link
+   * #IDENTITY_BUCKETS} of the identities.
    */
   static final class DeduplicateBoundedFn extends DoFn<KV<Integer, PaymentEvent>, PaymentEvent> {
     static final String FIRST_SEEN_STATE = "firstSeenInBucket";
