@@ -189,8 +189,8 @@ final class BatchScorer {
     return answers;
   }
 
-  /** One row of a row-major array, compared by its values' bits (never NaN here). */
-  private static final class RowKey {
+  /** One row of a row-major array, compared by its values' bits (NaN equals NaN). */
+  static final class RowKey {
     private final float[] values;
     private final int offset;
     private final int columns;
@@ -205,6 +205,11 @@ final class BatchScorer {
         h = 31 * h + Float.floatToIntBits(values[offset + j]);
       }
       this.hash = h;
+    }
+
+    /** The row {@code row}, a whole array. */
+    static RowKey of(float[] row) {
+      return new RowKey(row, 0, row.length);
     }
 
     @Override

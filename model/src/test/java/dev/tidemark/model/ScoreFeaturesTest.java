@@ -16,6 +16,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.sdk.PipelineResult;
+import org.apache.beam.sdk.coders.ListCoder;
+import org.apache.beam.sdk.metrics.DistributionResult;
 import org.apache.beam.sdk.testing.PAssert;
 import org.apache.beam.sdk.testing.TestPipeline;
 import org.apache.beam.sdk.transforms.Create;
@@ -70,6 +72,30 @@ public class ScoreFeaturesTest {
                         .toList())
                 .withCoder(Decision.DecisionCoder.of()))
         .apply("InWindows", Window.into(FixedWindows.of(TestModels.WINDOW)));
+  }
+
+  /**
+   * {@code decisions} as {@link #decisions(List)} makes them, but in one bundle: the DirectRunner
+   * splits a {@code Create} into small bundles, and hands on what one bundle's processing output as
+   * one bundle.
+   */
+  private PCollection<Decision> decisionsInOneBundle(List<Decision> decisions) {
+    return p.apply(
+            "AllDecisions",
+            Create.of(List.of(decisions)).withCoder(ListCoder.of(Decision.DecisionCoder.of())))
+        .apply("EachDecision", ParDo.of(new EachDecisionFn()))
+        .setCoder(Decision.DecisionCoder.of())
+        .apply("InWindows", Window.into(FixedWindows.of(TestModels.WINDOW)));
+  }
+
+  /** Each decision of a list, at its window's last millisecond. */
+  private static final class EachDecisionFn extends DoFn<List<Decision>, Decision> {
+    @ProcessElement
+    public void processElement(@Element List<Decision> all, OutputReceiver<Decision> out) {
+      for (Decision d : all) {
+        out.outputWithTimestamp(d, d.windowEnd().minus(1));
+      }
+    }
   }
 
   /** A copy of the XGBoost test model and its sidecar in a fresh directory. */
@@ -136,10 +162,10 @@ public class ScoreFeaturesTest {
     }
     float[] raw = TestModels.xgboostRaw(xgbModel, TestModels.vectors(repeated));
     WithFailures.Result<PCollection<Decision>, DeadLetter> scored =
-        decisions(repeated)
+        decisionsInOneBundle(repeated)
             .apply(
                 "ScoreFeatures",
-                ScoreFeatures.of(xgbModel.toString(), ModelEngine.XGBOOST).withBatchSize(64));
+                ScoreFeatures.of(xgbModel.toString(), ModelEngine.XGBOOST).withBatchSize(16));
 
     PAssert.that(scored.output())
         .satisfies(
@@ -155,6 +181,47 @@ public class ScoreFeaturesTest {
     assertThat(inferences, equalTo((long) repeated.size()));
     assertThat(sent + notSent, equalTo(inferences));
     assertThat(notSent, greaterThan(0L));
+    // Repeated rows do not count towards the batch size: in one bundle, the 120 decisions (40
+    // distinct rows) go to the engine in three calls of at most 16 distinct rows (16, 16 and 10:
+    // a batch ends at its 16th distinct row, before that row's repeats), not in eight calls of 16
+    // decisions (five or six distinct rows each).
+    DistributionResult sizes =
+        ScoringAssertions.distributions(result).get(ScoringMetrics.BATCH_SIZE);
+    assertThat(sizes.getCount(), equalTo(3L));
+    assertThat(sizes.getMax(), equalTo(16L));
+    assertThat(sizes.getSum(), equalTo(42L));
+  }
+
+  @Test
+  public void aBatchIsFullAtBatchSizeDistinctRowsOrAtItsDecisionCap() {
+    ScoreFeaturesFn.DistinctRows rows = new ScoreFeaturesFn.DistinctRows(4);
+    // Rows 0, 0, 0, 1, 1, 2, 3: full at the fourth distinct row, the seventh decision.
+    float[][] added = {{0f}, {0f}, {0f}, {1f}, {1f}, {2f}};
+    for (float[] row : added) {
+      assertThat(rows.add(row), is(false));
+    }
+    assertThat(rows.add(new float[] {3f}), is(true));
+
+    // A row without a vector counts as distinct; clear() starts a new batch.
+    rows.clear();
+    assertThat(rows.add(null), is(false));
+    assertThat(rows.add(new float[] {0f}), is(false));
+    assertThat(rows.add(new float[] {0f}), is(false));
+    assertThat(rows.add(new float[] {Float.NaN}), is(false));
+    assertThat(rows.add(new float[] {Float.NaN}), is(false));
+    assertThat(rows.add(null), is(true));
+
+    // One row repeated: full at MAX_DECISIONS_PER_ROW times the batch size, not later.
+    rows.clear();
+    int cap = ScoreFeaturesFn.MAX_DECISIONS_PER_ROW * 4;
+    for (int i = 1; i < cap; i++) {
+      assertThat("decision " + i, rows.add(new float[] {7f}), is(false));
+    }
+    assertThat(rows.add(new float[] {7f}), is(true));
+
+    // Batch size 1: every decision is a batch.
+    ScoreFeaturesFn.DistinctRows single = new ScoreFeaturesFn.DistinctRows(1);
+    assertThat(single.add(new float[] {5f}), is(true));
   }
 
   @Test
