@@ -136,48 +136,6 @@ public final class AggregateFeaturesFn
     return Features.FeaturesCoder.of();
   }
 
-  /**
-   * The first half of a two-stage combine: events of one account in one slice (a window of one
-   * period) into their {@link Accumulator}. {@link WindowsFromSlices} then builds each sliding
-   * window from the accumulators of its slices, so an event is combined once instead of once per
-   * window.
-   */
-  static final class Slices extends CombineFn<FeatureInput, Accumulator, Accumulator> {
-    private final AggregateFeaturesFn fn = new AggregateFeaturesFn();
-
-    @Override
-    public Accumulator createAccumulator() {
-      return fn.createAccumulator();
-    }
-
-    @Override
-    public Accumulator addInput(Accumulator acc, FeatureInput input) {
-      return fn.addInput(acc, input);
-    }
-
-    @Override
-    public Accumulator mergeAccumulators(Iterable<Accumulator> accumulators) {
-      return fn.mergeAccumulators(accumulators);
-    }
-
-    @Override
-    public Accumulator extractOutput(Accumulator acc) {
-      return acc;
-    }
-
-    @Override
-    public Coder<Accumulator> getAccumulatorCoder(
-        CoderRegistry registry, Coder<FeatureInput> inputCoder) {
-      return AccumulatorCoder.INSTANCE;
-    }
-
-    @Override
-    public Coder<Accumulator> getDefaultOutputCoder(
-        CoderRegistry registry, Coder<FeatureInput> inputCoder) {
-      return AccumulatorCoder.INSTANCE;
-    }
-  }
-
   /** Compact coder for the accumulator (sets in sorted order, so it is deterministic). */
   static final class AccumulatorCoder extends Codec.DataCoder<Accumulator> {
     static final AccumulatorCoder INSTANCE = new AccumulatorCoder();

@@ -21,7 +21,6 @@ import org.apache.beam.sdk.transforms.windowing.AfterPane;
 import org.apache.beam.sdk.transforms.windowing.AfterProcessingTime;
 import org.apache.beam.sdk.transforms.windowing.AfterWatermark;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
-import org.apache.beam.sdk.transforms.windowing.FixedWindows;
 import org.apache.beam.sdk.transforms.windowing.GlobalWindows;
 import org.apache.beam.sdk.transforms.windowing.PaneInfo;
 import org.apache.beam.sdk.transforms.windowing.SlidingWindows;
@@ -67,12 +66,12 @@ import org.joda.time.Instant;
  * its own timestamp (no step here moves a timestamp back), so no window of any event can be behind
  * the watermark and the gate would pass everything. {@link Result#tooLate()} is then empty, and the
  * shuffle and sort onto one gate key are saved (issue 6: the features step alone ran 11 % faster in
- * batch on Flink). With sliding windows a bounded input is also combined in two stages: each event
- * once into its slice (a fixed window of one period), then each window from the accumulators of its
- * slices ({@link WindowsFromSlices}), instead of each event once per window. A bounded input then
- * gets exactly one on-time pane per account and window on every runner (the one-stage combine fires
- * early panes for a bounded input on runners that run its triggers); streams keep the one-stage
- * combine.
+ * batch on Flink). With sliding windows a bounded input's events are also combined once each, into
+ * their slice (a fixed window of one period), and each window is built from the accumulators of its
+ * slices ({@link WindowsFromSlices}), instead of combining each event once per window. A bounded
+ * input then gets exactly one on-time pane per account and window on every runner (the one-stage
+ * combine fires early panes for a bounded input on runners that run its triggers); streams keep the
+ * one-stage combine.
  *
  * <p>Input must be in the global window, timestamped with event time (the output of {@link
  * DeduplicateEvents}).
@@ -315,22 +314,18 @@ public final class ComputeFeatures
   }
 
   /**
-   * A bounded input's features in two stages: each event is combined once, into the slice (the
-   * fixed window of one period) it falls in, and {@link WindowsFromSlices} builds each sliding
-   * window from the accumulators of its {@code size / period} slices. This saves combining every
-   * event once per window, and shuffling (on Flink, sorting) every event or slice once per window:
-   * Beam assigns windows before it groups. Streams keep the one-stage combine: there early and late
-   * panes of a slice would reach a window more than once.
+   * A bounded input's features by {@link WindowsFromSlices}: each event is combined once, into the
+   * slice (the fixed window of one period) it falls in, and each sliding window is built from the
+   * accumulators of its {@code size / period} slices. This saves combining every event once per
+   * window, and shuffling (on Flink, sorting) every event once per window: Beam assigns windows
+   * before it groups. Streams keep the one-stage combine: there early and late panes of a slice
+   * would reach a window more than once.
    */
   private PCollection<KV<String, Features>> combineSlices(
       PCollection<KV<String, FeatureInput>> keyed) {
-    return keyed
-        .apply("WindowSlices", Window.into(FixedWindows.of(period)))
-        .apply("AggregateSlices", Combine.perKey(new AggregateFeaturesFn.Slices()))
-        .setCoder(KvCoder.of(StringUtf8Coder.of(), AggregateFeaturesFn.AccumulatorCoder.INSTANCE))
-        .apply(
-            "WindowsFromSlices",
-            new WindowsFromSlices(size, period, windowing(new WindowsFromSlices.EndingAt(size))));
+    return keyed.apply(
+        "WindowsFromSlices",
+        new WindowsFromSlices(size, period, windowing(new WindowsFromSlices.EndingAt(size))));
   }
 
   private static final TupleTag<KV<String, Features>> FEATURES_TAG =

@@ -36,31 +36,39 @@ import org.joda.time.Duration;
 import org.joda.time.Instant;
 
 /**
- * The second stage of a bounded input's sliding-window features: every window of every account from
- * the accumulators of its slices (the first stage's fixed windows of one period), with each slice
- * shuffled about once instead of once per window.
+ * A bounded input's sliding-window features: every window of every account from its events, each
+ * event combined once into its slice (the fixed window of one period it falls in) and shuffled
+ * about once, instead of once per window.
  *
  * <p>Beam assigns windows before it groups, so a sliding-window combine sends (and on Flink sorts)
- * every input once per window it lies in: {@code size / period} times. Here each slice is keyed by
+ * every input once per window it lies in: {@code size / period} times. Here each event is keyed by
  * its account and a bucket of window starts ({@value #BUCKET_WINDOWS} window sizes of event time),
- * the slices of a key are collected in the global window, and the windows starting in the bucket
- * are built in one pass over its sorted slices, emitted at their end and placed in their window by
- * {@link EndingAt}. A slice goes to the buckets of every window it lies in: one, or two near a
- * bucket's end, so {@code 1 + (size - period) / bucket} copies on average. Memory: one key's slices
- * of one bucket at a time.
+ * a key's events are combined into its slices (a map from slice start to accumulator, so runners
+ * lift the combine and fold a key's events before the shuffle), and the windows starting in the
+ * bucket are built in one pass over the sorted slices, emitted at their end and placed in their
+ * window by {@link EndingAt}. An event goes to the buckets of every window it lies in: one, or two
+ * near a bucket's end, so {@code 1 + (size - period) / bucket} copies on average. Memory: one key's
+ * slices of one bucket at a time.
  *
- * <p>The collection is a combine, not a {@code GroupByKey}: the key's output timestamp must be its
- * earliest slice's (no window of the bucket ends before it, so every window is emitted at or after
+ * <p>One combine does what two did before (events into slices, then slices into buckets): issue 6
+ * measured the first one's pre-combine folding nothing at 1M accounts, where nearly every event is
+ * a slice of its own, and a whole sort stage for the second.
+ *
+ * <p>The grouping is a combine, not a {@code GroupByKey}: the key's output timestamp must be its
+ * earliest event's (no window of the bucket ends before it, so every window is emitted at or after
  * the element's timestamp), and the FlinkRunner's batch {@code GroupByKey} takes the first
  * element's timestamp rather than the earliest.
  *
- * <p>Output: one pane per account and window holding an event, the global window's only firing
- * (ON_TIME on the DirectRunner; Flink's batch translation marks it {@code NO_FIRING}, which {@link
- * AssembleDecisions#timing} reads as ON_TIME), in the configured {@code windowing}: the trigger,
- * lateness and accumulation mode of the one-stage combine, for the steps downstream.
+ * <p>Input: events keyed by account, in the global window, timestamped with event time; windows
+ * start at multiples of {@code period} (no offset), as {@code SlidingWindows} and {@code
+ * FixedWindows} place them. Output: one pane per account and window holding an event, the global
+ * window's only firing (ON_TIME on the DirectRunner; Flink's batch translation marks it {@code
+ * NO_FIRING}, which {@link AssembleDecisions#timing} reads as ON_TIME), in the configured {@code
+ * windowing}: the trigger, lateness and accumulation mode of the one-stage combine, for the steps
+ * downstream.
  */
 final class WindowsFromSlices
-    extends PTransform<PCollection<KV<String, Accumulator>>, PCollection<KV<String, Features>>> {
+    extends PTransform<PCollection<KV<String, FeatureInput>>, PCollection<KV<String, Features>>> {
 
   /**
    * Window sizes of event time per bucket: more copies of slices when smaller, more memory when
@@ -74,8 +82,7 @@ final class WindowsFromSlices
 
   /**
    * {@code size} and {@code period} as the sliding windows', whose starts are multiples of {@code
-   * period} (no offset); the input must be in the fixed windows of one {@code period}. {@code
-   * windowing} must use {@link EndingAt} of {@code size}.
+   * period} (no offset). {@code windowing} must use {@link EndingAt} of {@code size}.
    */
   WindowsFromSlices(Duration size, Duration period, Window<KV<String, Features>> windowing) {
     this.size = size;
@@ -84,18 +91,22 @@ final class WindowsFromSlices
   }
 
   @Override
-  public PCollection<KV<String, Features>> expand(PCollection<KV<String, Accumulator>> slices) {
+  public PCollection<KV<String, Features>> expand(PCollection<KV<String, FeatureInput>> events) {
+    if (!(events.getWindowingStrategy().getWindowFn() instanceof GlobalWindows)) {
+      throw new IllegalArgumentException(
+          "WindowsFromSlices places events in slices itself; give it events in the global window");
+    }
     Layout layout =
         new Layout(size.getMillis(), period.getMillis(), BUCKET_WINDOWS * size.getMillis());
-    return slices
-        .apply("BucketSlices", ParDo.of(new BucketSliceFn(layout)))
+    return events
+        .apply("BucketEvents", ParDo.of(new BucketEventFn(layout)))
         .setCoder(
             KvCoder.of(
                 KvCoder.of(StringUtf8Coder.of(), VarLongCoder.of()),
-                KvCoder.of(VarLongCoder.of(), AccumulatorCoder.INSTANCE)))
+                KvCoder.of(VarLongCoder.of(), FeatureInput.FeatureInputCoder.of())))
         .apply(
             "CollectBuckets",
-            Window.<KV<KV<String, Long>, KV<Long, Accumulator>>>into(new GlobalWindows())
+            Window.<KV<KV<String, Long>, KV<Long, FeatureInput>>>into(new GlobalWindows())
                 .withTimestampCombiner(TimestampCombiner.EARLIEST))
         .apply("CollectSlices", Combine.perKey(new CollectSlicesFn()))
         .apply("BuildWindows", ParDo.of(new BuildWindowsFn(layout)))
@@ -128,38 +139,46 @@ final class WindowsFromSlices
     long bucketOf(long windowStart) {
       return Math.floorDiv(windowStart, bucket);
     }
+
+    /** The start of the slice (the period) that {@code millis} falls in. */
+    long sliceOf(long millis) {
+      return millis - Math.floorMod(millis, period);
+    }
   }
 
   /**
-   * Keys each slice by its account and the bucket of every window start it lies under: window
-   * starts from {@code start - size + period} to {@code start}.
+   * Keys each event by its account and the bucket of every window start its slice lies under:
+   * window starts from {@code slice - size + period} to {@code slice}, where {@code slice} is the
+   * start of the period the event's timestamp falls in.
    */
-  static final class BucketSliceFn
-      extends DoFn<KV<String, Accumulator>, KV<KV<String, Long>, KV<Long, Accumulator>>> {
+  static final class BucketEventFn
+      extends DoFn<KV<String, FeatureInput>, KV<KV<String, Long>, KV<Long, FeatureInput>>> {
     private final Layout layout;
 
-    BucketSliceFn(Layout layout) {
+    BucketEventFn(Layout layout) {
       this.layout = layout;
     }
 
     @ProcessElement
     public void processElement(
-        @Element KV<String, Accumulator> slice,
-        IntervalWindow window,
-        OutputReceiver<KV<KV<String, Long>, KV<Long, Accumulator>>> out) {
-      long start = window.start().getMillis();
-      KV<Long, Accumulator> value = KV.of(start, slice.getValue());
-      long last = layout.bucketOf(start);
-      for (long b = layout.bucketOf(layout.firstWindowOver(start)); b <= last; b++) {
-        out.output(KV.of(KV.of(slice.getKey(), b), value));
+        @Element KV<String, FeatureInput> event,
+        @Timestamp Instant timestamp,
+        OutputReceiver<KV<KV<String, Long>, KV<Long, FeatureInput>>> out) {
+      long slice = layout.sliceOf(timestamp.getMillis());
+      KV<Long, FeatureInput> value = KV.of(slice, event.getValue());
+      long last = layout.bucketOf(slice);
+      for (long b = layout.bucketOf(layout.firstWindowOver(slice)); b <= last; b++) {
+        out.output(KV.of(KV.of(event.getKey(), b), value));
       }
     }
   }
 
-  /** Collects a key's slices by start; two parts of one slice (never expected) are merged. */
+  /** Combines a key's events into its slices, by slice start. */
   static final class CollectSlicesFn
       extends CombineFn<
-          KV<Long, Accumulator>, SortedMap<Long, Accumulator>, SortedMap<Long, Accumulator>> {
+          KV<Long, FeatureInput>, SortedMap<Long, Accumulator>, SortedMap<Long, Accumulator>> {
+    private final AggregateFeaturesFn fn = new AggregateFeaturesFn();
+
     @Override
     public SortedMap<Long, Accumulator> createAccumulator() {
       return new TreeMap<>();
@@ -167,8 +186,9 @@ final class WindowsFromSlices
 
     @Override
     public SortedMap<Long, Accumulator> addInput(
-        SortedMap<Long, Accumulator> slices, KV<Long, Accumulator> slice) {
-      slices.merge(slice.getKey(), slice.getValue(), AggregateFeaturesFn::mergeInto);
+        SortedMap<Long, Accumulator> slices, KV<Long, FeatureInput> event) {
+      fn.addInput(
+          slices.computeIfAbsent(event.getKey(), start -> new Accumulator()), event.getValue());
       return slices;
     }
 
@@ -195,13 +215,13 @@ final class WindowsFromSlices
 
     @Override
     public Coder<SortedMap<Long, Accumulator>> getAccumulatorCoder(
-        CoderRegistry registry, Coder<KV<Long, Accumulator>> inputCoder) {
+        CoderRegistry registry, Coder<KV<Long, FeatureInput>> inputCoder) {
       return SortedMapCoder.of(VarLongCoder.of(), AccumulatorCoder.INSTANCE);
     }
 
     @Override
     public Coder<SortedMap<Long, Accumulator>> getDefaultOutputCoder(
-        CoderRegistry registry, Coder<KV<Long, Accumulator>> inputCoder) {
+        CoderRegistry registry, Coder<KV<Long, FeatureInput>> inputCoder) {
       return SortedMapCoder.of(VarLongCoder.of(), AccumulatorCoder.INSTANCE);
     }
   }

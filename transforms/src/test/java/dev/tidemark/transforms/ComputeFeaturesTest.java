@@ -250,7 +250,8 @@ public class ComputeFeaturesTest {
 
   @Test
   public void aBoundedInputBuildsEachSlidingWindowFromItsSlicesExactly() {
-    // 5 min windows every 30 s: a bounded input combines 30 s slices, then windows from slices.
+    // 5 min windows every 30 s: a bounded input combines its events into 30 s slices by account
+    // and bucket of windows, then builds the windows from the slices.
     // Expected: every window of every event, aggregated from the events inside it directly, in
     // one on-time pane (the default early firings fire no early pane for a bounded input).
     Duration period = Duration.standardSeconds(30);
@@ -302,9 +303,13 @@ public class ComputeFeaturesTest {
     PAssert.that(result.tooLate()).empty();
     PipelineResult run = runAndCheckNothingDropped();
     assertThat(TestEvents.counter(run, TidemarkMetrics.WINDOWED), is(300L));
-    assertThat("the slice stage in the bounded graph", graphHas(p, "AggregateSlices"), is(true));
+    assertThat(
+        "events combined into slices by bucket",
+        graphHas(p, "WindowsFromSlices/BucketEvents"),
+        is(true));
     assertThat(
         "windows built from slices", graphHas(p, "WindowsFromSlices/CollectSlices"), is(true));
+    assertThat("no separate slice combine", graphHas(p, "AggregateSlices"), is(false));
   }
 
   private static String pane(String account, BoundedWindow window, String timing, Features f) {
