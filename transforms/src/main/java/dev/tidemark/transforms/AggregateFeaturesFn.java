@@ -1,7 +1,7 @@
 package dev.tidemark.transforms;
 
 import java.io.DataInputStream;
-import java.io.DataOutputStream;
+import java.io.DataOutput;
 import java.io.IOException;
 import java.util.Iterator;
 import java.util.TreeSet;
@@ -150,7 +150,7 @@ public final class AggregateFeaturesFn
     }
 
     @Override
-    void write(Accumulator value, DataOutputStream out) throws IOException {
+    void write(Accumulator value, DataOutput out) throws IOException {
       out.writeLong(value.count);
       out.writeLong(value.sumCents);
       out.writeLong(value.maxCents);

@@ -1,10 +1,15 @@
 package dev.tidemark.transforms;
 
 import java.io.DataInputStream;
+import java.io.DataOutput;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -29,10 +34,11 @@ final class Codec {
    * written into a buffer of the encoding thread and handed to the runner's stream in one call: the
    * runners' streams (Flink's {@code DataOutputViewWrapper}) take each of {@link
    * DataOutputStream}'s single-byte writes as a call of their own (issue 6: 22 % of the decision
-   * step's thread at 1M accounts).
+   * step's thread at 1M accounts). The buffer takes every field straight into its array, without a
+   * stream in between.
    */
   abstract static class DataCoder<T> extends AtomicCoder<T> {
-    abstract void write(T value, DataOutputStream out) throws IOException;
+    abstract void write(T value, DataOutput out) throws IOException;
 
     abstract T read(DataInputStream in) throws IOException;
 
@@ -41,21 +47,16 @@ final class Codec {
       if (value == null) {
         throw new CoderException("cannot encode a null " + getClass().getSimpleName() + " value");
       }
-      EncodeBuffer buffer = EncodeBuffer.THREAD.get();
-      if (buffer.inUse) {
-        // A coder writing another through encode(): the nested one writes straight through.
-        DataOutputStream out = new DataOutputStream(outStream);
-        write(value, out);
-        out.flush();
-        return;
-      }
+      EncodeBuffer shared = EncodeBuffer.THREAD.get();
+      // A coder writing another through encode() gives the nested one a buffer of its own.
+      EncodeBuffer buffer = shared.inUse ? new EncodeBuffer() : shared;
       buffer.inUse = true;
       try {
         buffer.reset();
-        write(value, buffer.data);
+        write(value, buffer);
         buffer.writeTo(outStream);
       } finally {
-        buffer.release();
+        buffer.release(buffer == shared);
       }
     }
 
@@ -78,42 +79,141 @@ final class Codec {
   }
 
   /**
-   * The encoding buffer of one thread, reused value after value. Not synchronized, unlike {@link
-   * java.io.ByteArrayOutputStream} and {@link DataOutputStream}'s own byte writes: {@link
-   * DataOutputStream#writeInt} is four single-byte writes, and taking a lock for each was 40 % of
-   * the decision step's thread at 1M accounts (issue 6).
+   * The encoding buffer of one thread, reused value after value: a {@link DataOutput} that writes
+   * each field straight into its array, big-endian as {@link DataOutputStream} does. Not
+   * synchronized, unlike {@link java.io.ByteArrayOutputStream} and {@link DataOutputStream}'s own
+   * byte writes ({@link DataOutputStream#writeInt} is four single-byte writes, and taking a lock
+   * for each was 40 % of the decision step's thread at 1M accounts, issue 6).
    */
-  private static final class EncodeBuffer extends OutputStream {
+  private static final class EncodeBuffer implements DataOutput {
     static final ThreadLocal<EncodeBuffer> THREAD = ThreadLocal.withInitial(EncodeBuffer::new);
 
     /** Larger buffers are dropped after use rather than kept by the thread. */
     private static final int KEPT_BYTES = 64 * 1024;
 
-    final DataOutputStream data = new UnlockedDataOutput(this);
+    private static final VarHandle INT =
+        MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
+    private static final VarHandle LONG =
+        MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+
     boolean inUse;
     private byte[] buf = new byte[512];
     private int count;
 
+    /** Room for {@code more} bytes after {@code count}. */
+    private void ensure(int more) {
+      if (more > buf.length - count) {
+        buf = Arrays.copyOf(buf, Math.max(buf.length * 2, Math.addExact(count, more)));
+      }
+    }
+
     @Override
     public void write(int b) {
-      if (count == buf.length) {
-        grow(1);
-      }
+      ensure(1);
       buf[count++] = (byte) b;
+    }
+
+    @Override
+    public void write(byte[] b) {
+      write(b, 0, b.length);
     }
 
     @Override
     public void write(byte[] b, int off, int len) {
       Objects.checkFromIndexSize(off, len, b.length);
-      if (len > buf.length - count) {
-        grow(len);
-      }
+      ensure(len);
       System.arraycopy(b, off, buf, count, len);
       count += len;
     }
 
-    private void grow(int more) {
-      buf = Arrays.copyOf(buf, Math.max(buf.length * 2, Math.addExact(count, more)));
+    @Override
+    public void writeBoolean(boolean v) {
+      write(v ? 1 : 0);
+    }
+
+    @Override
+    public void writeByte(int v) {
+      write(v);
+    }
+
+    @Override
+    public void writeShort(int v) {
+      ensure(2);
+      buf[count++] = (byte) (v >>> 8);
+      buf[count++] = (byte) v;
+    }
+
+    @Override
+    public void writeChar(int v) {
+      writeShort(v);
+    }
+
+    @Override
+    public void writeInt(int v) {
+      ensure(4);
+      INT.set(buf, count, v);
+      count += 4;
+    }
+
+    @Override
+    public void writeLong(long v) {
+      ensure(8);
+      LONG.set(buf, count, v);
+      count += 8;
+    }
+
+    @Override
+    public void writeFloat(float v) {
+      writeInt(Float.floatToIntBits(v));
+    }
+
+    @Override
+    public void writeDouble(double v) {
+      writeLong(Double.doubleToLongBits(v));
+    }
+
+    @Override
+    public void writeBytes(String s) {
+      ensure(s.length());
+      for (int i = 0; i < s.length(); i++) {
+        buf[count++] = (byte) s.charAt(i);
+      }
+    }
+
+    @Override
+    public void writeChars(String s) {
+      for (int i = 0; i < s.length(); i++) {
+        writeChar(s.charAt(i));
+      }
+    }
+
+    /** Not used by Tidemark's coders, which write strings as length-prefixed UTF-8. */
+    @Override
+    public void writeUTF(String s) {
+      throw new UnsupportedOperationException("Tidemark coders write strings with writeString");
+    }
+
+    /**
+     * {@link Codec#writeString}'s encoding (length, then UTF-8) of an ASCII string copied straight
+     * into the array; other strings go through {@link String#getBytes}. Encoding each string to a
+     * new array first was most of a decision's encoding time (issue 6).
+     */
+    void writeString(String value) {
+      int length = value.length();
+      ensure(4 + length);
+      int at = count + 4;
+      for (int i = 0; i < length; i++) {
+        char c = value.charAt(i);
+        if (c >= 0x80) {
+          byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
+          writeInt(utf8.length);
+          write(utf8);
+          return;
+        }
+        buf[at + i] = (byte) c;
+      }
+      INT.set(buf, count, length);
+      count = at + length;
     }
 
     void reset() {
@@ -124,40 +224,27 @@ final class Codec {
       out.write(buf, 0, count);
     }
 
-    void release() {
+    void release(boolean shared) {
       inUse = false;
-      if (buf.length > KEPT_BYTES) {
+      if (shared && buf.length > KEPT_BYTES) {
         THREAD.remove();
       }
     }
   }
 
-  /** A {@link DataOutputStream} whose byte writes go straight through, without its lock. */
-  private static final class UnlockedDataOutput extends DataOutputStream {
-    UnlockedDataOutput(OutputStream out) {
-      super(out);
+  static void writeString(String value, DataOutput out) throws IOException {
+    if (out instanceof EncodeBuffer) {
+      ((EncodeBuffer) out).writeString(value);
+    } else {
+      writeBytes(value.getBytes(StandardCharsets.UTF_8), out);
     }
-
-    @Override
-    public void write(int b) throws IOException {
-      out.write(b);
-    }
-
-    @Override
-    public void write(byte[] b, int off, int len) throws IOException {
-      out.write(b, off, len);
-    }
-  }
-
-  static void writeString(String value, DataOutputStream out) throws IOException {
-    writeBytes(value.getBytes(java.nio.charset.StandardCharsets.UTF_8), out);
   }
 
   static String readString(DataInputStream in) throws IOException {
-    return new String(readBytes(in), java.nio.charset.StandardCharsets.UTF_8);
+    return new String(readBytes(in), StandardCharsets.UTF_8);
   }
 
-  static void writeNullableString(@Nullable String value, DataOutputStream out) throws IOException {
+  static void writeNullableString(@Nullable String value, DataOutput out) throws IOException {
     out.writeBoolean(value != null);
     if (value != null) {
       writeString(value, out);
@@ -168,7 +255,7 @@ final class Codec {
     return in.readBoolean() ? readString(in) : null;
   }
 
-  static void writeBytes(byte[] value, DataOutputStream out) throws IOException {
+  static void writeBytes(byte[] value, DataOutput out) throws IOException {
     out.writeInt(value.length);
     out.write(value);
   }
@@ -183,7 +270,7 @@ final class Codec {
     return bytes;
   }
 
-  static void writeInstant(Instant value, DataOutputStream out) throws IOException {
+  static void writeInstant(Instant value, DataOutput out) throws IOException {
     out.writeLong(value.getMillis());
   }
 
@@ -191,8 +278,7 @@ final class Codec {
     return Instant.ofEpochMilli(in.readLong());
   }
 
-  static void writeNullableInstant(@Nullable Instant value, DataOutputStream out)
-      throws IOException {
+  static void writeNullableInstant(@Nullable Instant value, DataOutput out) throws IOException {
     out.writeBoolean(value != null);
     if (value != null) {
       writeInstant(value, out);
@@ -203,7 +289,7 @@ final class Codec {
     return in.readBoolean() ? readInstant(in) : null;
   }
 
-  static void writeStrings(List<String> values, DataOutputStream out) throws IOException {
+  static void writeStrings(List<String> values, DataOutput out) throws IOException {
     out.writeInt(values.size());
     for (String value : values) {
       writeString(value, out);

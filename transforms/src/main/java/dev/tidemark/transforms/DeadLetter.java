@@ -1,7 +1,7 @@
 package dev.tidemark.transforms;
 
 import java.io.DataInputStream;
-import java.io.DataOutputStream;
+import java.io.DataOutput;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.Base64;
@@ -130,7 +130,7 @@ public final class DeadLetter {
     }
 
     @Override
-    void write(DeadLetter value, DataOutputStream out) throws IOException {
+    void write(DeadLetter value, DataOutput out) throws IOException {
       Codec.writeString(value.reason.name(), out);
       Codec.writeString(value.message, out);
       Codec.writeString(value.step, out);

@@ -1,7 +1,7 @@
 package dev.tidemark.transforms;
 
 import java.io.DataInputStream;
-import java.io.DataOutputStream;
+import java.io.DataOutput;
 import java.io.IOException;
 import java.security.MessageDigest;
 import java.util.HexFormat;
@@ -334,7 +334,7 @@ public final class Decision {
     }
 
     @Override
-    void write(Decision value, DataOutputStream out) throws IOException {
+    void write(Decision value, DataOutput out) throws IOException {
       Codec.writeString(value.decisionId, out);
       Codec.writeString(value.accountId, out);
       Codec.writeInstant(value.windowStart, out);

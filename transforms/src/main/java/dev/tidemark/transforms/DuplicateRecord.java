@@ -1,7 +1,7 @@
 package dev.tidemark.transforms;
 
 import java.io.DataInputStream;
-import java.io.DataOutputStream;
+import java.io.DataOutput;
 import java.io.IOException;
 import java.util.Objects;
 import org.apache.beam.sdk.coders.CoderProvider;
@@ -117,7 +117,7 @@ public final class DuplicateRecord {
     }
 
     @Override
-    void write(DuplicateRecord value, DataOutputStream out) throws IOException {
+    void write(DuplicateRecord value, DataOutput out) throws IOException {
       Codec.writeString(value.source, out);
       Codec.writeString(value.id, out);
       Codec.writeInstant(value.eventTime, out);

@@ -1,7 +1,7 @@
 package dev.tidemark.transforms;
 
 import java.io.DataInputStream;
-import java.io.DataOutputStream;
+import java.io.DataOutput;
 import java.io.IOException;
 import java.util.Objects;
 import org.apache.beam.sdk.coders.CoderProvider;
@@ -114,7 +114,7 @@ public final class FeatureInput {
     }
 
     @Override
-    void write(FeatureInput value, DataOutputStream out) throws IOException {
+    void write(FeatureInput value, DataOutput out) throws IOException {
       out.writeLong(value.amountCents);
       Codec.writeNullableString(value.merchantId, out);
       Codec.writeNullableString(value.country, out);

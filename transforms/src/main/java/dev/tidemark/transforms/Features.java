@@ -2,7 +2,7 @@ package dev.tidemark.transforms;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import java.io.DataInputStream;
-import java.io.DataOutputStream;
+import java.io.DataOutput;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.util.List;
@@ -156,7 +156,7 @@ public final class Features {
     }
 
     @Override
-    void write(Features value, DataOutputStream out) throws IOException {
+    void write(Features value, DataOutput out) throws IOException {
       out.writeLong(value.txnCount);
       out.writeLong(value.amountSumCents);
       out.writeLong(value.amountMaxCents);

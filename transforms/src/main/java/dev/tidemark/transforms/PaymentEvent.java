@@ -1,7 +1,7 @@
 package dev.tidemark.transforms;
 
 import java.io.DataInputStream;
-import java.io.DataOutputStream;
+import java.io.DataOutput;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.util.Arrays;
@@ -174,7 +174,7 @@ public final class PaymentEvent {
     }
 
     @Override
-    void write(PaymentEvent value, DataOutputStream out) throws IOException {
+    void write(PaymentEvent value, DataOutput out) throws IOException {
       Codec.writeString(value.source, out);
       Codec.writeString(value.id, out);
       Codec.writeString(value.type, out);

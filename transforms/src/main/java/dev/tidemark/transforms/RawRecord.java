@@ -1,7 +1,7 @@
 package dev.tidemark.transforms;
 
 import java.io.DataInputStream;
-import java.io.DataOutputStream;
+import java.io.DataOutput;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.Objects;
@@ -115,7 +115,7 @@ public final class RawRecord {
     }
 
     @Override
-    void write(RawRecord value, DataOutputStream out) throws IOException {
+    void write(RawRecord value, DataOutput out) throws IOException {
       Codec.writeBytes(value.payload, out);
       Codec.writeInstant(value.ingestionTime, out);
       Codec.writeString(value.origin, out);

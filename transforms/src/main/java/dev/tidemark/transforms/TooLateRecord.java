@@ -1,7 +1,7 @@
 package dev.tidemark.transforms;
 
 import java.io.DataInputStream;
-import java.io.DataOutputStream;
+import java.io.DataOutput;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -147,7 +147,7 @@ public final class TooLateRecord {
     }
 
     @Override
-    void write(TooLateRecord value, DataOutputStream out) throws IOException {
+    void write(TooLateRecord value, DataOutput out) throws IOException {
       Codec.writeString(value.source, out);
       Codec.writeString(value.id, out);
       Codec.writeString(value.accountId, out);

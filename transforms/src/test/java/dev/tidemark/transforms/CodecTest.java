@@ -66,6 +66,32 @@ public class CodecTest {
   }
 
   @Test
+  public void stringsEncodeAsUtf8WhateverTheirCharacters() throws Exception {
+    // The per-thread buffer copies ASCII strings itself and hands others to String.getBytes: both
+    // must give the bytes a plain DataOutputStream gives, and decode back to the same string.
+    String[] origins = {
+      "",
+      "t:1",
+      "kafka:payments/3@42",
+      "café",
+      "Łódź",
+      "\u0101",
+      "\uD83D\uDE00",
+      "a\u00e9\uD83D\uDE00z",
+      "x".repeat(700) + "\u00ff"
+    };
+    RawRecord.RawRecordCoder coder = RawRecord.RawRecordCoder.of();
+    for (String origin : origins) {
+      RawRecord value = RawRecord.of(new byte[] {1, 2, 3}, Instant.ofEpochMilli(7), origin);
+      java.io.ByteArrayOutputStream reference = new java.io.ByteArrayOutputStream();
+      coder.write(value, new java.io.DataOutputStream(reference));
+      byte[] encoded = CoderUtils.encodeToByteArray(coder, value);
+      assertThat("bytes of '" + origin + "'", encoded, equalTo(reference.toByteArray()));
+      assertThat(CoderUtils.decodeFromByteArray(coder, encoded).origin(), equalTo(origin));
+    }
+  }
+
+  @Test
   public void theAccumulatorIsComparedByItsEncoding() throws Exception {
     AggregateFeaturesFn fn = new AggregateFeaturesFn();
     AggregateFeaturesFn.Accumulator acc = fn.createAccumulator();
