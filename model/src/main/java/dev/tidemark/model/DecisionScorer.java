@@ -21,22 +21,57 @@ import java.util.function.Consumer;
  */
 public final class DecisionScorer implements AutoCloseable {
   private final ModelSession session;
-  private final int batchSize;
+  private final ScoringConfig config;
 
-  private DecisionScorer(ModelSession session, int batchSize) {
+  private DecisionScorer(ModelSession session, ScoringConfig config) {
     this.session = session;
-    this.batchSize = batchSize;
+    this.config = config;
   }
 
   /** Loads (or shares) the model {@code transform} is configured with, and a predictor on it. */
   public static DecisionScorer open(ScoreFeatures transform) {
     ScoringConfig config = transform.config();
-    return new DecisionScorer(ModelSession.open(config), config.batchSize);
+    return new DecisionScorer(ModelSession.open(config), config);
   }
 
-  /** The rows per engine call the transform is configured with. */
+  /** The distinct rows per engine call the transform is configured with. */
   public int batchSize() {
-    return batchSize;
+    return config.batchSize;
+  }
+
+  /** A new, empty count of a batch being filled; see {@link Batch}. */
+  public Batch newBatch() {
+    return new Batch(config);
+  }
+
+  /**
+   * When a batch being filled is full, as the transform's bundle batching decides it: at {@code
+   * batchSize} distinct feature rows (a repeated row is not sent to the engine again), or at {@link
+   * #maxDecisions} decisions.
+   */
+  public static final class Batch {
+    private final ScoringConfig.FeatureVector featureVector;
+    private final ScoreFeaturesFn.DistinctRows rows;
+
+    private Batch(ScoringConfig config) {
+      this.featureVector = config.featureVector;
+      this.rows = new ScoreFeaturesFn.DistinctRows(config.batchSize);
+    }
+
+    /** Counts {@code decision} in; true when the batch is full. */
+    public boolean add(Decision decision) {
+      return rows.add(featureVector.apply(decision));
+    }
+
+    /** The most decisions a batch holds. */
+    public int maxDecisions() {
+      return rows.maxDecisions();
+    }
+
+    /** Starts the count of the next batch. */
+    public void clear() {
+      rows.clear();
+    }
   }
 
   /**

@@ -196,6 +196,10 @@ final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
           || decisions >= maxDecisions;
     }
 
+    int maxDecisions() {
+      return maxDecisions;
+    }
+
     void clear() {
       distinct.clear();
       withoutVector = 0;

@@ -73,9 +73,9 @@ import org.joda.time.Instant;
  *       {@link AggregateFeaturesFn}'s own accumulator code behind an {@link AggregateFunction};
  *       fully late events to a too-late side output.
  *   <li>Decisions and scores: {@link Decision#unscored} per pane, then {@link DecisionScorer}, the
- *       model module's scorer (same model, same batch size: batches of up to {@code batchSize}
- *       rows, the rest flushed at each watermark and at the end of input, like Tidemark's
- *       per-bundle batching).
+ *       model module's scorer (same model, same batches: full at {@code batchSize} distinct rows,
+ *       the rest flushed at each watermark and at the end of input, like Tidemark's per-bundle
+ *       batching).
  * </ol>
  *
  * <p>Records travel between Flink operators serialised with the project's compact Beam coders
@@ -398,16 +398,17 @@ public final class NativeFlinkJob {
   }
 
   /**
-   * Scores decisions with the model module's {@link DecisionScorer}: batches of up to the
-   * configured batch size, the rest flushed at every watermark, before a checkpoint and at the end
-   * of input; each output keeps its input's timestamp. Rows that cannot be scored go to {@link
-   * #SCORING_FAILURES}.
+   * Scores decisions with the model module's {@link DecisionScorer}: batches full as the
+   * transform's are (the configured batch size in distinct rows), the rest flushed at every
+   * watermark, before a checkpoint and at the end of input; each output keeps its input's
+   * timestamp. Rows that cannot be scored go to {@link #SCORING_FAILURES}.
    */
   static final class ScoreOperator extends AbstractStreamOperator<Decision>
       implements OneInputStreamOperator<Decision, Decision>, BoundedOneInput {
     private static final long serialVersionUID = 1L;
     private final ScoreFeatures scoreFeatures;
     private transient DecisionScorer scorer;
+    private transient DecisionScorer.Batch batch;
     private transient List<Decision> buffer;
     private transient long[] timestamps;
     private transient StreamRecord<Decision> reuse;
@@ -421,8 +422,9 @@ public final class NativeFlinkJob {
     public void open() throws Exception {
       super.open();
       scorer = DecisionScorer.open(scoreFeatures);
+      batch = scorer.newBatch();
       buffer = new ArrayList<>(scorer.batchSize());
-      timestamps = new long[scorer.batchSize()];
+      timestamps = new long[batch.maxDecisions()];
       reuse = new StreamRecord<>(null);
     }
 
@@ -430,7 +432,7 @@ public final class NativeFlinkJob {
     public void processElement(StreamRecord<Decision> element) {
       timestamps[buffer.size()] = element.getTimestamp();
       buffer.add(element.getValue());
-      if (buffer.size() == scorer.batchSize()) {
+      if (batch.add(element.getValue())) {
         flush();
       }
     }
@@ -469,6 +471,7 @@ public final class NativeFlinkJob {
           failure ->
               output.collect(SCORING_FAILURES, new StreamRecord<>(failure, timestamps[row[0]++])));
       buffer.clear();
+      batch.clear();
     }
 
     @Override
