@@ -25,7 +25,8 @@ import org.joda.time.Instant;
  * default windows for an account with one event); counting decisions instead sent a tenth of the
  * batch size per call at 1M accounts, and XGBoost costs about 90 µs per call besides its cost per
  * row (issue 6). A batch also ends at {@link #MAX_DECISIONS_PER_ROW} times {@code batchSize}
- * decisions, so that a long run of equal rows is not buffered whole.
+ * decisions (at most {@link ScoreFeatures#MAX_BATCH_SIZE}, or {@code batchSize} when it is larger),
+ * so that a long run of equal rows is not buffered whole.
  *
  * <p>Beam forbids an output earlier than the element being processed, and a full batch is scored
  * while processing its last element, so the batch's outputs that are earlier wait in a queue. They
@@ -36,7 +37,10 @@ import org.joda.time.Instant;
  * 1M accounts).
  */
 final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
-  /** A batch holds at most this many decisions per row of its batch size. */
+  /**
+   * A batch holds at most this many decisions per row of its batch size, and never more than {@link
+   * ScoreFeatures#MAX_BATCH_SIZE} unless the batch size is that large.
+   */
   static final int MAX_DECISIONS_PER_ROW = 16;
 
   private final ScoringConfig config;
@@ -180,7 +184,8 @@ final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
     DistinctRows(int batchSize) {
       this.batchSize = batchSize;
       this.maxDecisions =
-          (int) Math.min((long) batchSize * MAX_DECISIONS_PER_ROW, Integer.MAX_VALUE);
+          Math.max(
+              batchSize, Math.min(batchSize * MAX_DECISIONS_PER_ROW, ScoreFeatures.MAX_BATCH_SIZE));
     }
 
     /** Adds one decision's row; true when the batch is full. */

@@ -219,6 +219,16 @@ public class ScoreFeaturesTest {
     }
     assertThat(rows.add(new float[] {7f}), is(true));
 
+    // The cap never passes MAX_BATCH_SIZE decisions, unless the batch size itself is that large.
+    assertThat(
+        new ScoreFeaturesFn.DistinctRows(256).maxDecisions(),
+        is(256 * ScoreFeaturesFn.MAX_DECISIONS_PER_ROW));
+    assertThat(
+        new ScoreFeaturesFn.DistinctRows(10_000).maxDecisions(), is(ScoreFeatures.MAX_BATCH_SIZE));
+    assertThat(
+        new ScoreFeaturesFn.DistinctRows(ScoreFeatures.MAX_BATCH_SIZE).maxDecisions(),
+        is(ScoreFeatures.MAX_BATCH_SIZE));
+
     // Batch size 1: every decision is a batch.
     ScoreFeaturesFn.DistinctRows single = new ScoreFeaturesFn.DistinctRows(1);
     assertThat(single.add(new float[] {5f}), is(true));
