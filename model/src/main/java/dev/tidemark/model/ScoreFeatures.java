@@ -52,20 +52,21 @@ import org.joda.time.Duration;
  * a batch ends at {@value ScoreFeaturesFn#MAX_DECISIONS_PER_ROW} times {@code batchSize} decisions,
  * and at {@value #MAX_BATCH_SIZE} unless the batch size is larger), and scores the rest at the end
  * of the bundle. No shuffle, no state, no added latency beyond the bundle (which a runner commits
- * as a unit anyway). Outputs of a full batch are emitted at once when their timestamp is not before
- * the current element's, otherwise at finish bundle (where Beam cannot keep the pane: those outputs
- * carry {@code PaneInfo.NO_FIRING}; the decision's own {@code pane} fields are unchanged). {@link
- * Batching#GROUP_INTO_BATCHES} uses Beam's {@code GroupIntoBatches} on a sharded constant key with
- * {@link #withMaxBufferingDelay max buffering delay}: full batches even when bundles are tiny, at
- * the cost of a shuffle, per-key-and-window state and up to the delay in latency; its batches count
- * decisions, repeated rows included; batches never span windows, so when a window holds fewer rows
- * than the batch size the batches stay small. Measured on the DirectRunner (20,000 decisions, 100
- * per window, batch size 256, XGBoost, three runs; docs/benchmarks.md): bundle batching 30,000 to
- * 39,000 rows/s with mean batches of 190 to 227 rows, GroupIntoBatches 15,000 to 25,000 rows/s with
- * mean batches of 94 to 98. Bundle batching is the default: it is faster, fills batches across
- * windows, and keeps the scoring step a plain ParDo that fuses with its neighbours. Scores do not
- * depend on how rows were batched (tested for batch sizes 1, 7 and 64 with a partial last batch,
- * against each engine's own API).
+ * as a unit anyway). Outputs of a full batch are emitted at once, each with its own input's
+ * timestamp, window and pane; the last, partial batch of a bundle is emitted at finish bundle,
+ * where Beam cannot keep the pane (those outputs carry {@code PaneInfo.NO_FIRING}; the decision's
+ * own {@code pane} fields are unchanged). {@link Batching#GROUP_INTO_BATCHES} uses Beam's {@code
+ * GroupIntoBatches} on a sharded constant key with {@link #withMaxBufferingDelay max buffering
+ * delay}: full batches even when bundles are tiny, at the cost of a shuffle, per-key-and-window
+ * state and up to the delay in latency; its batches count decisions, repeated rows included;
+ * batches never span windows, so when a window holds fewer rows than the batch size the batches
+ * stay small. Measured on the DirectRunner (20,000 decisions, 100 per window, batch size 256,
+ * XGBoost, three runs; docs/benchmarks.md): bundle batching 30,000 to 39,000 rows/s with mean
+ * batches of 190 to 227 rows, GroupIntoBatches 15,000 to 25,000 rows/s with mean batches of 94 to
+ * 98. Bundle batching is the default: it is faster, fills batches across windows, and keeps the
+ * scoring step a plain ParDo that fuses with its neighbours. Scores do not depend on how rows were
+ * batched (tested for batch sizes 1, 7 and 64 with a partial last batch, against each engine's own
+ * API).
  *
  * <p>Metrics, named like Beam Python's RunInference (namespace {@value ScoringMetrics#NAMESPACE}):
  * counters {@code num_inferences}, {@code failed_batches_counter}, {@code num_failed_inferences};

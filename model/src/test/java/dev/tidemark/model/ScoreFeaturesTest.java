@@ -236,8 +236,8 @@ public class ScoreFeaturesTest {
 
   @Test
   public void everyOutputKeepsItsTimestampWhateverTheInputOrder() throws Exception {
-    // Shuffled, in one Create: part of a full batch is earlier than the element that fills it, so
-    // those outputs wait for an element at or before their timestamp, or for finish bundle.
+    // Shuffled, in one Create: part of a full batch is earlier than the element that fills it.
+    // Those outputs leave at once, with their own timestamps, not the filling element's.
     List<Decision> shuffled = new ArrayList<>(DECISIONS);
     java.util.Collections.shuffle(shuffled, new java.util.Random(11));
     List<String> expected = new ArrayList<>();
