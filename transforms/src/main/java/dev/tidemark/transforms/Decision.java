@@ -1,14 +1,19 @@
 package dev.tidemark.transforms;
 
+import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutput;
+import java.io.DataOutputStream;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.security.MessageDigest;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Objects;
 import org.apache.beam.sdk.coders.CoderProvider;
 import org.apache.beam.sdk.coders.CoderProviders;
 import org.apache.beam.sdk.coders.DefaultCoder;
+import org.apache.beam.sdk.transforms.windowing.PaneInfo;
 import org.apache.beam.sdk.values.TypeDescriptor;
 import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Instant;
@@ -283,10 +288,34 @@ public final class Decision {
     private final String version;
     private final String engine;
 
+    /**
+     * The three strings as {@link DecisionCoder} writes them, made on first use: a scoring step
+     * gives every decision it scores the same instance, so they are encoded once, not per decision.
+     */
+    private transient byte @Nullable [] encoded;
+
     public ModelRef(String name, String version, String engine) {
       this.name = Objects.requireNonNull(name, "name");
       this.version = Objects.requireNonNull(version, "version");
       this.engine = Objects.requireNonNull(engine, "engine");
+    }
+
+    /** Name, version and engine, each as {@link Codec#writeString} writes it. */
+    byte[] encoded() {
+      byte[] bytes = encoded;
+      if (bytes == null) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (DataOutputStream data = new DataOutputStream(out)) {
+          Codec.writeString(name, data);
+          Codec.writeString(version, data);
+          Codec.writeString(engine, data);
+        } catch (IOException e) {
+          throw new UncheckedIOException("cannot encode into memory", e);
+        }
+        bytes = out.toByteArray();
+        encoded = bytes; // a race only computes equal bytes twice
+      }
+      return bytes;
     }
 
     public String name() {
@@ -333,13 +362,20 @@ public final class Decision {
       return CoderProviders.forCoder(TypeDescriptor.of(Decision.class), INSTANCE);
     }
 
+    /** Every timing a pane has, in {@link PaneInfo.Timing}'s order; written as one byte. */
+    private static final String[] TIMINGS =
+        Arrays.stream(PaneInfo.Timing.values()).map(PaneInfo.Timing::name).toArray(String[]::new);
+
+    /** The labels the scoring step gives; written as one byte. */
+    private static final String[] LABELS = {"allow", "review"};
+
     @Override
     void write(Decision value, DataOutput out) throws IOException {
       Codec.writeString(value.decisionId, out);
       Codec.writeString(value.accountId, out);
       Codec.writeInstant(value.windowStart, out);
       Codec.writeInstant(value.windowEnd, out);
-      Codec.writeString(value.paneTiming, out);
+      Codec.writeKnownString(value.paneTiming, TIMINGS, out);
       out.writeLong(value.paneIndex);
       out.writeBoolean(value.firstPane);
       out.writeBoolean(value.lastPane);
@@ -349,10 +385,8 @@ public final class Decision {
       out.writeBoolean(value.score != null && value.model != null);
       if (value.score != null && value.model != null) {
         out.writeDouble(value.score);
-        Codec.writeString(value.label, out);
-        Codec.writeString(value.model.name, out);
-        Codec.writeString(value.model.version, out);
-        Codec.writeString(value.model.engine, out);
+        Codec.writeKnownString(value.label, LABELS, out);
+        Codec.writeEncoded(value.model.encoded(), out);
       }
     }
 
@@ -362,7 +396,7 @@ public final class Decision {
       String accountId = Codec.readString(in);
       Instant windowStart = Codec.readInstant(in);
       Instant windowEnd = Codec.readInstant(in);
-      String paneTiming = Codec.readString(in);
+      String paneTiming = Codec.readKnownString(TIMINGS, in);
       long paneIndex = in.readLong();
       boolean first = in.readBoolean();
       boolean last = in.readBoolean();
@@ -374,7 +408,7 @@ public final class Decision {
       ModelRef model = null;
       if (in.readBoolean()) {
         score = in.readDouble();
-        label = Codec.readString(in);
+        label = Codec.readKnownString(LABELS, in);
         model = new ModelRef(Codec.readString(in), Codec.readString(in), Codec.readString(in));
       }
       return new Decision(

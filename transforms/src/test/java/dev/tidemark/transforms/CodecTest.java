@@ -92,6 +92,51 @@ public class CodecTest {
   }
 
   @Test
+  public void decisionsRoundTripWithKnownAndUnknownTimingsLabelsAndModels() throws Exception {
+    // Timings and labels are written as one byte when known, in full otherwise; a model's three
+    // strings come from its cached encoding, which must match what the coder would write itself.
+    Decision.DecisionCoder coder = Decision.DecisionCoder.of();
+    Instant start = Instant.ofEpochMilli(1_767_225_600_000L);
+    Features features = new Features(3, 1234, 900, 2, 1, start.plus(5), start.plus(9));
+    List<String> timings = List.of("EARLY", "ON_TIME", "LATE", "UNKNOWN", "SOON", "");
+    List<String> labels = List.of("allow", "review", "hold", "revïew");
+    List<Decision.ModelRef> models =
+        List.of(
+            new Decision.ModelRef("tidemark-fraud-xgb", "1", "XGBoost"),
+            new Decision.ModelRef("modèle", "2\u00e9\uD83D\uDE00", ""));
+    int checked = 0;
+    for (String timing : timings) {
+      for (String label : labels) {
+        for (Decision.ModelRef model : models) {
+          Decision unscored =
+              Decision.unscored(
+                  "acct-0042", start, start.plus(300_000), timing, 4, false, true, features, start);
+          for (Decision value :
+              List.of(unscored, unscored.withScore(0.25, label, model, start.plus(1)))) {
+            byte[] encoded = CoderUtils.encodeToByteArray(coder, value);
+            Decision decoded = CoderUtils.decodeFromByteArray(coder, encoded);
+            assertThat(decoded.toJson(), equalTo(value.toJson()));
+            assertThat(decoded.paneTiming(), equalTo(timing));
+            assertThat(CoderUtils.encodeToByteArray(coder, decoded), equalTo(encoded));
+            checked++;
+          }
+        }
+      }
+    }
+    assertThat(checked, is(timings.size() * labels.size() * models.size() * 2));
+
+    // A known timing takes one byte; an unknown one a marker byte, its length and its bytes.
+    Decision known =
+        Decision.unscored("a", start, start.plus(1), "ON_TIME", 0, true, true, features, start);
+    Decision unknown =
+        Decision.unscored("a", start, start.plus(1), "ON_TIMX", 0, true, true, features, start);
+    assertThat(
+        CoderUtils.encodeToByteArray(coder, unknown).length
+            - CoderUtils.encodeToByteArray(coder, known).length,
+        is(4 + "ON_TIMX".length()));
+  }
+
+  @Test
   public void theAccumulatorIsComparedByItsEncoding() throws Exception {
     AggregateFeaturesFn fn = new AggregateFeaturesFn();
     AggregateFeaturesFn.Accumulator acc = fn.createAccumulator();
