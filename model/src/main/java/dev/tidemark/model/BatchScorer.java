@@ -88,7 +88,7 @@ final class BatchScorer {
         System.arraycopy(rows[i], 0, values, i * columns, columns);
       }
     }
-    return score(values, rows.length, result);
+    return score(values, rows.length, result, null);
   }
 
   /** The error of a vector whose length is not the model's input width. */
@@ -106,9 +106,11 @@ final class BatchScorer {
    * already failed, and records each row's score or error in {@code result}. Equal rows go to the
    * engine once and share its answer (a model scores each row on its own, so a row's score does not
    * depend on what else is in its batch): sliding windows over a quiet account repeat the same
-   * features, ten times over with the default windows for an account with one event.
+   * features, ten times over with the default windows for an account with one event. {@code
+   * firstOf}, when given, says for each row the first row equal to it (its own index if none), as
+   * the caller already compared them; otherwise the rows are compared here.
    */
-  Result score(float[] values, int rows, Result result) {
+  Result score(float[] values, int rows, Result result, int @Nullable [] firstOf) {
     int[] valid = new int[rows];
     int count = 0;
     for (int i = 0; i < rows; i++) {
@@ -120,18 +122,19 @@ final class BatchScorer {
       }
     }
     if (count > 0) {
-      // For each valid row, its position among the distinct rows; the first of each is sent.
-      int[] distinctOf = new int[count];
+      int[] first = firstOf != null ? firstOf : firstEqualRows(values, valid, count);
+      // For each valid row, its position among the distinct rows; the first of each is sent. A
+      // row equal to a valid row is valid too (equal bits), so its first row is in `valid`.
+      int[] distinctOf = new int[rows];
       int[] distinct = new int[count];
       int distinctCount = 0;
-      Map<RowKey, Integer> seen = new HashMap<>();
       for (int k = 0; k < count; k++) {
-        Integer earlier = seen.putIfAbsent(new RowKey(values, valid[k] * columns, columns), k);
-        if (earlier == null) {
-          distinct[distinctCount] = valid[k];
-          distinctOf[k] = distinctCount++;
+        int row = valid[k];
+        if (first[row] == row) {
+          distinct[distinctCount] = row;
+          distinctOf[row] = distinctCount++;
         } else {
-          distinctOf[k] = distinctOf[earlier];
+          distinctOf[row] = distinctOf[first[row]];
         }
       }
       // The common case, every row valid and distinct, sends the caller's array as it is.
@@ -140,7 +143,7 @@ final class BatchScorer {
       long answered = 0;
       for (int k = 0; k < count; k++) {
         int row = valid[k];
-        int answer = distinctOf[k];
+        int answer = distinctOf[row];
         if (answers.failed(answer)) {
           result.fail(row, answers.error(answer), answers.cause(answer));
         } else {
@@ -157,6 +160,18 @@ final class BatchScorer {
       metrics.failedRows.inc(result.failures);
     }
     return result;
+  }
+
+  /** For each of the {@code count} rows in {@code valid}, the first of them equal to it. */
+  private int[] firstEqualRows(float[] values, int[] valid, int count) {
+    int[] first = new int[valid[count - 1] + 1];
+    Map<RowKey, Integer> seen = new HashMap<>();
+    for (int k = 0; k < count; k++) {
+      int row = valid[k];
+      Integer earlier = seen.putIfAbsent(new RowKey(values, row * columns, columns), row);
+      first[row] = earlier == null ? row : earlier;
+    }
+    return first;
   }
 
   /**

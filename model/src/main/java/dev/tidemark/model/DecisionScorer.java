@@ -75,12 +75,16 @@ public final class DecisionScorer implements AutoCloseable {
   }
 
   /**
-   * Scores {@code decisions} in one engine call, in order: each goes to {@code scored} with its
+   * Scores {@code decisions}, the decisions added to {@code batch} since it was last cleared, in
+   * one engine call, in order, from the rows the batch built: each goes to {@code scored} with its
    * score, or to {@code failures} as a dead letter when it cannot be scored.
    */
   public void score(
-      List<Decision> decisions, Consumer<Decision> scored, Consumer<DeadLetter> failures) {
-    ModelSession.Outcomes outcomes = session.score(decisions);
+      List<Decision> decisions,
+      Batch batch,
+      Consumer<Decision> scored,
+      Consumer<DeadLetter> failures) {
+    ModelSession.Outcomes outcomes = session.score(decisions, batch.rows);
     for (int i = 0; i < outcomes.size(); i++) {
       Decision decision = outcomes.scored()[i];
       if (decision != null) {

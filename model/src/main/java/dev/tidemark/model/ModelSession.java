@@ -8,6 +8,7 @@ import dev.tidemark.transforms.Features;
 import dev.tidemark.transforms.Json;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.function.IntFunction;
 import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Instant;
 
@@ -84,19 +85,40 @@ final class ModelSession implements AutoCloseable {
 
   /** Scores {@code decisions} in one engine call (rows that fail are isolated), in order. */
   Outcomes score(List<Decision> decisions) {
+    float[][] vectors = new float[decisions.size()][];
+    for (int i = 0; i < vectors.length; i++) {
+      vectors[i] = config.featureVector.apply(decisions.get(i));
+    }
+    return score(decisions, i -> vectors[i], null);
+  }
+
+  /**
+   * Scores the decisions {@code rows} was filled with, from the rows it built and compared: {@code
+   * decisions.get(i)} is the {@code i}th decision added to it.
+   */
+  Outcomes score(List<Decision> decisions, ScoreFeaturesFn.DistinctRows rows) {
+    if (rows.size() != decisions.size()) {
+      throw new IllegalArgumentException(
+          rows.size() + " rows were counted for a batch of " + decisions.size() + " decisions");
+    }
+    return score(decisions, rows::vector, rows.firstOf());
+  }
+
+  private Outcomes score(
+      List<Decision> decisions, IntFunction<float[]> vectorOf, int @Nullable [] firstOf) {
     int rows = decisions.size();
     int columns = featureCount;
     BatchScorer.Result result = new BatchScorer.Result(rows);
     float[] values = new float[rows * columns];
     for (int i = 0; i < rows; i++) {
-      float[] vector = config.featureVector.apply(decisions.get(i));
+      float[] vector = vectorOf.apply(i);
       if (vector == null || vector.length != columns) {
         result.fail(i, scorer.wrongLength(vector), null);
       } else {
         System.arraycopy(vector, 0, values, i * columns, columns);
       }
     }
-    scorer.score(values, rows, result);
+    scorer.score(values, rows, result, firstOf);
     Instant decisionTime = Instant.now();
     Decision[] scored = new Decision[rows];
     DeadLetter[] failures = result.anyFailed() ? new DeadLetter[rows] : null;

@@ -3,9 +3,10 @@ package dev.tidemark.model;
 import dev.tidemark.transforms.DeadLetter;
 import dev.tidemark.transforms.Decision;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.transforms.windowing.PaneInfo;
@@ -152,18 +153,22 @@ final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
     for (Pending pending : buffer) {
       decisions.add(pending.decision());
     }
-    return session.score(decisions);
+    return session.score(decisions, rows);
   }
 
   /**
-   * Counts a batch's distinct feature rows and decisions; full at {@code batchSize} distinct rows
-   * or {@link #MAX_DECISIONS_PER_ROW} times as many decisions. A row without a vector counts as
-   * distinct (it fails, and is not sent).
+   * A batch being filled: each decision's feature row and the first equal row before it; full at
+   * {@code batchSize} distinct rows or {@link #MAX_DECISIONS_PER_ROW} times as many decisions. A
+   * row without a vector counts as distinct (it fails, and is not sent). {@link ModelSession}
+   * scores the batch from these rows, so they are built and compared once (issue 6: built and
+   * hashed again by the scorer, they were 3 % of the decision thread at 1M accounts).
    */
   static final class DistinctRows {
     private final int batchSize;
     private final int maxDecisions;
-    private final Set<BatchScorer.RowKey> distinct = new HashSet<>();
+    private final Map<BatchScorer.RowKey, Integer> first = new HashMap<>();
+    private float[] @Nullable [] vectors;
+    private int[] firstOf;
     private int withoutVector;
     private int decisions;
 
@@ -172,18 +177,31 @@ final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
       this.maxDecisions =
           Math.max(
               batchSize, Math.min(batchSize * MAX_DECISIONS_PER_ROW, ScoreFeatures.MAX_BATCH_SIZE));
+      int capacity = Math.min(batchSize, 1024);
+      this.vectors = new float[capacity][];
+      this.firstOf = new int[capacity];
     }
 
-    /** Adds one decision's row; true when the batch is full. */
+    /** Adds the next decision's row; true when the batch is full. */
     boolean add(float @Nullable [] row) {
-      decisions++;
+      int index = decisions++;
+      if (index == firstOf.length) {
+        int capacity = Math.min(maxDecisions, 2 * index);
+        vectors = Arrays.copyOf(vectors, capacity);
+        firstOf = Arrays.copyOf(firstOf, capacity);
+      }
+      vectors[index] = row;
+      firstOf[index] = index;
       if (row == null) {
         withoutVector++;
       } else if (batchSize > 1) {
-        distinct.add(BatchScorer.RowKey.of(row));
+        Integer earlier = first.putIfAbsent(BatchScorer.RowKey.of(row), index);
+        if (earlier != null) {
+          firstOf[index] = earlier;
+        }
       }
       return batchSize == 1
-          || distinct.size() + withoutVector >= batchSize
+          || first.size() + withoutVector >= batchSize
           || decisions >= maxDecisions;
     }
 
@@ -191,8 +209,24 @@ final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
       return maxDecisions;
     }
 
+    /** Decisions added since the last {@link #clear}. */
+    int size() {
+      return decisions;
+    }
+
+    /** The row of the {@code i}th decision added; null when it has none. */
+    float @Nullable [] vector(int i) {
+      return vectors[i];
+    }
+
+    /** Per decision added, the index of the first decision with an equal row (its own if none). */
+    int[] firstOf() {
+      return firstOf;
+    }
+
     void clear() {
-      distinct.clear();
+      Arrays.fill(vectors, 0, decisions, null);
+      first.clear();
       withoutVector = 0;
       decisions = 0;
     }

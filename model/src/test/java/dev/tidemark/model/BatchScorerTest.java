@@ -123,4 +123,25 @@ public class BatchScorerTest {
     assertThat(result.error(3), containsString("returned 5.0, not a probability in [0, 1]"));
     assertThat(result.failed(1), is(false));
   }
+
+  @Test
+  public void rowsTheCallerFoundEqualTakeTheFirstOnesAnswerWithoutBeingCompared() {
+    // The caller's comparison (ScoreFeaturesFn.DistinctRows) is used as it is: row 2 is declared
+    // equal to row 0 although its values differ, so it must take row 0's score, not its own.
+    FakeEngine engine = new FakeEngine();
+    BatchScorer scorer = new BatchScorer(engine, Features.NAMES, new ScoringMetrics());
+    float[] values = new float[4 * 5];
+    float[] counts = {1, 2, 3, 2};
+    for (int i = 0; i < counts.length; i++) {
+      System.arraycopy(row(counts[i]), 0, values, i * 5, 5);
+    }
+    BatchScorer.Result result =
+        scorer.score(values, 4, new BatchScorer.Result(4), new int[] {0, 1, 0, 1});
+
+    assertThat(engine.calls, equalTo(List.of(2)));
+    assertThat(result.scores[0], equalTo(0.01f));
+    assertThat(result.scores[1], equalTo(0.02f));
+    assertThat(result.scores[2], equalTo(0.01f));
+    assertThat(result.scores[3], equalTo(0.02f));
+  }
 }

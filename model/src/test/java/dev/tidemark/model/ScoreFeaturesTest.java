@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.coders.ListCoder;
@@ -201,6 +202,10 @@ public class ScoreFeaturesTest {
       assertThat(rows.add(row), is(false));
     }
     assertThat(rows.add(new float[] {3f}), is(true));
+    // Each decision's first equal row, which the scorer uses instead of comparing rows again.
+    assertThat(
+        Arrays.copyOf(rows.firstOf(), rows.size()), equalTo(new int[] {0, 0, 0, 3, 3, 5, 6}));
+    assertThat(rows.vector(4), equalTo(new float[] {1f}));
 
     // A row without a vector counts as distinct; clear() starts a new batch.
     rows.clear();

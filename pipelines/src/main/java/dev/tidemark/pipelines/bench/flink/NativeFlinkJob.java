@@ -467,6 +467,7 @@ public final class NativeFlinkJob {
       int[] row = {0};
       scorer.score(
           buffer,
+          batch,
           scored -> output.collect(reuse.replace(scored, timestamps[row[0]++])),
           failure ->
               output.collect(SCORING_FAILURES, new StreamRecord<>(failure, timestamps[row[0]++])));
