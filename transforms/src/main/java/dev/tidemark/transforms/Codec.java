@@ -275,13 +275,6 @@ final class Codec {
     return known[index];
   }
 
-  /**
-   * Bytes made earlier by this codec's writers (such as a cached encoding), written as they are.
-   */
-  static void writeEncoded(byte[] encoded, DataOutput out) throws IOException {
-    out.write(encoded);
-  }
-
   static void writeNullableString(@Nullable String value, DataOutput out) throws IOException {
     out.writeBoolean(value != null);
     if (value != null) {

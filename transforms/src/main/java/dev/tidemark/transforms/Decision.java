@@ -386,7 +386,7 @@ public final class Decision {
       if (value.score != null && value.model != null) {
         out.writeDouble(value.score);
         Codec.writeKnownString(value.label, LABELS, out);
-        Codec.writeEncoded(value.model.encoded(), out);
+        out.write(value.model.encoded());
       }
     }
 
