@@ -72,6 +72,8 @@ resource "google_dataflow_flex_template_job" "tidemark" {
     google_storage_bucket_iam_member.worker_object_admin,
     google_pubsub_subscription_iam_member.worker_subscriber,
     google_pubsub_subscription_iam_member.worker_subscription_viewer,
+    google_project_iam_member.worker_pubsub_tracking,
+    google_pubsub_topic_iam_member.worker_attach_subscription,
     google_secret_manager_secret_iam_member.worker_kafka_password,
     google_artifact_registry_repository_iam_member.worker_template_image,
     google_kms_crypto_key_iam_member.service_agents,

@@ -44,6 +44,43 @@ resource "google_pubsub_subscription_iam_member" "worker_subscription_viewer" {
   member       = local.worker_member
 }
 
+# Pub/Sub input read with a timestamp attribute (the dataflow profile's --pubsubTimestampAttribute=
+# ce-time): Dataflow derives the watermark from a tracking subscription that the job creates on
+# the topic when it starts and deletes when it drains, named
+# "<subscription>__df_internal<16 hex characters>". The name is not known in advance, so it cannot
+# be created here. Creating a subscription is checked on the project, and attaching it on the
+# topic; without both the job runs but reads nothing and logs "Creating watermark tracking pubsub
+# subscription ... failed". The custom role holds only the tracking subscription's life cycle.
+resource "google_project_iam_custom_role" "pubsub_tracking" {
+  count       = local.use_kafka ? 0 : 1
+  project     = var.project_id
+  role_id     = "${replace(var.name_prefix, "-", "_")}_pubsub_tracking"
+  title       = "Tidemark Pub/Sub watermark tracking"
+  description = "Create, read, pull and delete the watermark-tracking subscription Dataflow makes for a Pub/Sub read with a timestamp attribute."
+  permissions = [
+    "pubsub.subscriptions.consume",
+    "pubsub.subscriptions.create",
+    "pubsub.subscriptions.delete",
+    "pubsub.subscriptions.get",
+  ]
+}
+
+resource "google_project_iam_member" "worker_pubsub_tracking" {
+  count   = local.use_kafka ? 0 : 1
+  project = var.project_id
+  role    = google_project_iam_custom_role.pubsub_tracking[0].id
+  member  = local.worker_member
+}
+
+# pubsub.topics.attachSubscription, for the tracking subscription; subscriber is the smallest
+# predefined role that has it, and on a topic it grants nothing else.
+resource "google_pubsub_topic_iam_member" "worker_attach_subscription" {
+  count  = local.use_kafka ? 0 : 1
+  topic  = google_pubsub_topic.events.name
+  role   = "roles/pubsub.subscriber"
+  member = local.worker_member
+}
+
 resource "google_secret_manager_secret_iam_member" "worker_kafka_password" {
   count     = local.use_kafka ? 1 : 0
   secret_id = local.kafka_secret_id

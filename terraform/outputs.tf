@@ -32,7 +32,7 @@ output "pubsub_subscription" {
 }
 
 output "pubsub_topic" {
-  description = "Topic that producers publish CloudEvents to (projects/P/topics/T); not a pipeline flag."
+  description = "--pubsubTopic (projects/P/topics/T): the topic producers publish CloudEvents to. The job reads --pubsubSubscription; give it this instead to read through a subscription the runner creates (exactly one of the two)."
   value       = google_pubsub_topic.events.id
 }
 

@@ -1,6 +1,8 @@
 # Cloud Storage: one bucket for the job's staging/ and temp/ files and for models/. Uniform
 # bucket-level access (IAM only, no ACLs), public access prevention enforced, versioning on so a
 # replaced model can be restored; old temp files and old versions are deleted by lifecycle rules.
+# staging/ is kept: a running job's new and replacement workers fetch their files from it, and the
+# runner names staged files by content hash, so relaunching the same build adds nothing.
 
 locals {
   bucket_name = var.bucket_name == "" ? "${var.project_id}-${var.name_prefix}" : var.bucket_name
@@ -29,7 +31,7 @@ resource "google_storage_bucket" "tidemark" {
   lifecycle_rule {
     condition {
       age            = var.temp_retention_days
-      matches_prefix = ["temp/", "staging/"]
+      matches_prefix = ["temp/"]
     }
     action {
       type = "Delete"

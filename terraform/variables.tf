@@ -95,7 +95,7 @@ variable "bucket_name" {
 }
 
 variable "temp_retention_days" {
-  description = "Objects under temp/ and staging/ older than this are deleted."
+  description = "Objects under temp/ older than this are deleted (staging/ is kept: a running job's new workers read it)."
   type        = number
   default     = 14
 }

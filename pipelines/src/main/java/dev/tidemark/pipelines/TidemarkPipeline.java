@@ -314,9 +314,23 @@ public final class TidemarkPipeline {
    * ConcurrentModificationException} and the job restart and replay (a snapshot that does not fail
    * may hold an accumulator with elements from after its barrier, counted twice on restore). In
    * batch and without checkpoints it is safe.
+   *
+   * <p>Also refuses {@code --sink=bigquery} with {@code --accumulationMode=DISCARDING}: the CDC
+   * upsert keeps one row per window, the one with the highest pane index, and a discarding pane
+   * holds only what arrived since the pane before it, so the table would keep the last pane's delta
+   * as the window's features.
    */
   public static void checkOptions(TidemarkOptions options) {
     KafkaChecks.checkOptions(options);
+    if (options.getSink() == TidemarkOptions.SinkKind.bigquery
+        && options.getAccumulationMode() == TidemarkOptions.AccumulationKind.DISCARDING) {
+      throw new IllegalArgumentException(
+          "--sink=bigquery needs --accumulationMode=ACCUMULATING: the BigQuery tables keep one row"
+              + " per window, its highest pane (a CDC upsert on decision_id ordered by the pane"
+              + " index), and with DISCARDING that pane holds only the events since the pane"
+              + " before it, not the window's. Use ACCUMULATING, or --sink=files or --sink=kafka"
+              + " to receive every discarding pane");
+    }
     if (!FlinkRunner.class.equals(options.getRunner())) {
       return;
     }

@@ -287,6 +287,22 @@ public class BigQuerySinkTest {
   }
 
   @Test
+  public void discardingPanesAreRefusedBecauseTheTableKeepsOnlyTheHighestPane() {
+    TidemarkOptions discarding = options(FOLDER.getRoot().toPath().resolve("unused"));
+    discarding.setAccumulationMode(TidemarkOptions.AccumulationKind.DISCARDING);
+    IllegalArgumentException refused =
+        org.junit.Assert.assertThrows(
+            IllegalArgumentException.class, () -> TidemarkPipeline.checkOptions(discarding));
+    assertThat(refused.getMessage(), containsString("--accumulationMode=ACCUMULATING"));
+
+    TidemarkPipeline.checkOptions(options(FOLDER.getRoot().toPath().resolve("unused")));
+    TidemarkOptions files = options(FOLDER.getRoot().toPath().resolve("unused"));
+    files.setAccumulationMode(TidemarkOptions.AccumulationKind.DISCARDING);
+    files.setSink(TidemarkOptions.SinkKind.files);
+    TidemarkPipeline.checkOptions(files);
+  }
+
+  @Test
   public void rowsBigQueryRejectsBecomeDeadLettersWithTheRow() throws Exception {
     datasets.setShouldFailRow(
         (Function<TableRow, Boolean> & Serializable)

@@ -99,14 +99,21 @@ public final class TerraformConfig {
       this.grantedBy = grantedBy;
     }
 
-    /** The role, e.g. {@code roles/dataflow.worker}, or the expression if it is not a literal. */
+    /**
+     * The role, e.g. {@code roles/dataflow.worker}; {@code custom/NAME} for a reference to the
+     * {@code google_project_iam_custom_role} resource NAME; else the expression.
+     */
     public String role() {
       return role;
     }
 
-    /** Whether the role is a string literal (an expression cannot be checked statically). */
+    /**
+     * Whether the role is a string literal or a custom role of this configuration (any other
+     * expression cannot be checked statically).
+     */
     public boolean isLiteral() {
       return role.startsWith("roles/")
+          || role.startsWith(CUSTOM_ROLE_PREFIX)
           || role.startsWith("projects/")
           || role.startsWith("organizations/");
     }
@@ -121,6 +128,11 @@ public final class TerraformConfig {
     }
   }
 
+  /** How {@link RoleGrant#role()} names a custom role of this configuration. */
+  public static final String CUSTOM_ROLE_PREFIX = "custom/";
+
+  private static final Pattern CUSTOM_ROLE_REFERENCE =
+      Pattern.compile("^google_project_iam_custom_role\\.(\\w+)(?:\\[0\\])?\\.(?:id|name)$");
   private static final Pattern FILE_CALL =
       Pattern.compile("^file\\(\"\\$\\{path\\.module\\}/([^\"]+)\"\\)$");
   private static final Pattern STRING_LITERAL = Pattern.compile("\"((?:[^\"\\\\$]|\\\\.)*)\"");
@@ -253,7 +265,20 @@ public final class TerraformConfig {
 
   private static String literalOrExpression(String expression) {
     Matcher m = STRING_LITERAL.matcher(expression.trim());
-    return m.matches() ? m.group(1) : expression.trim();
+    if (m.matches()) {
+      return m.group(1);
+    }
+    Matcher custom = CUSTOM_ROLE_REFERENCE.matcher(expression.trim());
+    return custom.matches() ? CUSTOM_ROLE_PREFIX + custom.group(1) : expression.trim();
+  }
+
+  /** The permissions of the {@code google_project_iam_custom_role} resource {@code name}. */
+  public List<String> customRolePermissions(String name) {
+    return stringList(
+        resource("google_project_iam_custom_role", name)
+            .attribute("permissions")
+            .orElseThrow(
+                () -> new IllegalStateException("custom role " + name + " has no permissions")));
   }
 
   /** The string literals of a list expression {@code ["a", "b"]}; fails on anything else. */

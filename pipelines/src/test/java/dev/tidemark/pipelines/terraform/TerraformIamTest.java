@@ -1,10 +1,12 @@
 package dev.tidemark.pipelines.terraform;
 
 import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.empty;
 import static org.hamcrest.Matchers.hasItem;
 import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.not;
+import static org.hamcrest.Matchers.startsWith;
 
 import dev.tidemark.pipelines.terraform.TerraformConfig.RoleGrant;
 import java.io.IOException;
@@ -32,15 +34,16 @@ public class TerraformIamTest {
   private static final Set<String> PRIMITIVE_ROLES =
       Set.of("roles/owner", "roles/editor", "roles/viewer");
   private static final Pattern README_ROLE_ROW =
-      Pattern.compile("(?m)^\\|\\s*`(roles/[^`]+)`\\s*\\|");
+      Pattern.compile("(?m)^\\|\\s*`((?:roles|custom)/[^`]+)`[^|]*\\|");
 
   private static TerraformConfig tf;
   private static Set<String> justified;
+  private static String readme;
 
   @BeforeClass
   public static void load() throws IOException {
     tf = TerraformConfig.load(TerraformConfig.projectDirectory());
-    String readme = Files.readString(tf.directory().resolve("README.md"), StandardCharsets.UTF_8);
+    readme = Files.readString(tf.directory().resolve("README.md"), StandardCharsets.UTF_8);
     justified = new TreeSet<>();
     Matcher m = README_ROLE_ROW.matcher(readme);
     while (m.find()) {
@@ -89,6 +92,34 @@ public class TerraformIamTest {
     Set<String> stale = new TreeSet<>(justified);
     stale.removeAll(granted);
     assertThat(stale, is(empty()));
+  }
+
+  /**
+   * A custom role's README row names each of its permissions, and the role holds no permission that
+   * changes IAM policies or topics: it is reviewed like a predefined role.
+   */
+  @Test
+  public void customRolesHoldOnlyThePermissionsTheirRowNames() {
+    List<String> custom =
+        tf.iamRoles().stream()
+            .map(RoleGrant::role)
+            .filter(r -> r.startsWith(TerraformConfig.CUSTOM_ROLE_PREFIX))
+            .distinct()
+            .collect(Collectors.toList());
+    assertThat(custom, is(List.of("custom/pubsub_tracking")));
+    for (String role : custom) {
+      Matcher row =
+          Pattern.compile("(?m)^\\|\\s*`" + Pattern.quote(role) + "`(.*)$").matcher(readme);
+      assertThat("README row for " + role, row.find(), is(true));
+      List<String> permissions =
+          tf.customRolePermissions(role.substring(TerraformConfig.CUSTOM_ROLE_PREFIX.length()));
+      assertThat(permissions, not(empty()));
+      for (String permission : permissions) {
+        assertThat(role + " in the README", row.group(1), containsString("`" + permission + "`"));
+        assertThat(permission, not(containsString("setIamPolicy")));
+        assertThat(permission, not(startsWith("pubsub.topics.")));
+      }
+    }
   }
 
   @Test

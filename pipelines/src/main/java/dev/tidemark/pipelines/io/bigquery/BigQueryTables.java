@@ -396,7 +396,7 @@ public final class BigQueryTables {
                   "duplicate_id",
                   "STRING",
                   REQUIRED,
-                  "Hash of source, id, event_time and ingestion_time; the primary key.",
+                  "Hash of source, id, event_time, ingestion_time and identical_payload; the primary key.",
                   d ->
                       hash(
                           d.source(),
