@@ -2,7 +2,6 @@ package dev.tidemark.model;
 
 import dev.tidemark.transforms.DeadLetter;
 import dev.tidemark.transforms.Decision;
-import java.util.List;
 import java.util.function.Consumer;
 
 /**
@@ -15,6 +14,12 @@ import java.util.function.Consumer;
  *
  * <pre>{@code
  * try (DecisionScorer scorer = DecisionScorer.open(ScoreFeatures.defaultModel())) {
+ *   DecisionScorer.Batch batch = scorer.newBatch();
+ *   for (Decision decision : decisions) {
+ *     if (batch.add(decision)) {
+ *       scorer.score(batch, scored::add, failures::add);
+ *     }
+ *   }
  *   scorer.score(batch, scored::add, failures::add);
  * }
  * }</pre>
@@ -45,9 +50,9 @@ public final class DecisionScorer implements AutoCloseable {
   }
 
   /**
-   * When a batch being filled is full, as the transform's bundle batching decides it: at {@code
-   * batchSize} distinct feature rows (a repeated row is not sent to the engine again), or at {@link
-   * #maxDecisions} decisions.
+   * A batch being filled, with its decisions' feature rows; full, as the transform's bundle
+   * batching decides it, at {@code batchSize} distinct feature rows (a repeated row is not sent to
+   * the engine again), or at {@link #maxDecisions} decisions.
    */
   public static final class Batch {
     private final ScoringConfig.FeatureVector featureVector;
@@ -58,33 +63,33 @@ public final class DecisionScorer implements AutoCloseable {
       this.rows = new ScoreFeaturesFn.DistinctRows(config.batchSize);
     }
 
-    /** Counts {@code decision} in; true when the batch is full. */
+    /** Adds {@code decision}; true when the batch is full. */
     public boolean add(Decision decision) {
-      return rows.add(featureVector.apply(decision));
+      return rows.add(decision, featureVector.apply(decision));
+    }
+
+    /** The decisions added since the batch was last scored. */
+    public int size() {
+      return rows.size();
     }
 
     /** The most decisions a batch holds. */
     public int maxDecisions() {
       return rows.maxDecisions();
     }
-
-    /** Starts the count of the next batch. */
-    public void clear() {
-      rows.clear();
-    }
   }
 
   /**
-   * Scores {@code decisions}, the decisions added to {@code batch} since it was last cleared, in
-   * one engine call, in order, from the rows the batch built: each goes to {@code scored} with its
-   * score, or to {@code failures} as a dead letter when it cannot be scored.
+   * Scores the decisions in {@code batch} in one engine call, in the order they were added, from
+   * the rows the batch built: each goes to {@code scored} with its score, or to {@code failures} as
+   * a dead letter when it cannot be scored. The batch is then empty, for the next decisions.
    */
-  public void score(
-      List<Decision> decisions,
-      Batch batch,
-      Consumer<Decision> scored,
-      Consumer<DeadLetter> failures) {
-    ModelSession.Outcomes outcomes = session.score(decisions, batch.rows);
+  public void score(Batch batch, Consumer<Decision> scored, Consumer<DeadLetter> failures) {
+    if (batch.size() == 0) {
+      return;
+    }
+    ModelSession.Outcomes outcomes = session.score(batch.rows);
+    batch.rows.clear();
     for (int i = 0; i < outcomes.size(); i++) {
       Decision decision = outcomes.scored()[i];
       if (decision != null) {

@@ -89,24 +89,19 @@ final class ModelSession implements AutoCloseable {
     for (int i = 0; i < vectors.length; i++) {
       vectors[i] = config.featureVector.apply(decisions.get(i));
     }
-    return score(decisions, i -> vectors[i], null);
+    return score(decisions.size(), decisions::get, i -> vectors[i], null);
   }
 
-  /**
-   * Scores the decisions {@code rows} was filled with, from the rows it built and compared: {@code
-   * decisions.get(i)} is the {@code i}th decision added to it.
-   */
-  Outcomes score(List<Decision> decisions, ScoreFeaturesFn.DistinctRows rows) {
-    if (rows.size() != decisions.size()) {
-      throw new IllegalArgumentException(
-          rows.size() + " rows were counted for a batch of " + decisions.size() + " decisions");
-    }
-    return score(decisions, rows::vector, rows.firstOf());
+  /** Scores the decisions {@code batch} holds, from the rows it built and compared, in order. */
+  Outcomes score(ScoreFeaturesFn.DistinctRows batch) {
+    return score(batch.size(), batch::decision, batch::vector, batch.firstOf());
   }
 
   private Outcomes score(
-      List<Decision> decisions, IntFunction<float[]> vectorOf, int @Nullable [] firstOf) {
-    int rows = decisions.size();
+      int rows,
+      IntFunction<Decision> decisionOf,
+      IntFunction<float[]> vectorOf,
+      int @Nullable [] firstOf) {
     int columns = featureCount;
     BatchScorer.Result result = new BatchScorer.Result(rows);
     float[] values = new float[rows * columns];
@@ -123,7 +118,7 @@ final class ModelSession implements AutoCloseable {
     Decision[] scored = new Decision[rows];
     DeadLetter[] failures = result.anyFailed() ? new DeadLetter[rows] : null;
     for (int i = 0; i < rows; i++) {
-      Decision decision = decisions.get(i);
+      Decision decision = decisionOf.apply(i);
       if (failures != null && result.failed(i)) {
         Throwable cause = result.cause(i);
         failures[i] =

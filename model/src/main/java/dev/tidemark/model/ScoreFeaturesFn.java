@@ -57,9 +57,8 @@ final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
   private transient List<Pending> buffer;
   private transient DistinctRows rows;
 
-  /** A buffered input with where it lives. */
-  private record Pending(
-      Decision decision, Instant timestamp, BoundedWindow window, PaneInfo pane) {}
+  /** Where a buffered input lives (the input itself is in {@link #rows}). */
+  private record Pending(Instant timestamp, BoundedWindow window, PaneInfo pane) {}
 
   ScoreFeaturesFn(
       ScoringConfig config, TupleTag<Decision> scoredTag, TupleTag<DeadLetter> failuresTag) {
@@ -100,11 +99,11 @@ final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
       BoundedWindow window,
       PaneInfo pane,
       MultiOutputReceiver out) {
-    buffer.add(new Pending(decision, timestamp, window, pane));
-    if (!rows.add(config.featureVector.apply(decision))) {
+    buffer.add(new Pending(timestamp, window, pane));
+    if (!rows.add(decision, config.featureVector.apply(decision))) {
       return;
     }
-    ModelSession.Outcomes outcomes = scoreBuffer();
+    ModelSession.Outcomes outcomes = session.score(rows);
     for (int i = 0; i < outcomes.size(); i++) {
       Pending pending = buffer.get(i);
       List<BoundedWindow> windows = List.of(pending.window());
@@ -126,7 +125,7 @@ final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
     if (buffer.isEmpty()) {
       return;
     }
-    ModelSession.Outcomes outcomes = scoreBuffer();
+    ModelSession.Outcomes outcomes = session.score(rows);
     for (int i = 0; i < outcomes.size(); i++) {
       Pending pending = buffer.get(i);
       Decision scored = outcomes.scored()[i];
@@ -148,25 +147,18 @@ final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
     }
   }
 
-  private ModelSession.Outcomes scoreBuffer() {
-    List<Decision> decisions = new ArrayList<>(buffer.size());
-    for (Pending pending : buffer) {
-      decisions.add(pending.decision());
-    }
-    return session.score(decisions, rows);
-  }
-
   /**
-   * A batch being filled: each decision's feature row and the first equal row before it; full at
-   * {@code batchSize} distinct rows or {@link #MAX_DECISIONS_PER_ROW} times as many decisions. A
-   * row without a vector counts as distinct (it fails, and is not sent). {@link ModelSession}
-   * scores the batch from these rows, so they are built and compared once (issue 6: built and
-   * hashed again by the scorer, they were 3 % of the decision thread at 1M accounts).
+   * A batch being filled: its decisions, each one's feature row and the first equal row before it;
+   * full at {@code batchSize} distinct rows or {@link #MAX_DECISIONS_PER_ROW} times as many
+   * decisions. A row without a vector counts as distinct (it fails, and is not sent). {@link
+   * ModelSession} scores the batch from these rows, so they are built and compared once (issue 6:
+   * built and hashed again by the scorer, they were 3 % of the decision thread at 1M accounts).
    */
   static final class DistinctRows {
     private final int batchSize;
     private final int maxDecisions;
     private final Map<BatchScorer.RowKey, Integer> first = new HashMap<>();
+    private @Nullable Decision[] decisionAt;
     private float[] @Nullable [] vectors;
     private int[] firstOf;
     private int withoutVector;
@@ -178,18 +170,21 @@ final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
           Math.max(
               batchSize, Math.min(batchSize * MAX_DECISIONS_PER_ROW, ScoreFeatures.MAX_BATCH_SIZE));
       int capacity = Math.min(batchSize, 1024);
+      this.decisionAt = new Decision[capacity];
       this.vectors = new float[capacity][];
       this.firstOf = new int[capacity];
     }
 
-    /** Adds the next decision's row; true when the batch is full. */
-    boolean add(float @Nullable [] row) {
+    /** Adds the next decision and its row; true when the batch is full. */
+    boolean add(Decision decision, float @Nullable [] row) {
       int index = decisions++;
       if (index == firstOf.length) {
         int capacity = Math.min(maxDecisions, 2 * index);
+        decisionAt = Arrays.copyOf(decisionAt, capacity);
         vectors = Arrays.copyOf(vectors, capacity);
         firstOf = Arrays.copyOf(firstOf, capacity);
       }
+      decisionAt[index] = decision;
       vectors[index] = row;
       firstOf[index] = index;
       if (row == null) {
@@ -214,6 +209,11 @@ final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
       return decisions;
     }
 
+    /** The {@code i}th decision added. */
+    Decision decision(int i) {
+      return decisionAt[i];
+    }
+
     /** The row of the {@code i}th decision added; null when it has none. */
     float @Nullable [] vector(int i) {
       return vectors[i];
@@ -225,6 +225,7 @@ final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
     }
 
     void clear() {
+      Arrays.fill(decisionAt, 0, decisions, null);
       Arrays.fill(vectors, 0, decisions, null);
       first.clear();
       withoutVector = 0;

@@ -5,6 +5,7 @@ import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.greaterThan;
 import static org.hamcrest.Matchers.is;
+import static org.hamcrest.Matchers.sameInstance;
 
 import dev.tidemark.transforms.DeadLetter;
 import dev.tidemark.transforms.DeadLetterReason;
@@ -199,30 +200,32 @@ public class ScoreFeaturesTest {
     // Rows 0, 0, 0, 1, 1, 2, 3: full at the fourth distinct row, the seventh decision.
     float[][] added = {{0f}, {0f}, {0f}, {1f}, {1f}, {2f}};
     for (float[] row : added) {
-      assertThat(rows.add(row), is(false));
+      assertThat(add(rows, row), is(false));
     }
-    assertThat(rows.add(new float[] {3f}), is(true));
+    assertThat(add(rows, new float[] {3f}), is(true));
     // Each decision's first equal row, which the scorer uses instead of comparing rows again.
     assertThat(
         Arrays.copyOf(rows.firstOf(), rows.size()), equalTo(new int[] {0, 0, 0, 3, 3, 5, 6}));
     assertThat(rows.vector(4), equalTo(new float[] {1f}));
+    // The batch holds its decisions: the scorer takes them from it, in the order they came.
+    assertThat(rows.decision(4), is(sameInstance(DECISIONS.get(4))));
 
     // A row without a vector counts as distinct; clear() starts a new batch.
     rows.clear();
-    assertThat(rows.add(null), is(false));
-    assertThat(rows.add(new float[] {0f}), is(false));
-    assertThat(rows.add(new float[] {0f}), is(false));
-    assertThat(rows.add(new float[] {Float.NaN}), is(false));
-    assertThat(rows.add(new float[] {Float.NaN}), is(false));
-    assertThat(rows.add(null), is(true));
+    assertThat(add(rows, null), is(false));
+    assertThat(add(rows, new float[] {0f}), is(false));
+    assertThat(add(rows, new float[] {0f}), is(false));
+    assertThat(add(rows, new float[] {Float.NaN}), is(false));
+    assertThat(add(rows, new float[] {Float.NaN}), is(false));
+    assertThat(add(rows, null), is(true));
 
     // One row repeated: full at MAX_DECISIONS_PER_ROW times the batch size, not later.
     rows.clear();
     int cap = ScoreFeaturesFn.MAX_DECISIONS_PER_ROW * 4;
     for (int i = 1; i < cap; i++) {
-      assertThat("decision " + i, rows.add(new float[] {7f}), is(false));
+      assertThat("decision " + i, add(rows, new float[] {7f}), is(false));
     }
-    assertThat(rows.add(new float[] {7f}), is(true));
+    assertThat(add(rows, new float[] {7f}), is(true));
 
     // The cap never passes MAX_BATCH_SIZE decisions, unless the batch size itself is that large.
     assertThat(
@@ -236,7 +239,12 @@ public class ScoreFeaturesTest {
 
     // Batch size 1: every decision is a batch.
     ScoreFeaturesFn.DistinctRows single = new ScoreFeaturesFn.DistinctRows(1);
-    assertThat(single.add(new float[] {5f}), is(true));
+    assertThat(add(single, new float[] {5f}), is(true));
+  }
+
+  /** Adds the next of DECISIONS (by the batch's size) with {@code row} as its feature row. */
+  private static boolean add(ScoreFeaturesFn.DistinctRows rows, float[] row) {
+    return rows.add(DECISIONS.get(rows.size() % DECISIONS.size()), row);
   }
 
   @Test

@@ -14,7 +14,6 @@ import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.apache.beam.runners.flink.translation.types.CoderTypeInformation;
@@ -409,7 +408,6 @@ public final class NativeFlinkJob {
     private final ScoreFeatures scoreFeatures;
     private transient DecisionScorer scorer;
     private transient DecisionScorer.Batch batch;
-    private transient List<Decision> buffer;
     private transient long[] timestamps;
     private transient StreamRecord<Decision> reuse;
 
@@ -423,15 +421,13 @@ public final class NativeFlinkJob {
       super.open();
       scorer = DecisionScorer.open(scoreFeatures);
       batch = scorer.newBatch();
-      buffer = new ArrayList<>(scorer.batchSize());
       timestamps = new long[batch.maxDecisions()];
       reuse = new StreamRecord<>(null);
     }
 
     @Override
     public void processElement(StreamRecord<Decision> element) {
-      timestamps[buffer.size()] = element.getTimestamp();
-      buffer.add(element.getValue());
+      timestamps[batch.size()] = element.getTimestamp();
       if (batch.add(element.getValue())) {
         flush();
       }
@@ -461,18 +457,12 @@ public final class NativeFlinkJob {
     }
 
     private void flush() {
-      if (buffer.isEmpty()) {
-        return;
-      }
       int[] row = {0};
       scorer.score(
-          buffer,
           batch,
           scored -> output.collect(reuse.replace(scored, timestamps[row[0]++])),
           failure ->
               output.collect(SCORING_FAILURES, new StreamRecord<>(failure, timestamps[row[0]++])));
-      buffer.clear();
-      batch.clear();
     }
 
     @Override
