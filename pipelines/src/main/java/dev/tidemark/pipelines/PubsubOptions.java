@@ -39,8 +39,10 @@ public interface PubsubOptions extends PipelineOptions {
   @Description(
       "Message attribute Dataflow deduplicates on (PubsubIO idAttribute): copies with the same"
           + " value published within about 10 minutes of each other are delivered once. For"
-          + " publish retries only (ce-id is a natural choice); Tidemark's own source+id"
-          + " deduplication applies in every case. Unset: Dataflow deduplicates on the message id.")
+          + " publish retries only; Tidemark's own source+id deduplication applies in every case."
+          + " Not a ce-* attribute (Dataflow may remove it from the message, and a binary event"
+          + " without ce-id is dead-lettered): publishers copy the CloudEvents id into one of its"
+          + " own, e.g. tidemark-id. Unset: Dataflow deduplicates on the message id.")
   String getPubsubIdAttribute();
 
   void setPubsubIdAttribute(String attribute);

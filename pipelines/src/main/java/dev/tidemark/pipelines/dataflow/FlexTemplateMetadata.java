@@ -143,6 +143,8 @@ public final class FlexTemplateMetadata {
     regexes.put("kafkaPasswordEnv", "^[A-Za-z_][A-Za-z0-9_]*$");
     // A Secret Manager secret version, as KafkaClients checks it.
     regexes.put("kafkaPasswordSecret", "^" + KafkaClients.PASSWORD_SECRET_REGEX + "$");
+    // Not a binding attribute (ce-*, any case), as PubsubSource.withIdAttribute refuses.
+    regexes.put("pubsubIdAttribute", "^(?![Cc][Ee]-).+$");
     // The engines' DJL names, as ModelEngine.fromName documents them.
     regexes.put(
         "modelEngine",

@@ -97,6 +97,13 @@ public class DataflowTranslationTest {
     return step.get("properties").get("user_name").get("value").asText();
   }
 
+  /** A step property's text, whether written as a string or as {@code {"value": ...}}. */
+  private static String property(JsonNode step, String name) {
+    JsonNode value = step.get("properties").get(name);
+    assertThat("step property " + name, value == null, is(false));
+    return value.has("value") ? value.get("value").asText() : value.asText();
+  }
+
   private static JsonNode step(JsonNode job, String name) {
     for (JsonNode step : job.get("steps")) {
       if (name(step).equals(name)) {
@@ -201,11 +208,13 @@ public class DataflowTranslationTest {
 
   @Test
   public void pubsubToBigQueryTranslatesToAStreamingJob() throws Exception {
-    JsonNode job = translate(options());
+    JsonNode job = translate(options("--pubsubIdAttribute=tidemark-id"));
     assertTranslated(job);
-    assertThat(
-        step(job, "ReadPubsub/ReadPubsub/PubsubUnboundedSource").get("kind").asText(),
-        is("ParallelRead"));
+    JsonNode read = step(job, "ReadPubsub/ReadPubsub/PubsubUnboundedSource");
+    assertThat(read.get("kind").asText(), is("ParallelRead"));
+    // The service-side source gets the event-time and id attributes by name.
+    assertThat(property(read, "pubsub_timestamp_label"), is("ce-time"));
+    assertThat(property(read, "pubsub_id_label"), is("tidemark-id"));
     JsonNode pipelineOptions = job.get("environment").get("sdkPipelineOptions").get("options");
     assertThat(pipelineOptions.get("source").asText(), is("pubsub"));
     assertThat(pipelineOptions.get("sink").asText(), is("bigquery"));

@@ -221,6 +221,8 @@ public class FlexTemplateMetadataTest {
     rejects("currency", "gbp", "POUND");
     accepts("eventTypes", "payments.transaction.v1", "a.v1,b.v2");
     rejects("eventTypes", "a,,b", "a, b", "");
+    accepts("pubsubIdAttribute", "tidemark-id", "ce", "cex-id", "id");
+    rejects("pubsubIdAttribute", "ce-id", "CE-ID", "Ce-source", "");
     accepts("kafkaPasswordEnv", "KAFKA_PASSWORD");
     rejects("kafkaPasswordEnv", "1PASSWORD", "my-password");
     accepts(

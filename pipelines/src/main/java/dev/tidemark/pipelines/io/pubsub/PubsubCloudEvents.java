@@ -44,6 +44,12 @@ public final class PubsubCloudEvents {
 
   private PubsubCloudEvents() {}
 
+  /** Whether {@code name} is a binary-mode CloudEvents attribute ({@code ce-*}, any case). */
+  public static boolean isCloudEventsAttribute(String name) {
+    return name.length() > PREFIX.length()
+        && name.regionMatches(true, 0, PREFIX, 0, PREFIX.length());
+  }
+
   /** The origin of a message: {@code pubsub:<subscription or topic path>/<messageId>}. */
   public static String origin(String path, @Nullable String messageId) {
     return "pubsub:" + path + "/" + (messageId == null ? "?" : messageId);
@@ -104,8 +110,7 @@ public final class PubsubCloudEvents {
 
     @Override
     protected boolean isCloudEventsHeader(String key) {
-      return key.length() > PREFIX.length()
-          && key.regionMatches(true, 0, PREFIX, 0, PREFIX.length());
+      return isCloudEventsAttribute(key);
     }
 
     @Override

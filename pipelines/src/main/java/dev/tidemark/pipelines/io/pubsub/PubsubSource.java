@@ -49,8 +49,9 @@ import org.joda.time.Instant;
  * read with its service-side source, which never calls a client factory: a message without a valid
  * timestamp attribute is then handled by the service, not by Tidemark, and the publish time is not
  * delivered when a timestamp attribute is set, so the ingestion time is the time the record is
- * converted. Give the subscription a Pub/Sub dead-letter policy as the backstop there, or run with
- * {@code --experiments=enable_custom_pubsub_source} to use this source as on every other runner.
+ * converted. Run with {@code --experiments=enable_custom_pubsub_source} to use this source as on
+ * every other runner (a Pub/Sub dead-letter policy on the subscription is no backstop: Google
+ * documents dead-letter topics as not fully supported by Dataflow).
  *
  * <p><b>Deduplication.</b> With {@link #withIdAttribute} Dataflow deduplicates messages carrying
  * the same attribute value within its ~10 minute window (publish retries of one message); without
@@ -60,12 +61,15 @@ import org.joda.time.Instant;
  * <pre>{@code
  * PCollection<RawRecord> raw =
  *     pipeline.apply("ReadPubsub",
- *         PubsubSource.fromSubscription("projects/p/subscriptions/payments").withIdAttribute("ce-id"));
+ *         PubsubSource.fromSubscription("projects/p/subscriptions/payments").withIdAttribute("tidemark-id"));
  * }</pre>
  */
 public final class PubsubSource extends PTransform<PBegin, PCollection<RawRecord>> {
   /** The default timestamp attribute: the binary-mode CloudEvents {@code time}. */
   public static final String DEFAULT_TIMESTAMP_ATTRIBUTE = PubsubCloudEvents.TIME_ATTRIBUTE;
+
+  /** An id attribute of its own for {@link #withIdAttribute}: a copy of the CloudEvents id. */
+  public static final String SUGGESTED_ID_ATTRIBUTE = "tidemark-id";
 
   private final @Nullable String subscription;
   private final @Nullable String topic;
@@ -116,9 +120,28 @@ public final class PubsubSource extends PTransform<PBegin, PCollection<RawRecord
     return new PubsubSource(subscription, topic, attribute, idAttribute, clientFactory, clock);
   }
 
-  /** The attribute Dataflow deduplicates publish retries on; null for the message id. */
+  /**
+   * The attribute Dataflow deduplicates publish retries on; null for the message id. It must not be
+   * one of the binding's {@code ce-} attributes: Dataflow's service-side source has been reported
+   * to consume its id (and timestamp) attribute (GoogleCloudPlatform/DataflowJavaSDK#629), and a
+   * binary-mode event without {@code ce-id} is dead-lettered, so naming {@code ce-id} could
+   * dead-letter every binary event. Publishers copy the CloudEvents id into an attribute of its own
+   * ({@link #SUGGESTED_ID_ATTRIBUTE}) instead.
+   */
   public PubsubSource withIdAttribute(@Nullable String attribute) {
     String id = attribute == null || attribute.trim().isEmpty() ? null : attribute;
+    if (id != null && PubsubCloudEvents.isCloudEventsAttribute(id)) {
+      throw new IllegalArgumentException(
+          "--pubsubIdAttribute="
+              + id
+              + " names a CloudEvents binding attribute: Dataflow's Pub/Sub source may remove the"
+              + " id attribute from the message, and a binary-mode event without its "
+              + id
+              + " attribute is dead-lettered; have publishers copy the CloudEvents id into an"
+              + " attribute of its own, e.g. "
+              + SUGGESTED_ID_ATTRIBUTE
+              + ", and name that");
+    }
     return new PubsubSource(subscription, topic, timestampAttribute, id, clientFactory, clock);
   }
 

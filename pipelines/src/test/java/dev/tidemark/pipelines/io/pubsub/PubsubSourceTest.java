@@ -8,8 +8,10 @@ import static dev.tidemark.pipelines.io.pubsub.PubsubFixtures.seconds;
 import static dev.tidemark.pipelines.io.pubsub.PubsubFixtures.structured;
 import static dev.tidemark.pipelines.io.pubsub.PubsubFixtures.structuredAttributes;
 import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.everyItem;
 import static org.hamcrest.Matchers.is;
+import static org.junit.Assert.assertThrows;
 
 import com.google.api.client.util.Clock;
 import dev.tidemark.pipelines.TidemarkOptions;
@@ -189,6 +191,31 @@ public class PubsubSourceTest {
     PAssert.that(outputs.tooLate).empty();
     PAssert.that(outputs.decisions).satisfies(PubsubSourceTest::aliceSawTwoUniquePayments);
     pipeline.run().waitUntilFinish();
+  }
+
+  /**
+   * An id attribute of the CloudEvents binding is refused (Dataflow may remove it from the message,
+   * and a binary event without ce-id would be dead-lettered); one of its own is taken.
+   */
+  @Test
+  public void idAttributeMustNotBeABindingAttribute() {
+    PubsubSource source = PubsubSource.fromSubscription(SUBSCRIPTION.getPath());
+    for (String binding : List.of("ce-id", "CE-ID", "ce-source")) {
+      IllegalArgumentException refused =
+          assertThrows(IllegalArgumentException.class, () -> source.withIdAttribute(binding));
+      assertThat(refused.getMessage(), containsString("--pubsubIdAttribute=" + binding));
+      assertThat(refused.getMessage(), containsString(PubsubSource.SUGGESTED_ID_ATTRIBUTE));
+    }
+    source.withIdAttribute(PubsubSource.SUGGESTED_ID_ATTRIBUTE);
+    source.withIdAttribute(null);
+
+    TidemarkOptions options =
+        PipelineOptionsFactory.fromArgs(
+                "--source=pubsub",
+                "--pubsubSubscription=" + SUBSCRIPTION.getPath(),
+                "--pubsubIdAttribute=ce-id")
+            .as(TidemarkOptions.class);
+    assertThrows(IllegalArgumentException.class, () -> TidemarkPipeline.pubsubSource(options));
   }
 
   /**
