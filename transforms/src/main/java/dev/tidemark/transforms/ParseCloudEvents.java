@@ -24,8 +24,6 @@ import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.transforms.WithFailures;
-import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
-import org.apache.beam.sdk.transforms.windowing.GlobalWindow;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.PCollectionTuple;
 import org.apache.beam.sdk.values.TupleTag;
@@ -73,6 +71,15 @@ public final class ParseCloudEvents
 
   /** Amounts up to 10^15 major units; their minor units fit a {@code long}. */
   static final int MAX_AMOUNT_INTEGER_DIGITS = 15;
+
+  /**
+   * The earliest event time accepted: a day after BigQuery's smallest TIMESTAMP (0001-01-01), so
+   * that the event's windows, which may start before it, still fit. RFC 3339 allows year 0000.
+   */
+  public static final Instant EARLIEST_EVENT_TIME = Instant.parse("0001-01-02T00:00:00Z");
+
+  /** The latest event time accepted: a day before BigQuery's largest TIMESTAMP, for window ends. */
+  public static final Instant LATEST_EVENT_TIME = Instant.parse("9999-12-30T23:59:59.999Z");
 
   /** The step name written in dead letters from this transform. */
   public static final String STEP = "ParseCloudEvents";
@@ -347,10 +354,17 @@ public final class ParseCloudEvents
             DeadLetterReason.INVALID_TIME,
             "time '" + timeText + "' is not an RFC 3339 timestamp such as 2026-01-01T00:00:00Z");
       }
-      if (eventTime.isBefore(BoundedWindow.TIMESTAMP_MIN_VALUE)
-          || eventTime.isAfter(GlobalWindow.INSTANCE.maxTimestamp())) {
+      if (eventTime.isBefore(EARLIEST_EVENT_TIME) || eventTime.isAfter(LATEST_EVENT_TIME)) {
         throw new Rejection(
-            DeadLetterReason.INVALID_TIME, "time '" + timeText + "' is out of range");
+            DeadLetterReason.INVALID_TIME,
+            "time '"
+                + timeText
+                + "' is out of range: event times must lie within "
+                + EARLIEST_EVENT_TIME
+                + " .. "
+                + LATEST_EVENT_TIME
+                + ", so that the event's windows and clocks fit every sink (BigQuery TIMESTAMP"
+                + " holds years 0001-9999)");
       }
       String type = root.get("type").asText();
       if (!allowedTypes.contains(type)) {

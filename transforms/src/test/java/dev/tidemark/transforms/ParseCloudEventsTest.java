@@ -354,10 +354,19 @@ public class ParseCloudEventsTest {
     yesterday.put("time", "yesterday");
     ObjectNode noZone = validEvent("time-2");
     noZone.put("time", "2026-01-01T00:05:00");
+    ObjectNode yearZero = validEvent("time-3");
+    yearZero.put("time", "0000-06-01T00:00:00Z");
+    ObjectNode offsetIntoYearZero = validEvent("time-4");
+    offsetIntoYearZero.put("time", "0001-01-01T00:30:00+01:00");
+    ObjectNode lastDay = validEvent("time-5");
+    lastDay.put("time", "9999-12-31T00:00:00Z");
     assertRejected(
         DeadLetterReason.INVALID_TIME,
         bad("replay:line 2", yesterday, "'yesterday'"),
-        bad("replay:line 3", noZone, "RFC 3339"));
+        bad("replay:line 3", noZone, "RFC 3339"),
+        bad("replay:line 4", yearZero, "out of range"),
+        bad("replay:line 5", offsetIntoYearZero, "BigQuery TIMESTAMP"),
+        bad("replay:line 6", lastDay, "out of range"));
   }
 
   @Test
