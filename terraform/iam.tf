@@ -32,13 +32,16 @@ resource "google_storage_bucket_iam_member" "worker_object_admin" {
   member = local.worker_member
 }
 
+# Pub/Sub input only, as every Pub/Sub grant below: with Kafka input the worker reads no Pub/Sub.
 resource "google_pubsub_subscription_iam_member" "worker_subscriber" {
+  count        = local.use_kafka ? 0 : 1
   subscription = google_pubsub_subscription.events.name
   role         = "roles/pubsub.subscriber"
   member       = local.worker_member
 }
 
 resource "google_pubsub_subscription_iam_member" "worker_subscription_viewer" {
+  count        = local.use_kafka ? 0 : 1
   subscription = google_pubsub_subscription.events.name
   role         = "roles/pubsub.viewer"
   member       = local.worker_member

@@ -6,6 +6,7 @@ import static org.hamcrest.Matchers.empty;
 import static org.hamcrest.Matchers.hasItem;
 import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.not;
+import static org.hamcrest.Matchers.notNullValue;
 import static org.hamcrest.Matchers.startsWith;
 
 import dev.tidemark.pipelines.terraform.TerraformConfig.RoleGrant;
@@ -13,6 +14,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
@@ -25,8 +27,9 @@ import org.junit.runners.JUnit4;
 
 /**
  * The worker's IAM in {@code terraform/}: no primitive role anywhere, and every role granted is one
- * that {@code terraform/README.md} lists and justifies (its role table: lines starting with {@code
- * | `roles/...` |}), and the README lists no role that is not granted.
+ * that {@code terraform/README.md} lists and justifies on the same kind of resource (its role
+ * table: lines {@code | `roles/...` | where | why |}), and the README lists no role that is not
+ * granted there.
  */
 @RunWith(JUnit4.class)
 public class TerraformIamTest {
@@ -34,7 +37,19 @@ public class TerraformIamTest {
   private static final Set<String> PRIMITIVE_ROLES =
       Set.of("roles/owner", "roles/editor", "roles/viewer");
   private static final Pattern README_ROLE_ROW =
-      Pattern.compile("(?m)^\\|\\s*`((?:roles|custom)/[^`]+)`[^|]*\\|");
+      Pattern.compile("(?m)^\\|\\s*`((?:roles|custom)/[^`]+)`[^|]*\\|\\s*([^|]*?)\\s*\\|");
+
+  /** The README's "granted on" column, as the Terraform resource type that makes such a grant. */
+  private static final Map<String, String> GRANTED_ON =
+      Map.of(
+          "project", "google_project_iam_member",
+          "the dataset", "google_bigquery_dataset_iam_member",
+          "the bucket", "google_storage_bucket_iam_member",
+          "the subscription", "google_pubsub_subscription_iam_member",
+          "the topic", "google_pubsub_topic_iam_member",
+          "the Kafka password secret", "google_secret_manager_secret_iam_member",
+          "the template image's repository", "google_artifact_registry_repository_iam_member",
+          "the CMEK key", "google_kms_crypto_key_iam_member");
 
   private static TerraformConfig tf;
   private static Set<String> justified;
@@ -47,8 +62,24 @@ public class TerraformIamTest {
     justified = new TreeSet<>();
     Matcher m = README_ROLE_ROW.matcher(readme);
     while (m.find()) {
-      justified.add(m.group(1));
+      String resourceType = GRANTED_ON.get(m.group(2));
+      assertThat(
+          "terraform/README.md row " + m.group(1) + ": unknown 'granted on' " + m.group(2),
+          resourceType,
+          notNullValue());
+      justified.add(grant(m.group(1), resourceType));
     }
+  }
+
+  /**
+   * A role on a kind of resource, e.g. {@code roles/pubsub.subscriber on google_pubsub_topic...}.
+   */
+  private static String grant(String role, String resourceType) {
+    return role + " on " + resourceType;
+  }
+
+  private static String grant(RoleGrant g) {
+    return grant(g.role(), g.grantedBy().labels().get(0));
   }
 
   @Test
@@ -75,12 +106,15 @@ public class TerraformIamTest {
 
   @Test
   public void everyRoleIsJustifiedInTheReadme() {
-    List<RoleGrant> unjustified =
+    List<String> unjustified =
         tf.iamRoles().stream()
-            .filter(g -> !justified.contains(g.role()))
+            .map(TerraformIamTest::grant)
+            .filter(g -> !justified.contains(g))
             .collect(Collectors.toList());
     assertThat(
-        "add a row | `role` | where | why | to terraform/README.md, or drop the grant",
+        "add a row | `role` | where | why | to terraform/README.md (where: one of "
+            + GRANTED_ON.keySet()
+            + "), or drop the grant",
         unjustified,
         is(empty()));
   }
@@ -88,7 +122,9 @@ public class TerraformIamTest {
   @Test
   public void readmeListsOnlyRolesThatAreGranted() {
     Set<String> granted =
-        tf.iamRoles().stream().map(RoleGrant::role).collect(Collectors.toCollection(TreeSet::new));
+        tf.iamRoles().stream()
+            .map(TerraformIamTest::grant)
+            .collect(Collectors.toCollection(TreeSet::new));
     Set<String> stale = new TreeSet<>(justified);
     stale.removeAll(granted);
     assertThat(stale, is(empty()));
