@@ -194,6 +194,7 @@ public class PubsubEmulatorTest {
 
     String run = java.util.UUID.randomUUID().toString();
     SEEN.put(run, new ConcurrentLinkedQueue<>());
+    INGESTED.clear();
     PubsubOptions options = PipelineOptionsFactory.create().as(PubsubOptions.class);
     options.setPubsubRootUrl(rootUrl);
     options.setProject(PROJECT);
