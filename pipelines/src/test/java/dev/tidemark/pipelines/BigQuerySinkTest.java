@@ -78,7 +78,7 @@ public class BigQuerySinkTest {
   /**
    * A replay made by the generator that made {@code samples/sample-replay.ndjson}, with the same
    * kinds of record (duplicates and conflicts, late and too-late events, malformed lines), at a
-   * tenth of its size: the bundled sample takes about three minutes per DirectRunner run, and the
+   * tenth of its size: the bundled sample takes about two minutes per DirectRunner run, and the
    * replay test runs twice.
    */
   @BeforeClass
