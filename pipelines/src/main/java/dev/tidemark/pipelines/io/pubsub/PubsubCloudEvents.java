@@ -46,8 +46,16 @@ public final class PubsubCloudEvents {
 
   /** Whether {@code name} is a binary-mode CloudEvents attribute ({@code ce-*}, any case). */
   public static boolean isCloudEventsAttribute(String name) {
-    return name.length() > PREFIX.length()
-        && name.regionMatches(true, 0, PREFIX, 0, PREFIX.length());
+    return name.length() > PREFIX.length() && hasCloudEventsPrefix(name);
+  }
+
+  /**
+   * Whether {@code name} starts with {@code ce-} (any case), bare {@code ce-} included: the names
+   * the binding reserves, which {@code --pubsubIdAttribute} must not take (as the Flex Template's
+   * parameter pattern says).
+   */
+  public static boolean hasCloudEventsPrefix(String name) {
+    return name.regionMatches(true, 0, PREFIX, 0, PREFIX.length());
   }
 
   /** The origin of a message: {@code pubsub:<subscription or topic path>/<messageId>}. */

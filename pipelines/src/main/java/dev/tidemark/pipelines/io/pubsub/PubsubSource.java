@@ -130,7 +130,7 @@ public final class PubsubSource extends PTransform<PBegin, PCollection<RawRecord
    */
   public PubsubSource withIdAttribute(@Nullable String attribute) {
     String id = attribute == null || attribute.trim().isEmpty() ? null : attribute;
-    if (id != null && PubsubCloudEvents.isCloudEventsAttribute(id)) {
+    if (id != null && PubsubCloudEvents.hasCloudEventsPrefix(id)) {
       throw new IllegalArgumentException(
           "--pubsubIdAttribute="
               + id

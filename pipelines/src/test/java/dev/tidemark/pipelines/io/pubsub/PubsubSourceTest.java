@@ -200,7 +200,7 @@ public class PubsubSourceTest {
   @Test
   public void idAttributeMustNotBeABindingAttribute() {
     PubsubSource source = PubsubSource.fromSubscription(SUBSCRIPTION.getPath());
-    for (String binding : List.of("ce-id", "CE-ID", "ce-source")) {
+    for (String binding : List.of("ce-id", "CE-ID", "ce-source", "ce-")) {
       IllegalArgumentException refused =
           assertThrows(IllegalArgumentException.class, () -> source.withIdAttribute(binding));
       assertThat(refused.getMessage(), containsString("--pubsubIdAttribute=" + binding));
