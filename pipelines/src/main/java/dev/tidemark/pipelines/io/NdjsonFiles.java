@@ -12,7 +12,6 @@ import org.apache.beam.sdk.transforms.Flatten;
 import org.apache.beam.sdk.transforms.GroupByKey;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
-import org.apache.beam.sdk.transforms.WithKeys;
 import org.apache.beam.sdk.transforms.windowing.AfterWatermark;
 import org.apache.beam.sdk.transforms.windowing.GlobalWindows;
 import org.apache.beam.sdk.transforms.windowing.Repeatedly;
@@ -22,7 +21,6 @@ import org.apache.beam.sdk.values.PBegin;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.PCollectionList;
 import org.apache.beam.sdk.values.PDone;
-import org.apache.beam.sdk.values.TypeDescriptors;
 import org.joda.time.Duration;
 
 /**
@@ -56,9 +54,13 @@ public final class NdjsonFiles extends PTransform<PBegin, PDone> {
     return new NdjsonFiles(Map.copyOf(outputs), directory);
   }
 
+  /** A line keyed by its output's name and its group ({@link SpreadFn}). */
+  private static final KvCoder<KV<String, Integer>, String> GROUPED_LINE =
+      KvCoder.of(KvCoder.of(StringUtf8Coder.of(), VarIntCoder.of()), StringUtf8Coder.of());
+
   /** The global window, fired once when the input ends. */
-  private static Window<KV<String, String>> gatherUntilEnd() {
-    return Window.<KV<String, String>>into(new GlobalWindows())
+  private static Window<KV<KV<String, Integer>, String>> gatherUntilEnd() {
+    return Window.<KV<KV<String, Integer>, String>>into(new GlobalWindows())
         .triggering(Repeatedly.forever(AfterWatermark.pastEndOfWindow()))
         .withAllowedLateness(Duration.ZERO)
         .discardingFiredPanes();
@@ -66,25 +68,20 @@ public final class NdjsonFiles extends PTransform<PBegin, PDone> {
 
   @Override
   public PDone expand(PBegin begin) {
-    PCollectionList<KV<String, String>> named = PCollectionList.empty(begin.getPipeline());
+    PCollectionList<KV<KV<String, Integer>, String>> named =
+        PCollectionList.empty(begin.getPipeline());
     for (Map.Entry<String, PCollection<String>> output :
         new java.util.TreeMap<>(outputs).entrySet()) {
       named =
           named.and(
               output
                   .getValue()
-                  .apply(
-                      "Name" + output.getKey(),
-                      WithKeys.<String, String>of(output.getKey())
-                          .withKeyType(TypeDescriptors.strings()))
-                  .setCoder(KvCoder.of(StringUtf8Coder.of(), StringUtf8Coder.of()))
+                  .apply("Name" + output.getKey(), ParDo.of(new SpreadFn(output.getKey())))
+                  .setCoder(GROUPED_LINE)
                   .apply("GatherUntilEnd" + output.getKey(), gatherUntilEnd()));
     }
     named
         .apply("AllOutputs", Flatten.pCollections())
-        .apply("Spread", ParDo.of(new SpreadFn()))
-        .setCoder(
-            KvCoder.of(KvCoder.of(StringUtf8Coder.of(), VarIntCoder.of()), StringUtf8Coder.of()))
         .apply("GatherGroups", GroupByKey.create())
         .apply("JoinGroups", ParDo.of(new JoinFn()))
         .setCoder(KvCoder.of(StringUtf8Coder.of(), StringUtf8Coder.of()))
@@ -104,13 +101,18 @@ public final class NdjsonFiles extends PTransform<PBegin, PDone> {
     return PDone.in(begin.getPipeline());
   }
 
-  /** Keys a line by its output and one of {@value #SPREAD} groups, chosen by the line's hash. */
-  static final class SpreadFn extends DoFn<KV<String, String>, KV<KV<String, Integer>, String>> {
+  /** Keys a line by its output's name and one of {@value #SPREAD} groups, by the line's hash. */
+  static final class SpreadFn extends DoFn<String, KV<KV<String, Integer>, String>> {
+    private final String name;
+
+    SpreadFn(String name) {
+      this.name = name;
+    }
+
     @ProcessElement
     public void processElement(
-        @Element KV<String, String> line, OutputReceiver<KV<KV<String, Integer>, String>> out) {
-      int group = Math.floorMod(line.getValue().hashCode(), SPREAD);
-      out.output(KV.of(KV.of(line.getKey(), group), line.getValue()));
+        @Element String line, OutputReceiver<KV<KV<String, Integer>, String>> out) {
+      out.output(KV.of(KV.of(name, Math.floorMod(line.hashCode(), SPREAD)), line));
     }
   }
 
