@@ -2,6 +2,8 @@
 // Not part of the build: a throwaway main kept so that the figures in docs/benchmarks.md can be
 // reproduced. Arguments: rate (events/s), repeats. Pipeline options to try go through
 // -Dtidemark.bench.pipelineArgs (every Beam job of the suite); JVM options on the java command.
+// There is no warm-up run: a cold JVM's first run falls behind its feed (sixteenth round), so read
+// the runs after it.
 //
 //   mvn -B -q -o install -DskipTests
 //   mkdir -p /tmp/lx && javac -nowarn -cp pipelines/target/tidemark.jar -d /tmp/lx \
