@@ -3,7 +3,8 @@
 // reproduced. Arguments: rate (events/s), repeats. Pipeline options to try go through
 // -Dtidemark.bench.pipelineArgs (every Beam job of the suite); JVM options on the java command.
 // There is no warm-up run: a cold JVM's first run falls behind its feed (sixteenth round), so read
-// the runs after it.
+// the runs after it. Each run also prints the visibility latency (when the harness's consumer saw
+// the decision) and the process's CPU seconds over the run (seventeenth round).
 //
 //   mvn -B -q -o install -DskipTests
 //   mkdir -p /tmp/lx && javac -nowarn -cp pipelines/target/tidemark.jar -d /tmp/lx \
@@ -21,6 +22,13 @@ import java.nio.file.Path;
 import java.util.Locale;
 
 public class LatencyExp {
+  /** This process's CPU time so far (all threads, the embedded broker's and cluster's included). */
+  static long cpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean)
+            java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+        .getProcessCpuTime();
+  }
+
   public static void main(String[] args) throws Exception {
     double rate = Double.parseDouble(args[0]);
     int repeats = Integer.parseInt(args[1]);
@@ -37,18 +45,22 @@ public class LatencyExp {
     Path work = Files.createTempDirectory("lx");
     try (EmbeddedKafka broker = EmbeddedKafka.start()) {
       for (int i = 0; i < repeats; i++) {
+        long cpuBefore = cpuNanos();
         KafkaSinkBenchmark.LatencyRun run =
             KafkaSinkBenchmark.latencyRun(
                 broker, KafkaSinkMode.idempotent, "lx-" + i, rate, settings, work);
         System.out.println(
             String.format(
                 Locale.ROOT,
-                "RESULT run %d rate %.0f: p50 %.1f p95 %.1f p99 %.1f ms | %s",
+                "RESULT run %d rate %.0f: p50 %.1f p95 %.1f p99 %.1f ms; visible p50 %.1f p95 %.1f ms; process CPU %.1f s | %s",
                 i + 1,
                 rate,
                 run.recordLatencyMs(0.5),
                 run.recordLatencyMs(0.95),
                 run.recordLatencyMs(0.99),
+                KafkaSinkBenchmark.percentile(run.visibilityLatencies, 0.5),
+                KafkaSinkBenchmark.percentile(run.visibilityLatencies, 0.95),
+                (cpuNanos() - cpuBefore) / 1e9,
                 run.describe()));
       }
     }

@@ -1003,11 +1003,16 @@ public final class KafkaSinkBenchmark {
       job.stop(Duration.standardMinutes(1));
     }
     List<Seen> seen = watcher.stop();
-    List<JsonNode> nodes = new ArrayList<>();
-    for (Seen decision : seen) {
-      nodes.add(Json.MAPPER.readTree(decision.value));
+    // One compact pane per record, each record's bytes dropped once read: a tree per record at
+    // once would not fit the heap at the rates a fast machine sustains (1M decisions a span).
+    List<Pane> panes = new ArrayList<>(seen.size());
+    for (int i = 0; i < seen.size(); i++) {
+      Seen decision = seen.set(i, null);
+      panes.add(
+          new Pane(Json.MAPPER.readTree(decision.value), decision.timestamp, decision.seenAt));
     }
-    boolean[] attributable = triggeredByLatest(nodes);
+    seen.clear();
+    boolean[] attributable = triggeredByLatest(panes);
     List<Long> record = new ArrayList<>();
     List<Long> visible = new ArrayList<>();
     List<List<Long>> stages = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
@@ -1016,16 +1021,14 @@ public final class KafkaSinkBenchmark {
     long quarter = Math.max(1, (measureTo - measureFrom) / 4);
     List<Long> firstQuarter = new ArrayList<>();
     List<Long> lastQuarter = new ArrayList<>();
-    for (int i = 0; i < seen.size(); i++) {
-      Seen decision = seen.get(i);
-      JsonNode node = nodes.get(i);
-      String timing = node.path("pane").path("timing").asText();
-      long ingestion = clock(node, "ingestionTime");
+    for (int i = 0; i < panes.size(); i++) {
+      Pane decision = panes.get(i);
+      long ingestion = decision.ingestion;
       if (ingestion < measureFrom || ingestion >= measureTo) {
         continue;
       }
-      timings.merge(timing, 1, Integer::sum);
-      if (!timing.equals("EARLY")) {
+      timings.merge(decision.timing, 1, Integer::sum);
+      if (!decision.timing.equals("EARLY")) {
         continue;
       }
       if (!attributable[i]) {
@@ -1039,11 +1042,9 @@ public final class KafkaSinkBenchmark {
       } else if (ingestion >= measureTo - quarter) {
         lastQuarter.add(decision.timestamp - ingestion);
       }
-      long fired = clock(node, "processingTime");
-      long scored = clock(node, "decisionTime");
-      stages.get(0).add(fired - ingestion);
-      stages.get(1).add(scored - fired);
-      stages.get(2).add(decision.timestamp - scored);
+      stages.get(0).add(decision.fired - ingestion);
+      stages.get(1).add(decision.scored - decision.fired);
+      stages.get(2).add(decision.timestamp - decision.scored);
     }
     double achieved = measuredSent * 1000.0 / Math.max(1, measureTo - measureFrom);
     long[][] split = stages.stream().map(KafkaSinkBenchmark::sorted).toArray(long[][]::new);
@@ -1062,8 +1063,39 @@ public final class KafkaSinkBenchmark {
         steady);
   }
 
-  private static long clock(JsonNode decision, String name) {
-    return Instant.parse(decision.path("clocks").path(name).asText()).toEpochMilli();
+  /**
+   * What the latency figures need of one decision record: its Kafka timestamp, when the watcher saw
+   * it, and a few of its fields, the clocks as epoch millis ({@link Long#MIN_VALUE} when absent).
+   */
+  static final class Pane {
+    final long timestamp;
+    final long seenAt;
+    final String decisionId;
+    final long index;
+    final String timing;
+    final long txnCount;
+    final String eventTime;
+    final long ingestion;
+    final long fired;
+    final long scored;
+
+    Pane(JsonNode decision, long timestamp, long seenAt) {
+      this.timestamp = timestamp;
+      this.seenAt = seenAt;
+      this.decisionId = decision.path("decisionId").asText();
+      this.index = decision.path("pane").path("index").asLong();
+      this.timing = decision.path("pane").path("timing").asText().intern();
+      this.txnCount = decision.path("features").path("txnCount").asLong();
+      this.eventTime = decision.path("clocks").path("eventTime").asText();
+      this.ingestion = clock(decision, "ingestionTime");
+      this.fired = clock(decision, "processingTime");
+      this.scored = clock(decision, "decisionTime");
+    }
+
+    private static long clock(JsonNode decision, String name) {
+      JsonNode clock = decision.path("clocks").path(name);
+      return clock.isTextual() ? Instant.parse(clock.asText()).toEpochMilli() : Long.MIN_VALUE;
+    }
   }
 
   /**
@@ -1076,31 +1108,25 @@ public final class KafkaSinkBenchmark {
    * latest event's clock, which would add the time between the two arrivals to its latency: those
    * (and panes whose previous pane was not seen) are not attributable. Accumulating panes only.
    */
-  static boolean[] triggeredByLatest(List<JsonNode> decisions) {
-    Map<String, Map<Long, JsonNode>> byWindow = new HashMap<>();
-    for (JsonNode decision : decisions) {
+  static boolean[] triggeredByLatest(List<Pane> decisions) {
+    Map<String, Map<Long, Pane>> byWindow = new HashMap<>();
+    for (Pane decision : decisions) {
       byWindow
-          .computeIfAbsent(decision.path("decisionId").asText(), id -> new HashMap<>())
-          .put(decision.path("pane").path("index").asLong(), decision);
+          .computeIfAbsent(decision.decisionId, id -> new HashMap<>())
+          .put(decision.index, decision);
     }
     boolean[] attributable = new boolean[decisions.size()];
     for (int i = 0; i < decisions.size(); i++) {
-      JsonNode decision = decisions.get(i);
-      long index = decision.path("pane").path("index").asLong();
-      long count = decision.path("features").path("txnCount").asLong();
-      if (index == 0) {
-        attributable[i] = count == 1;
+      Pane decision = decisions.get(i);
+      if (decision.index == 0) {
+        attributable[i] = decision.txnCount == 1;
         continue;
       }
-      JsonNode previous = byWindow.get(decision.path("decisionId").asText()).get(index - 1);
+      Pane previous = byWindow.get(decision.decisionId).get(decision.index - 1);
       attributable[i] =
           previous != null
-              && count == previous.path("features").path("txnCount").asLong() + 1
-              && !decision
-                  .path("clocks")
-                  .path("eventTime")
-                  .asText()
-                  .equals(previous.path("clocks").path("eventTime").asText());
+              && decision.txnCount == previous.txnCount + 1
+              && !decision.eventTime.equals(previous.eventTime);
     }
     return attributable;
   }

@@ -39,7 +39,7 @@ public class KafkaSinkBenchmarkTest {
    */
   @Test
   public void onlyPanesWhoseLatestEventIsTheirTriggerAreAttributable() throws Exception {
-    List<JsonNode> decisions =
+    List<KafkaSinkBenchmark.Pane> decisions =
         List.of(
             pane("w1", 0, 1, "00:00:10"),
             pane("w1", 1, 2, "00:00:20"),
@@ -153,13 +153,17 @@ public class KafkaSinkBenchmarkTest {
         steady);
   }
 
-  private static JsonNode pane(String id, int index, int count, String eventTime) throws Exception {
-    return Json.MAPPER.readTree(
-        String.format(
-            "{\"decisionId\": \"%s\", \"pane\": {\"timing\": \"EARLY\", \"index\": %d},"
-                + " \"features\": {\"txnCount\": %d},"
-                + " \"clocks\": {\"eventTime\": \"2026-01-01T%s.000Z\"}}",
-            id, index, count, eventTime));
+  private static KafkaSinkBenchmark.Pane pane(String id, int index, int count, String eventTime)
+      throws Exception {
+    return new KafkaSinkBenchmark.Pane(
+        Json.MAPPER.readTree(
+            String.format(
+                "{\"decisionId\": \"%s\", \"pane\": {\"timing\": \"EARLY\", \"index\": %d},"
+                    + " \"features\": {\"txnCount\": %d},"
+                    + " \"clocks\": {\"eventTime\": \"2026-01-01T%s.000Z\"}}",
+                id, index, count, eventTime)),
+        0,
+        0);
   }
 
   @Test
