@@ -885,11 +885,14 @@ public final class KafkaSinkBenchmark {
       trackingLag = false;
     }
 
+    /** Stops tailing and hands over what it saw, keeping no reference to it. */
     List<Seen> stop() throws InterruptedException {
       running = false;
       thread.join(30_000);
       synchronized (seen) {
-        return new ArrayList<>(seen);
+        List<Seen> all = new ArrayList<>(seen);
+        seen.clear();
+        return all;
       }
     }
   }
