@@ -836,12 +836,7 @@ public final class KafkaSinkBenchmark {
 
     @Override
     public void run() {
-      Map<String, Object> config = new HashMap<>();
-      config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
-      config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-      config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-      config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-      config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+      Map<String, Object> config = committedReaderConfig(servers);
       config.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 10);
       try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config)) {
         List<TopicPartition> partitions = KafkaFeed.partitions(consumer, topic);
@@ -895,6 +890,17 @@ public final class KafkaSinkBenchmark {
         return all;
       }
     }
+  }
+
+  /** A consumer's settings for reading committed records as bytes, offsets never committed. */
+  static Map<String, Object> committedReaderConfig(String servers) {
+    Map<String, Object> config = new HashMap<>();
+    config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
+    config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+    config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+    config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    return config;
   }
 
   /**

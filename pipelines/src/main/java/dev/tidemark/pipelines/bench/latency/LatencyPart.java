@@ -19,6 +19,7 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
@@ -32,8 +33,9 @@ import java.util.stream.Stream;
  *   <li>The backlog throughput: {@code warmups} discarded runs, then {@code repeats} runs of a
  *       pre-produced backlog; events per second between the first and the last decision record's
  *       timestamps, median of the repeats.
- *   <li>The maximum sustained rate: fixed-rate probes from that median down by {@value #PROBE_STEP}
- *       a step until the job keeps up ({@link LatencyRun#keptUp}).
+ *   <li>The maximum sustained rate: fixed-rate probes, each a run like the measured ones, from that
+ *       median down by {@value #PROBE_STEP} a step until the job keeps up ({@link
+ *       LatencyRun#keptUp}), then one halfway back up ({@link #search}).
  *   <li>Latency at {@link KafkaSinkBenchmark#AUTO_RATE_SHARES} (50 % and 90 %) of the sustained
  *       rate: a fresh job per rate fed at a fixed rate; after the first decision, a warm-up and
  *       once the job has caught up (a cold job falls seconds behind its first full-rate feed and
@@ -81,7 +83,6 @@ public final class LatencyPart implements BenchPart {
     final double latencySeconds;
     final double warmupSeconds;
     final int latencyRepeats;
-    final double probeSeconds;
 
     /** The longest a run waits after its warm-up for the job to catch up before measuring. */
     final double steadyCapSeconds;
@@ -92,9 +93,7 @@ public final class LatencyPart implements BenchPart {
         double latencySeconds,
         double warmupSeconds,
         int latencyRepeats,
-        double probeSeconds,
         double steadyCapSeconds) {
-      this.probeSeconds = probeSeconds;
       this.steadyCapSeconds = steadyCapSeconds;
       this.throughputEvents = throughputEvents;
       this.accounts = accounts;
@@ -113,17 +112,17 @@ public final class LatencyPart implements BenchPart {
      */
     static Sizes of(BenchProfile profile) {
       return profile.isSmall()
-          ? new Sizes(3_000, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 8, 2, 1, 8, 20)
-          : new Sizes(20_000, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 60, 10, profile.repeats, 30, 30);
+          ? new Sizes(3_000, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 8, 2, 1, 20)
+          : new Sizes(20_000, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 60, 10, profile.repeats, 30);
     }
 
     KafkaSinkBenchmark.Settings settings(BenchProfile profile) {
       return settings(profile.repeats, latencySeconds);
     }
 
-    /** A probe for the sustained rate: one run of {@code probeSeconds}. */
+    /** A probe for the sustained rate: one run as long as a measured one. */
     KafkaSinkBenchmark.Settings probeSettings() {
-      return settings(1, probeSeconds);
+      return settings(1, latencySeconds);
     }
 
     private KafkaSinkBenchmark.Settings settings(int repeats, double seconds) {
@@ -187,59 +186,109 @@ public final class LatencyPart implements BenchPart {
     }
   }
 
+  /** One probe of {@link #search}: whether a run at {@code rate} events/s kept up. */
+  @FunctionalInterface
+  interface Probe {
+    boolean keptUp(double rate) throws Exception;
+  }
+
+  /** What {@link #search} found: the rate, whether a probe kept up at it, and every rate tried. */
+  static final class Search {
+    final double rate;
+    final boolean found;
+    final List<Double> tried;
+
+    Search(double rate, boolean found, List<Double> tried) {
+      this.rate = rate;
+      this.found = found;
+      this.tried = List.copyOf(tried);
+    }
+  }
+
   /**
-   * The highest fixed rate the job keeps up with ({@link LatencyRun#keptUp}): probes from the
-   * backlog's rate down by {@value #PROBE_STEP} a step, at most {@value #MAX_PROBES} (then the
-   * lowest probe's rate, with a note). A backlog drains faster than a steady feed is served (full
-   * bundles and scoring batches, one burst), so its rate overestimates what the job sustains: 90 %
-   * of it overloaded the job.
+   * The highest fixed rate {@code probe} keeps up with: from {@code start} down by {@value
+   * #PROBE_STEP} a step, at most {@value #MAX_PROBES} probes, then one more probe halfway to the
+   * rate above the first that kept up (the probe that fell behind before it, or a step above {@code
+   * start}), kept if it keeps up too. A 20 % step alone leaves the maximum anywhere in the 25 %
+   * above the rate found; the refinement halves that. When no probe keeps up, the lowest rate tried
+   * and {@code found == false}.
+   */
+  static Search search(double start, Probe probe) throws Exception {
+    List<Double> tried = new ArrayList<>();
+    double rate = start;
+    for (int i = 0; i < MAX_PROBES; i++) {
+      tried.add(rate);
+      if (probe.keptUp(rate)) {
+        double halfway = (rate + rate / (1 - PROBE_STEP)) / 2;
+        tried.add(halfway);
+        return new Search(probe.keptUp(halfway) ? halfway : rate, true, tried);
+      }
+      rate *= 1 - PROBE_STEP;
+    }
+    return new Search(tried.get(tried.size() - 1), false, tried);
+  }
+
+  /**
+   * The highest fixed rate the job keeps up with ({@link LatencyRun#keptUp}), by {@link #search}
+   * from the backlog's rate. A backlog drains faster than a steady feed is served (full bundles and
+   * scoring batches, one burst), so its rate overestimates what the job sustains: 90 % of it
+   * overloaded the job. Each probe is a run like the measured ones, as long and after the same
+   * warm-up: the dedup state, and with it every checkpoint's cost, grows through a run, so a
+   * shorter probe kept up at rates the measured runs could not (nineteenth round).
    */
   private static double sustainedMaximum(
       EmbeddedKafka broker, double burstRate, Sizes sizes, Path work, BenchResults results)
       throws Exception {
-    KafkaSinkBenchmark.Settings probe = sizes.probeSettings();
-    double rate = burstRate;
-    for (int i = 0; i < MAX_PROBES; i++) {
-      LatencyRun run =
-          KafkaSinkBenchmark.latencyRun(broker, MODE, "latency-probe-" + i, rate, probe, work);
-      System.out.println("probe " + (i + 1) + ": " + run.describe());
-      if (run.keptUp()) {
-        results.note(
-            NAME,
-            String.format(
-                Locale.ROOT,
-                "maximum sustained rate %.0f events/s: the highest probe (from the backlog's %.0f"
-                    + " events/s down by %.0f %% a step, %.0f s each after a %.0f s warm-up) that"
-                    + " caught up within %.0f s of its warm-up, with a p95 latency under %.0f ms,"
-                    + " a median latency that grew by less than %.0f ms"
-                    + " over its span, and every decision drained",
-                rate,
-                burstRate,
-                PROBE_STEP * 100,
-                sizes.probeSeconds,
-                sizes.warmupSeconds,
-                sizes.steadyCapSeconds,
-                KafkaSinkBenchmark.KEPT_UP_P95_MS,
-                KafkaSinkBenchmark.KEPT_UP_LAG_GROWTH_MS));
-        results.measure(NAME, "idempotent max sustained rate", Stats.of(rate), "events/s");
-        return rate;
-      }
-      rate *= 1 - PROBE_STEP;
-    }
-    double lowest = rate / (1 - PROBE_STEP);
-    results.note(
-        NAME,
-        String.format(
-            Locale.ROOT,
-            "no probe kept up (%d rates from %.0f down to %.0f events/s, %.0f s each: p95 over %.0f"
-                + " ms or a growing lag); the latency rates are shares of the lowest probe, so"
-                + " they include whatever made it fall behind",
-            MAX_PROBES,
+    KafkaSinkBenchmark.Settings probeSettings = sizes.probeSettings();
+    int[] probes = {0};
+    Search search =
+        search(
             burstRate,
-            lowest,
-            sizes.probeSeconds,
-            KafkaSinkBenchmark.KEPT_UP_P95_MS));
-    return lowest;
+            rate -> {
+              int i = probes[0]++;
+              LatencyRun run =
+                  KafkaSinkBenchmark.latencyRun(
+                      broker, MODE, "latency-probe-" + i, rate, probeSettings, work);
+              System.out.println("probe " + (i + 1) + ": " + run.describe());
+              return run.keptUp();
+            });
+    String tried =
+        search.tried.stream()
+            .map(rate -> String.format(Locale.ROOT, "%.0f", rate))
+            .collect(Collectors.joining(", "));
+    if (search.found) {
+      results.note(
+          NAME,
+          String.format(
+              Locale.ROOT,
+              "maximum sustained rate %.0f events/s: the highest probe that kept up (probes at %s"
+                  + " events/s: from the backlog's rate down by %.0f %% a step, then one halfway"
+                  + " back up; each a %.0f s run after a %.0f s warm-up, as the measured runs) that"
+                  + " caught up within %.0f s of its warm-up, with a p95 latency under %.0f ms, a"
+                  + " median latency that grew by less than %.0f ms over its span, and every"
+                  + " decision drained",
+              search.rate,
+              tried,
+              PROBE_STEP * 100,
+              sizes.latencySeconds,
+              sizes.warmupSeconds,
+              sizes.steadyCapSeconds,
+              KafkaSinkBenchmark.KEPT_UP_P95_MS,
+              KafkaSinkBenchmark.KEPT_UP_LAG_GROWTH_MS));
+      results.measure(NAME, "idempotent max sustained rate", Stats.of(search.rate), "events/s");
+    } else {
+      results.note(
+          NAME,
+          String.format(
+              Locale.ROOT,
+              "no probe kept up (%s events/s, %.0f s each: p95 over %.0f ms or a growing lag);"
+                  + " the latency rates are shares of the lowest probe, so they include whatever"
+                  + " made it fall behind",
+              tried,
+              sizes.latencySeconds,
+              KafkaSinkBenchmark.KEPT_UP_P95_MS));
+    }
+    return search.rate;
   }
 
   /** The idempotent sink's maximum throughput, events/s (first to last decision). */
