@@ -29,19 +29,23 @@ public class LatencyExp {
         .getProcessCpuTime();
   }
 
+  /** The latency part's full-profile settings for one 60 s run after a 10 s warm-up. */
+  static KafkaSinkBenchmark.Settings settings() {
+    return KafkaSinkBenchmark.Settings.parse(
+        "--events=20000",
+        "--accounts=" + KafkaSinkBenchmark.DEFAULT_ACCOUNTS,
+        "--repeats=1",
+        "--latencySeconds=60",
+        "--warmupSeconds=10",
+        "--steadyCapSeconds=30",
+        "--maxBundleTimeMills=20",
+        "--bufferTimeout=5");
+  }
+
   public static void main(String[] args) throws Exception {
     double rate = Double.parseDouble(args[0]);
     int repeats = Integer.parseInt(args[1]);
-    KafkaSinkBenchmark.Settings settings =
-        KafkaSinkBenchmark.Settings.parse(
-            "--events=20000",
-            "--accounts=" + KafkaSinkBenchmark.DEFAULT_ACCOUNTS,
-            "--repeats=1",
-            "--latencySeconds=60",
-            "--warmupSeconds=10",
-            "--steadyCapSeconds=30",
-            "--maxBundleTimeMills=20",
-            "--bufferTimeout=5");
+    KafkaSinkBenchmark.Settings settings = settings();
     Path work = Files.createTempDirectory("lx");
     try (EmbeddedKafka broker = EmbeddedKafka.start()) {
       for (int i = 0; i < repeats; i++) {
