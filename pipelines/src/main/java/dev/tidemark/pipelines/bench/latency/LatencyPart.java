@@ -233,8 +233,8 @@ public final class LatencyPart implements BenchPart {
    * from the backlog's rate. A backlog drains faster than a steady feed is served (full bundles and
    * scoring batches, one burst), so its rate overestimates what the job sustains: 90 % of it
    * overloaded the job. Each probe is a run like the measured ones, as long and after the same
-   * warm-up: the dedup state, and with it every checkpoint's cost, grows through a run, so a
-   * shorter probe kept up at rates the measured runs could not (nineteenth round).
+   * warm-up, so the rate is found under the conditions it is used in: the dedup state and the
+   * checkpoints accumulate through a run (nineteenth round).
    */
   private static double sustainedMaximum(
       EmbeddedKafka broker, double burstRate, Sizes sizes, Path work, BenchResults results)
