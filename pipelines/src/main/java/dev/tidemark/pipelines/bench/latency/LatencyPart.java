@@ -116,21 +116,13 @@ public final class LatencyPart implements BenchPart {
           : new Sizes(20_000, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 60, 10, profile.repeats, 30);
     }
 
+    /** The settings of every run: the backlog's, the probes' and the measured ones'. */
     KafkaSinkBenchmark.Settings settings(BenchProfile profile) {
-      return settings(profile.repeats, latencySeconds);
-    }
-
-    /** A probe for the sustained rate: one run as long as a measured one. */
-    KafkaSinkBenchmark.Settings probeSettings() {
-      return settings(1, latencySeconds);
-    }
-
-    private KafkaSinkBenchmark.Settings settings(int repeats, double seconds) {
       return KafkaSinkBenchmark.Settings.parse(
           "--events=" + throughputEvents,
           "--accounts=" + accounts,
-          "--repeats=" + repeats,
-          "--latencySeconds=" + seconds,
+          "--repeats=" + profile.repeats,
+          "--latencySeconds=" + latencySeconds,
           "--warmupSeconds=" + warmupSeconds,
           "--steadyCapSeconds=" + steadyCapSeconds,
           "--maxBundleTimeMills=" + MAX_BUNDLE_TIME_MILLIS,
@@ -150,7 +142,7 @@ public final class LatencyPart implements BenchPart {
     Path work = Files.createTempDirectory("tidemark-bench-latency");
     try (EmbeddedKafka broker = EmbeddedKafka.start()) {
       Stats burst = measureThroughput(broker, profile, sizes, settings, work, results);
-      double sustained = sustainedMaximum(broker, burst.median(), sizes, work, results);
+      double sustained = sustainedMaximum(broker, burst.median(), sizes, settings, work, results);
       List<Double> shares = KafkaSinkBenchmark.AUTO_RATE_SHARES;
       List<Double> rates = KafkaSinkBenchmark.ratesAt(sustained);
       List<double[]> perRate = new ArrayList<>();
@@ -237,9 +229,13 @@ public final class LatencyPart implements BenchPart {
    * checkpoints accumulate through a run (nineteenth round).
    */
   private static double sustainedMaximum(
-      EmbeddedKafka broker, double burstRate, Sizes sizes, Path work, BenchResults results)
+      EmbeddedKafka broker,
+      double burstRate,
+      Sizes sizes,
+      KafkaSinkBenchmark.Settings settings,
+      Path work,
+      BenchResults results)
       throws Exception {
-    KafkaSinkBenchmark.Settings probeSettings = sizes.probeSettings();
     int[] probes = {0};
     Search search =
         search(
@@ -248,7 +244,7 @@ public final class LatencyPart implements BenchPart {
               int i = probes[0]++;
               LatencyRun run =
                   KafkaSinkBenchmark.latencyRun(
-                      broker, MODE, "latency-probe-" + i, rate, probeSettings, work);
+                      broker, MODE, "latency-probe-" + i, rate, settings, work);
               System.out.println("probe " + (i + 1) + ": " + run.describe());
               return run.keptUp();
             });
