@@ -19,6 +19,8 @@
 //       --add-opens=java.base/java.util=ALL-UNNAMED --add-opens=java.base/java.lang=ALL-UNNAMED \
 //       -cp /tmp/sc:pipelines/target/tidemark.jar \
 //       dev.tidemark.pipelines.bench.flink.StreamCeiling 200000 3 parse,dedup,features,full
+// and, for the features cut at other fan-outs (Tidemark's --windowPeriod; native stays at PT30S):
+//       ... StreamCeiling 200000 4 features PT5M     (fan-out 1; PT5S is fan-out 60)
 package dev.tidemark.pipelines.bench.flink;
 
 import dev.tidemark.pipelines.TidemarkOptions;
@@ -46,6 +48,10 @@ public class StreamCeiling {
     int events = Integer.parseInt(args[0]);
     int rounds = Integer.parseInt(args[1]);
     List<String> cuts = List.of(args[2].split(","));
+    // Optional: Tidemark's --windowPeriod for the cut jobs (fan-out = PT5M / period). With any other
+    // period than the suite's PT30S the pane count is unknown, so a cut job is done once every dead
+    // letter is counted and no output came for 5 s (the rate is still lines / last output).
+    String period = args.length > 3 ? args[3] : "PT30S";
     Workload workload = Workload.generate(events, FlinkBaselinePart.ACCOUNTS);
     Path work = Files.createTempDirectory("sc");
     List<Path> files = workload.writeFiles(work.resolve("backfill"), 2);
@@ -67,7 +73,10 @@ public class StreamCeiling {
                 .eventsPerSecond();
           } else {
             long target = cut.equals("features") ? decisions : unique;
-            rate = cutRun(broker, workload, cut, target, deadLetters);
+            if (!period.equals("PT30S")) {
+              target = Long.MAX_VALUE;
+            }
+            rate = cutRun(broker, workload, cut, target, deadLetters, period);
           }
           System.out.printf("round %d tidemark-%s %.0f events/s (ratio %.3f)%n",
               i, cut, rate, rate / n.eventsPerSecond());
@@ -93,7 +102,7 @@ public class StreamCeiling {
   }
 
   static double cutRun(EmbeddedKafka broker, Workload workload, String cut, long target,
-      long deadLetters) throws Exception {
+      long deadLetters, String period) throws Exception {
     String runId = "cut-" + cut + "-" + System.nanoTime();
     String topic = FlinkBaselinePart.produce(broker, runId, workload);
     Tally tally = Tally.start(runId, false);
@@ -103,7 +112,8 @@ public class StreamCeiling {
           "--parallelism=2", "--fasterCopy=true", "--source=kafka",
           "--kafkaBootstrapServers=" + broker.bootstrapServers(),
           "--kafkaInputTopic=" + topic, "--kafkaConsumerGroup=" + runId,
-          "--maxOutOfOrderness=PT30S", "--kafkaIdleTimeout=PT10S", "--earlyFiringDelay=none");
+          "--maxOutOfOrderness=PT30S", "--kafkaIdleTimeout=PT10S", "--earlyFiringDelay=none",
+          "--windowPeriod=" + period);
       Pipeline pipeline = Pipeline.create(options);
       PCollection<RawRecord> raw =
           pipeline.apply("ReadKafka", TidemarkPipeline.kafkaSource(options));
@@ -135,8 +145,13 @@ public class StreamCeiling {
       try {
         long deadline = System.nanoTime() + 600_000_000_000L;
         while (System.nanoTime() < deadline) {
-          if (tally.count(Tally.Output.DEAD_LETTERS) >= deadLetters + FlinkBaselinePart.PARTITIONS
-              && tally.count(Tally.Output.DECISIONS) >= target) {
+          boolean markersSeen =
+              tally.count(Tally.Output.DEAD_LETTERS) >= deadLetters + FlinkBaselinePart.PARTITIONS;
+          if (markersSeen && tally.count(Tally.Output.DECISIONS) >= target) {
+            break;
+          }
+          if (markersSeen && target == Long.MAX_VALUE
+              && System.nanoTime() - tally.lastOutputNanos() > 5_000_000_000L) {
             break;
           }
           Thread.sleep(20);
