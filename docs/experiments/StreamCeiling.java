@@ -25,7 +25,6 @@ package dev.tidemark.pipelines.bench.flink;
 
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
-import org.apache.beam.runners.flink.TidemarkFlinkJobs;
 import dev.tidemark.pipelines.io.kafka.EmbeddedKafka;
 import dev.tidemark.transforms.ComputeFeatures;
 import dev.tidemark.transforms.DeadLetter;
@@ -37,6 +36,7 @@ import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import org.apache.beam.runners.flink.TidemarkFlinkJobs;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.transforms.WithFailures;
@@ -50,7 +50,7 @@ public class StreamCeiling {
     List<String> cuts = List.of(args[2].split(","));
     // Optional: Tidemark's --windowPeriod for the cut jobs (fan-out = PT5M / period). With any other
     // period than the suite's PT30S the pane count is unknown, so a cut job is done once every dead
-    // letter is counted and no output came for 5 s (the rate is still lines / last output).
+    // letter is counted and no output came for 10 s (the rate is still lines / last output).
     String period = args.length > 3 ? args[3] : "PT30S";
     Workload workload = Workload.generate(events, FlinkBaselinePart.ACCOUNTS);
     Path work = Files.createTempDirectory("sc");
@@ -58,7 +58,7 @@ public class StreamCeiling {
     FlinkBaselinePart.Run backfill = FlinkBaselinePart.nativeBackfill(files, workload, 2);
     String expected = backfill.checksum;
     long deadLetters = FlinkBaselinePart.expectedDeadLetters(expected);
-    long duplicates = field(expected, "duplicates");
+    long duplicates = FlinkBaselinePart.field(expected, "duplicates");
     long unique = workload.lines.size() - deadLetters - duplicates;
     long decisions = FlinkBaselinePart.expectedDecisions(expected);
     System.out.printf("expected: %s unique=%d%n", expected, unique);
@@ -84,15 +84,6 @@ public class StreamCeiling {
       }
     }
     System.exit(0);
-  }
-
-  private static long field(String checksum, String name) {
-    for (String part : checksum.split(" ")) {
-      if (part.startsWith(name + "=")) {
-        return Long.parseLong(part.substring(name.length() + 1));
-      }
-    }
-    throw new IllegalArgumentException(name);
   }
 
   private static Object call(String name, TidemarkOptions options) throws Exception {
@@ -143,19 +134,8 @@ public class StreamCeiling {
       long started = System.nanoTime();
       TidemarkFlinkJobs.Job job = TidemarkFlinkJobs.start(pipeline);
       try {
-        long deadline = System.nanoTime() + 600_000_000_000L;
-        while (System.nanoTime() < deadline) {
-          boolean markersSeen =
-              tally.count(Tally.Output.DEAD_LETTERS) >= deadLetters + FlinkBaselinePart.PARTITIONS;
-          if (markersSeen && tally.count(Tally.Output.DECISIONS) >= target) {
-            break;
-          }
-          if (markersSeen && target == Long.MAX_VALUE
-              && System.nanoTime() - tally.lastOutputNanos() > 5_000_000_000L) {
-            break;
-          }
-          Thread.sleep(20);
-        }
+        // The cut's events or panes count as DECISIONS.
+        FlinkBaselinePart.awaitOutputs(tally, target, deadLetters + FlinkBaselinePart.PARTITIONS);
       } finally {
         job.stop(Duration.standardMinutes(1));
       }

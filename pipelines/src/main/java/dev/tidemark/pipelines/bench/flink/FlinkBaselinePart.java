@@ -448,8 +448,16 @@ public final class FlinkBaselinePart implements BenchPart {
    * (if they never do) until nothing changed for 10 s after the markers; at most 10 minutes.
    */
   static void awaitOutputs(Tally tally, String expected, int markers) throws InterruptedException {
-    long expectedDecisions = expectedDecisions(expected);
-    long expectedDeadLetters = expectedDeadLetters(expected) + markers;
+    awaitOutputs(tally, expectedDecisions(expected), expectedDeadLetters(expected) + markers);
+  }
+
+  /**
+   * Waits until {@link Tally.Output#DECISIONS} reaches {@code expectedDecisions} and the dead
+   * letters reach {@code expectedDeadLetters}, or (if they never do) until nothing changed for 10 s
+   * after the dead letters; at most 10 minutes.
+   */
+  static void awaitOutputs(Tally tally, long expectedDecisions, long expectedDeadLetters)
+      throws InterruptedException {
     long deadline = System.nanoTime() + 600_000_000_000L;
     while (System.nanoTime() < deadline) {
       boolean markersSeen = tally.count(Tally.Output.DEAD_LETTERS) >= expectedDeadLetters;
@@ -465,7 +473,7 @@ public final class FlinkBaselinePart implements BenchPart {
     throw new IllegalStateException("the streaming run did not finish: " + tally.checksum());
   }
 
-  private static long field(String checksum, String name) {
+  static long field(String checksum, String name) {
     for (String part : checksum.split(" ")) {
       if (part.startsWith(name + "=")) {
         return Long.parseLong(part.substring(name.length() + 1));
