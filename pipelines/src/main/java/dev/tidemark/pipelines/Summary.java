@@ -1,6 +1,7 @@
 package dev.tidemark.pipelines;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.tidemark.pipelines.io.Outputs;
 import dev.tidemark.transforms.Json;
 import dev.tidemark.transforms.TidemarkMetrics;
 import java.io.IOException;
@@ -222,7 +223,7 @@ public final class Summary {
     List<String> violations = identityViolations();
     out.println(violations.isEmpty() ? "  HOLDS" : "  BROKEN: " + String.join("; ", violations));
     out.printf("Outputs in %s:%n", outputDirectory.toAbsolutePath().normalize());
-    for (String name : TidemarkPipeline.OUTPUT_NAMES) {
+    for (String name : Outputs.NAMES) {
       out.printf("  %s/%n", name);
     }
     out.printf("  summary.json%n");

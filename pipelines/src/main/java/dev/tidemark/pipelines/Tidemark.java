@@ -1,24 +1,25 @@
 package dev.tidemark.pipelines;
 
-import dev.tidemark.pipelines.bench.suite.BenchProfile;
-import dev.tidemark.pipelines.bench.suite.BenchSuite;
 import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
 import dev.tidemark.pipelines.io.kafka.KafkaCapture;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
-import dev.tidemark.pipelines.io.kafka.LiveDemo;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import org.apache.beam.runners.dataflow.options.DataflowPipelineOptions;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 import picocli.CommandLine.Unmatched;
 
 /** The {@code tidemark} command line: {@code run} the pipeline, {@code generate} a stream. */
@@ -31,10 +32,36 @@ import picocli.CommandLine.Unmatched;
       Tidemark.Run.class,
       Tidemark.Generate.class,
       Tidemark.Train.class,
-      Tidemark.Capture.class,
-      Tidemark.Bench.class
+      Tidemark.Capture.class
+    },
+    footer = {
+      "",
+      "The benchmark suite is its own program: ./tidemark bench --help (module bench/).",
+      "Run 'tidemark COMMAND --help' for a command's options."
     })
 public final class Tidemark implements Callable<Integer> {
+  @Spec CommandSpec spec;
+
+  /** Exit code: the command did what it was asked (for {@code run}: the identity holds). */
+  public static final int DONE = 0;
+
+  /** Exit code of {@code run}: the job ended but its accounting identity does not hold. */
+  public static final int IDENTITY_BROKEN = 1;
+
+  /** Exit code: the command line or an option is wrong; the message says how to fix it. */
+  public static final int USAGE_ERROR = 2;
+
+  /** Exit code: the options were accepted, then the run failed (the job, a file, a broker). */
+  public static final int RUN_FAILED = 3;
+
+  /** The exit codes as every command's {@code --help} lists them. */
+  static final Map<String, String> EXIT_CODES =
+      new LinkedHashMap<>(
+          Map.of(
+              " " + DONE, "done (run: the accounting identity holds)",
+              " " + IDENTITY_BROKEN, "run: the job ended, its accounting identity is broken",
+              " " + USAGE_ERROR, "usage error: a wrong command, option or value",
+              " " + RUN_FAILED, "the run failed: the job, an input or a broker"));
 
   public static void main(String[] args) {
     System.exit(execute(args));
@@ -45,6 +72,10 @@ public final class Tidemark implements Callable<Integer> {
     CommandLine commandLine = new CommandLine(new Tidemark());
     commandLine.setExecutionExceptionHandler(
         (e, cmd, parsed) -> {
+          // A wrong option is reported as one; anything thrown once the options were accepted is
+          // a failed run. Runner wrappers (Flink's "Recovery is suppressed", Beam's
+          // PipelineExecutionException) hide the real failure, so print the chain under it.
+          boolean usage = e instanceof IllegalArgumentException;
           Throwable cause = e;
           while (cause.getCause() != null
               && cause instanceof RuntimeException
@@ -52,18 +83,27 @@ public final class Tidemark implements Callable<Integer> {
             cause = cause.getCause();
           }
           cmd.getErr().println("tidemark: " + cause.getMessage());
-          // A runner's wrapper (e.g. Flink's "Recovery is suppressed") hides the real failure.
           for (Throwable c = cause.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
             cmd.getErr().println("  caused by: " + c);
           }
-          return 2;
+          return usage ? USAGE_ERROR : RUN_FAILED;
         });
+    commandLine.setExitCodeExceptionMapper(e -> USAGE_ERROR);
+    documentExitCodes(commandLine);
     return commandLine.execute(args);
+  }
+
+  /** Lists the exit codes in the help of the command and of each subcommand. */
+  public static void documentExitCodes(CommandLine command) {
+    Map<String, String> ordered = new java.util.TreeMap<>(EXIT_CODES);
+    command.getCommandSpec().usageMessage().exitCodeListHeading("%nExit codes:%n");
+    command.getCommandSpec().usageMessage().exitCodeList(ordered);
+    command.getSubcommands().values().forEach(Tidemark::documentExitCodes);
   }
 
   @Override
   public Integer call() {
-    new CommandLine(this).usage(System.out);
+    spec.commandLine().usage(System.out);
     return 0;
   }
 
@@ -77,6 +117,8 @@ public final class Tidemark implements Callable<Integer> {
             + " --help lists them."
       })
   static final class Run implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
     @Option(
         names = "--profile",
         description = "Runner profile from runner-profiles/ (default: ${DEFAULT-VALUE}).",
@@ -91,7 +133,7 @@ public final class Tidemark implements Callable<Integer> {
     @Override
     public Integer call() {
       if (help) {
-        new CommandLine(this).usage(System.out);
+        spec.commandLine().usage(System.out);
         System.out.println();
         PipelineOptionsFactory.register(TidemarkOptions.class);
         PipelineOptionsFactory.printHelp(System.out, TidemarkOptions.class);
@@ -111,77 +153,12 @@ public final class Tidemark implements Callable<Integer> {
                 : "Submitted Dataflow job " + jobId + "; it runs until drained or cancelled.");
         return 0;
       }
-      Summary summary = TidemarkPipeline.run(options);
+      Summary summary =
+          EmbeddedRun.requested(options)
+              ? EmbeddedRun.load().run(options)
+              : TidemarkPipeline.run(options);
       summary.print(System.out, Paths.get(options.getOutput()));
-      return summary.identityHolds() ? 0 : 1;
-    }
-  }
-
-  /** {@code tidemark bench}: the benchmark suite, side by side with its baselines. */
-  @Command(
-      name = "bench",
-      description = {
-        "Run the benchmark suite: Tidemark against native Flink and Beam's own building blocks,"
-            + " scaling curves, state size and latency. Prints one table and writes"
-            + " <output>/latest.json and PNG charts.",
-        "With more than one part, each part runs in a JVM of its own (this one's options and"
-            + " class path), so that no part is measured on a heap and JIT profiles the parts"
-            + " before it shaped."
-      })
-  static final class Bench implements Callable<Integer> {
-    @Option(
-        names = "--profile",
-        defaultValue = "small",
-        description =
-            "small (a few minutes, the CI smoke test) or full (default: ${DEFAULT-VALUE}).")
-    String profile;
-
-    @Option(
-        names = "--output",
-        defaultValue = "bench-results",
-        description = "Directory of latest.json and the charts (default: ${DEFAULT-VALUE}).")
-    Path output;
-
-    @Option(
-        names = "--parts",
-        split = ",",
-        description =
-            "Run only these parts, comma-separated (default: all): native-flink,"
-                + " beam-building-blocks, beam-scaling, beam-dedup-state, latency. The other"
-                + " parts' figures are null in latest.json.")
-    List<String> parts = new ArrayList<>();
-
-    @Option(
-        names = "--accounts",
-        split = ",",
-        description =
-            "Override the profile's account counts of the scaling curve, comma-separated; the"
-                + " first is the baseline of scaling.throughput1MVs1kAccounts (null unless 1000"
-                + " and 1000000).")
-    List<Integer> accounts = new ArrayList<>();
-
-    @Option(
-        names = "--fanOuts",
-        split = ",",
-        description = "Override the profile's window fan-outs (size / period), comma-separated.")
-    List<Integer> fanOuts = new ArrayList<>();
-
-    @Option(names = "--warmups", description = "Override the profile's discarded warm-up runs.")
-    Integer warmups;
-
-    @Option(
-        names = "--repeats",
-        description = "Override the profile's measured repeats (figures are their median).")
-    Integer repeats;
-
-    @Override
-    public Integer call() throws Exception {
-      BenchSuite suite = new BenchSuite(BenchSuite.selectParts(parts)).forkingEachPart();
-      suite.run(
-          BenchProfile.fromId(profile).with(accounts, fanOuts, warmups, repeats),
-          output,
-          System.out);
-      return 0;
+      return summary.identityHolds() ? DONE : IDENTITY_BROKEN;
     }
   }
 
@@ -196,6 +173,8 @@ public final class Tidemark implements Callable<Integer> {
             + " and topic: the Beam-style --kafka* options of 'run'; --help lists them."
       })
   static final class Capture implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
     @Option(names = "--output", description = "The replay file to write (required).")
     Path output;
 
@@ -226,7 +205,7 @@ public final class Tidemark implements Callable<Integer> {
     public Integer call() throws Exception {
       PipelineOptionsFactory.register(KafkaOptions.class);
       if (help) {
-        new CommandLine(this).usage(System.out);
+        spec.commandLine().usage(System.out);
         System.out.println();
         PipelineOptionsFactory.printHelp(System.out, KafkaOptions.class);
         return 0;
@@ -236,7 +215,7 @@ public final class Tidemark implements Callable<Integer> {
       }
       KafkaOptions options =
           PipelineOptionsFactory.fromArgs(kafkaArgs.toArray(new String[0])).as(KafkaOptions.class);
-      if (LiveDemo.EMBEDDED.equals(options.getKafkaBootstrapServers())) {
+      if (EmbeddedRun.EMBEDDED_BROKER.equals(options.getKafkaBootstrapServers())) {
         throw new IllegalArgumentException(
             "capture reads an existing broker: --kafkaBootstrapServers=embedded would start an"
                 + " empty one");

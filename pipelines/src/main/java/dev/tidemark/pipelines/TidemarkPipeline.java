@@ -4,13 +4,13 @@ import dev.tidemark.model.ModelEngine;
 import dev.tidemark.model.ScoreFeatures;
 import dev.tidemark.pipelines.io.BackfillSource;
 import dev.tidemark.pipelines.io.NdjsonFiles;
+import dev.tidemark.pipelines.io.Outputs;
 import dev.tidemark.pipelines.io.ReplayFile;
 import dev.tidemark.pipelines.io.bigquery.BigQuerySinks;
 import dev.tidemark.pipelines.io.kafka.KafkaChecks;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.io.kafka.KafkaSinks;
 import dev.tidemark.pipelines.io.kafka.KafkaSource;
-import dev.tidemark.pipelines.io.kafka.LiveDemo;
 import dev.tidemark.pipelines.io.pubsub.PubsubSource;
 import dev.tidemark.transforms.AssembleDecisions;
 import dev.tidemark.transforms.ComputeFeatures;
@@ -35,11 +35,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.apache.beam.runners.dataflow.DataflowPipelineJob;
-import org.apache.beam.runners.dataflow.DataflowRunner;
 import org.apache.beam.runners.dataflow.util.DataflowTemplateJob;
-import org.apache.beam.runners.direct.DirectRunner;
 import org.apache.beam.runners.flink.FlinkPipelineOptions;
-import org.apache.beam.runners.flink.FlinkRunner;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.transforms.Flatten;
@@ -62,30 +59,7 @@ import org.joda.time.Duration;
  * checked {@link Summary}.
  */
 public final class TidemarkPipeline {
-  /** The output directories under {@code --output}, one per output. */
-  public static final List<String> OUTPUT_NAMES =
-      List.of("decisions", "dead-letters", "duplicates", "too-late");
-
   private TidemarkPipeline() {}
-
-  /** The four outputs of the pipeline. */
-  public static final class Outputs {
-    public final PCollection<Decision> decisions;
-    public final PCollection<DeadLetter> deadLetters;
-    public final PCollection<DuplicateRecord> duplicates;
-    public final PCollection<TooLateRecord> tooLate;
-
-    Outputs(
-        PCollection<Decision> decisions,
-        PCollection<DeadLetter> deadLetters,
-        PCollection<DuplicateRecord> duplicates,
-        PCollection<TooLateRecord> tooLate) {
-      this.decisions = decisions;
-      this.deadLetters = deadLetters;
-      this.duplicates = duplicates;
-      this.tooLate = tooLate;
-    }
-  }
 
   /**
    * Builds parse, dedup, features and decisions on {@code raw}, configured from {@code options}.
@@ -174,7 +148,7 @@ public final class TidemarkPipeline {
           throw new IllegalArgumentException(
               "--source=replay needs --input=FILE, a replay file (see README: Replay files)");
         }
-        if (!DirectRunner.class.equals(options.getRunner())) {
+        if (!Runners.isDirect(options)) {
           throw new IllegalArgumentException(
               "--source=replay is deterministic only on the DirectRunner (it runs as a Beam"
                   + " TestStream); use --runner=DirectRunner, or --source=backfill on other"
@@ -260,21 +234,21 @@ public final class TidemarkPipeline {
   static void writeFiles(Outputs outputs, String outputDirectory) {
     Map<String, PCollection<String>> lines = new LinkedHashMap<>();
     lines.put(
-        OUTPUT_NAMES.get(0),
+        Outputs.NAMES.get(0),
         outputs.decisions.apply(
             "DecisionsToJson", MapElements.into(TypeDescriptors.strings()).via(Decision::toJson)));
     lines.put(
-        OUTPUT_NAMES.get(1),
+        Outputs.NAMES.get(1),
         outputs.deadLetters.apply(
             "DeadLettersToJson",
             MapElements.into(TypeDescriptors.strings()).via(DeadLetter::toJson)));
     lines.put(
-        OUTPUT_NAMES.get(2),
+        Outputs.NAMES.get(2),
         outputs.duplicates.apply(
             "DuplicatesToJson",
             MapElements.into(TypeDescriptors.strings()).via(DuplicateRecord::toJson)));
     lines.put(
-        OUTPUT_NAMES.get(3),
+        Outputs.NAMES.get(3),
         outputs.tooLate.apply(
             "TooLateToJson",
             MapElements.into(TypeDescriptors.strings()).via(TooLateRecord::toJson)));
@@ -287,7 +261,7 @@ public final class TidemarkPipeline {
    * writes the job specification. Such runs have no summary.
    */
   public static boolean submitsOnly(TidemarkOptions options) {
-    return DataflowRunner.class.isAssignableFrom(options.getRunner());
+    return Runners.isDataflow(options);
   }
 
   /**
@@ -331,7 +305,7 @@ public final class TidemarkPipeline {
               + " before it, not the window's. Use ACCUMULATING, or --sink=files or --sink=kafka"
               + " to receive every discarding pane");
     }
-    if (!FlinkRunner.class.equals(options.getRunner())) {
+    if (!Runners.isFlink(options)) {
       return;
     }
     FlinkPipelineOptions flink = options.as(FlinkPipelineOptions.class);
@@ -348,27 +322,12 @@ public final class TidemarkPipeline {
     }
   }
 
-  /** Builds, runs and checks the pipeline; writes {@code summary.json} under {@code --output}. */
+  /**
+   * Checks the options, builds the graph (source, transforms, sinks), runs it to its end, and
+   * writes the checked {@link Summary} as {@code summary.json} under {@code --output}.
+   */
   public static Summary run(TidemarkOptions options) {
     checkOptions(options);
-    if (LiveDemo.applies(options)) {
-      return LiveDemo.run(options, TidemarkPipeline::runPipeline);
-    }
-    return runPipeline(options);
-  }
-
-  /**
-   * Builds the whole pipeline (source, transforms, sinks) after clearing the previous run's file
-   * outputs; the caller runs it.
-   */
-  public static Pipeline build(TidemarkOptions options) {
-    clearOutputs(Paths.get(options.getOutput()));
-    Pipeline pipeline = Pipeline.create(options);
-    writeOutputs(expand(readSource(pipeline, options), options), options);
-    return pipeline;
-  }
-
-  private static Summary runPipeline(TidemarkOptions options) {
     Path output = Paths.get(options.getOutput());
     Pipeline pipeline = build(options);
     long started = System.nanoTime();
@@ -383,9 +342,20 @@ public final class TidemarkPipeline {
     return summary;
   }
 
+  /**
+   * Builds the whole pipeline (source, transforms, sinks) after clearing the previous run's file
+   * outputs; the caller runs it.
+   */
+  public static Pipeline build(TidemarkOptions options) {
+    clearOutputs(Paths.get(options.getOutput()));
+    Pipeline pipeline = Pipeline.create(options);
+    writeOutputs(expand(readSource(pipeline, options), options), options);
+    return pipeline;
+  }
+
   /** An output with no records still gets its (empty) file, so readers find every output. */
   static void touchEmptyOutputs(Path output) {
-    for (String name : OUTPUT_NAMES) {
+    for (String name : Outputs.NAMES) {
       Path dir = output.resolve(name);
       try {
         Files.createDirectories(dir);
@@ -402,7 +372,7 @@ public final class TidemarkPipeline {
 
   /** Removes the previous run's output directories so no stale shard survives. */
   static void clearOutputs(Path output) {
-    for (String name : OUTPUT_NAMES) {
+    for (String name : Outputs.NAMES) {
       Path dir = output.resolve(name);
       if (Files.isDirectory(dir)) {
         try (var paths = Files.walk(dir)) {

@@ -15,6 +15,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.api.services.bigquery.model.TableRow;
 import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
+import dev.tidemark.pipelines.io.Outputs;
 import dev.tidemark.pipelines.io.bigquery.BigQuerySinks;
 import dev.tidemark.pipelines.io.bigquery.BigQueryTables;
 import dev.tidemark.transforms.DeadLetter;
@@ -125,7 +126,7 @@ public class BigQuerySinkTest {
   private PipelineResult runReplay(Path output) {
     TidemarkOptions options = options(output);
     Pipeline pipeline = Pipeline.create(options);
-    TidemarkPipeline.Outputs outputs =
+    Outputs outputs =
         TidemarkPipeline.expand(TidemarkPipeline.readSource(pipeline, options), options);
     TidemarkPipeline.writeFiles(outputs, output.toString());
     BigQuerySinks.write(outputs, options, services);
@@ -288,8 +289,8 @@ public class BigQuerySinkTest {
     Pipeline pipeline = Pipeline.create(options);
     PCollection<Decision> input =
         pipeline.apply(Create.of(List.of(decisions)).withCoder(Decision.DecisionCoder.of()));
-    TidemarkPipeline.Outputs outputs =
-        new TidemarkPipeline.Outputs(
+    Outputs outputs =
+        new Outputs(
             input,
             pipeline.apply("NoDeadLetters", Create.empty(DeadLetter.DeadLetterCoder.of())),
             pipeline.apply("NoDuplicates", Create.empty(DuplicateRecord.DuplicateRecordCoder.of())),
@@ -359,7 +360,7 @@ public class BigQuerySinkTest {
         pipeline.apply(
             Create.of(List.of(accepted, rejected)).withCoder(Decision.DecisionCoder.of()));
     BigQuerySinks.write(
-        new TidemarkPipeline.Outputs(
+        new Outputs(
             input,
             pipeline.apply("NoDeadLetters", Create.empty(DeadLetter.DeadLetterCoder.of())),
             pipeline.apply("NoDuplicates", Create.empty(DuplicateRecord.DuplicateRecordCoder.of())),

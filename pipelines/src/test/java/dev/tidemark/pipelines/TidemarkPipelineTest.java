@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
+import dev.tidemark.pipelines.io.Outputs;
 import dev.tidemark.transforms.Json;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -96,7 +97,7 @@ public class TidemarkPipelineTest {
     assertThat(one.duplicates, greaterThan(0L));
     assertThat(one.deadLetters, greaterThan(0L));
     assertThat(one.decisions, greaterThan(0L));
-    for (String name : TidemarkPipeline.OUTPUT_NAMES) {
+    for (String name : Outputs.NAMES) {
       assertThat(name, stableLines(first, name), is(stableLines(second, name)));
     }
     assertThat(

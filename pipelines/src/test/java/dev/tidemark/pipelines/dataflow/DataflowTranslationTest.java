@@ -11,7 +11,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.pipelines.RunnerProfiles;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
-import dev.tidemark.pipelines.io.kafka.EmbeddedKafka;
+import dev.tidemark.testing.kafka.EmbeddedKafka;
 import dev.tidemark.transforms.Decision;
 import dev.tidemark.transforms.Features;
 import dev.tidemark.transforms.Json;

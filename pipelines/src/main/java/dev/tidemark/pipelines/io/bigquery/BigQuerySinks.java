@@ -3,7 +3,7 @@ package dev.tidemark.pipelines.io.bigquery;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.google.api.services.bigquery.model.TableRow;
 import dev.tidemark.pipelines.BigQuerySinkOptions;
-import dev.tidemark.pipelines.TidemarkPipeline;
+import dev.tidemark.pipelines.io.Outputs;
 import dev.tidemark.transforms.DeadLetter;
 import dev.tidemark.transforms.DeadLetterReason;
 import dev.tidemark.transforms.Json;
@@ -72,9 +72,7 @@ public final class BigQuerySinks {
    * null, replaces the BigQuery services (Beam's {@code FakeBigQueryServices} in tests).
    */
   public static void write(
-      TidemarkPipeline.Outputs outputs,
-      BigQuerySinkOptions options,
-      @Nullable BigQueryServices testServices) {
+      Outputs outputs, BigQuerySinkOptions options, @Nullable BigQueryServices testServices) {
     String dataset = dataset(options);
     WriteResult decisions =
         outputs.decisions.apply(

@@ -1,5 +1,6 @@
 package dev.tidemark.pipelines.io.kafka;
 
+import dev.tidemark.pipelines.Runners;
 import dev.tidemark.pipelines.TidemarkOptions;
 import java.util.Map;
 import java.util.Properties;
@@ -9,7 +10,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.beam.runners.flink.FlinkPipelineOptions;
-import org.apache.beam.runners.flink.FlinkRunner;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
@@ -50,7 +50,7 @@ public final class KafkaChecks {
           "--kafkaSinkGroupId must differ from --kafkaConsumerGroup: the sink stores its"
               + " transaction sequence as that group's offsets");
     }
-    if (!FlinkRunner.class.equals(options.getRunner())) {
+    if (!Runners.isFlink(options)) {
       return;
     }
     FlinkPipelineOptions flink = options.as(FlinkPipelineOptions.class);
@@ -114,7 +114,7 @@ public final class KafkaChecks {
       return;
     }
     boolean resuming =
-        FlinkRunner.class.equals(options.getRunner())
+        Runners.isFlink(options)
             && options.as(FlinkPipelineOptions.class).getSavepointPath() != null;
     Properties properties = new Properties();
     properties.putAll(clients.connectionConfig());

@@ -248,7 +248,7 @@ public final class KafkaClients implements Serializable {
     };
   }
 
-  Map<String, Object> merged(Map<String, Object> config) {
+  public Map<String, Object> merged(Map<String, Object> config) {
     Map<String, Object> merged = new HashMap<>(config);
     merged.putAll(connectionConfig());
     return merged;

@@ -109,7 +109,7 @@ public final class KafkaCloudEvents {
   }
 
   /** An RFC 3339 timestamp as an instant; null when absent or unreadable. */
-  static @Nullable Instant parseTime(@Nullable String text) {
+  public static @Nullable Instant parseTime(@Nullable String text) {
     if (text == null) {
       return null;
     }

@@ -2,6 +2,7 @@ package dev.tidemark.pipelines.io.kafka;
 
 import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
+import dev.tidemark.pipelines.io.Outputs;
 import dev.tidemark.transforms.Decision;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
@@ -57,16 +58,15 @@ public final class KafkaSinks {
   /** The topic of each output, by output name ({@link TidemarkPipeline#OUTPUT_NAMES}). */
   public static Map<String, String> topics(KafkaOptions options) {
     Map<String, String> topics = new LinkedHashMap<>();
-    topics.put(TidemarkPipeline.OUTPUT_NAMES.get(0), options.getKafkaDecisionsTopic());
-    topics.put(TidemarkPipeline.OUTPUT_NAMES.get(1), options.getKafkaDeadLettersTopic());
-    topics.put(TidemarkPipeline.OUTPUT_NAMES.get(2), options.getKafkaDuplicatesTopic());
-    topics.put(TidemarkPipeline.OUTPUT_NAMES.get(3), options.getKafkaTooLateTopic());
+    topics.put(Outputs.NAMES.get(0), options.getKafkaDecisionsTopic());
+    topics.put(Outputs.NAMES.get(1), options.getKafkaDeadLettersTopic());
+    topics.put(Outputs.NAMES.get(2), options.getKafkaDuplicatesTopic());
+    topics.put(Outputs.NAMES.get(3), options.getKafkaTooLateTopic());
     return topics;
   }
 
   /** Adds the four Kafka writes for {@code outputs}. */
-  public static void write(
-      TidemarkPipeline.Outputs outputs, KafkaOptions options, KafkaClients clients) {
+  public static void write(Outputs outputs, KafkaOptions options, KafkaClients clients) {
     Map<String, String> topics = topics(options);
     write(
         "Decisions",

@@ -16,6 +16,7 @@ import static org.junit.Assert.assertThrows;
 import com.google.api.client.util.Clock;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
+import dev.tidemark.pipelines.io.Outputs;
 import dev.tidemark.transforms.DeadLetter;
 import dev.tidemark.transforms.Decision;
 import dev.tidemark.transforms.DuplicateRecord;
@@ -170,7 +171,7 @@ public class PubsubSourceTest {
         pipeline.apply(
             "ReadPubsub",
             TidemarkPipeline.pubsubSource(options).withClientFactory(factory).withClock(CLOCK));
-    TidemarkPipeline.Outputs outputs = TidemarkPipeline.expand(raw, options);
+    Outputs outputs = TidemarkPipeline.expand(raw, options);
 
     PAssert.that(
             outputs.deadLetters.apply(

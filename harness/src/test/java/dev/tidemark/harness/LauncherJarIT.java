@@ -1,0 +1,76 @@
+package dev.tidemark.harness;
+
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.is;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+import org.junit.runner.RunWith;
+import org.junit.runners.JUnit4;
+
+/**
+ * The shaded jar that {@code ./tidemark} launches, run as users run it (a fresh JVM, only the jar
+ * on the class path): the unit tests' class path has test-scoped jars the shaded jar lacks, so a
+ * dependency missing at run time only shows here.
+ */
+@RunWith(JUnit4.class)
+public class LauncherJarIT {
+  @Rule public final TemporaryFolder folder = new TemporaryFolder();
+
+  private static String run(Path work, String... args) throws IOException, InterruptedException {
+    Path jar = Paths.get("target", "tidemark.jar").toAbsolutePath();
+    List<String> command = new ArrayList<>();
+    command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-Dai.djl.offline=true");
+    command.add("-Dtidemark.home=" + Paths.get("").toAbsolutePath().getParent());
+    command.add("-jar");
+    command.add(jar.toString());
+    command.addAll(List.of(args));
+    Path log = work.resolve("out.log");
+    Process process =
+        new ProcessBuilder(command)
+            .directory(work.toFile())
+            .redirectErrorStream(true)
+            .redirectOutput(log.toFile())
+            .start();
+    if (!process.waitFor(5, TimeUnit.MINUTES)) {
+      process.destroyForcibly();
+      throw new AssertionError("timed out: " + command);
+    }
+    String output = Files.readString(log, StandardCharsets.UTF_8);
+    assertThat(output, process.exitValue(), is(0));
+    return output;
+  }
+
+  @Test
+  public void runHelpListsThePipelineOptions() throws Exception {
+    String output = run(folder.getRoot().toPath(), "run", "--help");
+    assertThat(output, containsString("--bigQueryDataset"));
+    assertThat(output, containsString("--pubsubSubscription"));
+  }
+
+  @Test
+  public void aSmallGeneratedStreamRunsEndToEnd() throws Exception {
+    Path work = folder.getRoot().toPath();
+    run(work, "generate", "--output=" + work.resolve("s.ndjson"), "--events=60", "--accounts=5");
+    String output =
+        run(
+            work,
+            "run",
+            "--input=" + work.resolve("s.ndjson"),
+            "--output=" + work.resolve("out"),
+            "--earlyFiringDelay=none");
+    assertThat(output, containsString("HOLDS"));
+    assertThat(Files.exists(work.resolve("out").resolve("summary.json")), is(true));
+  }
+}

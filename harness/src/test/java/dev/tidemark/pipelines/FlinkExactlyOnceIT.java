@@ -1,0 +1,372 @@
+package dev.tidemark.pipelines;
+
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.empty;
+import static org.hamcrest.Matchers.greaterThan;
+import static org.hamcrest.Matchers.is;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.tidemark.harness.KafkaFeed;
+import dev.tidemark.harness.LiveRun;
+import dev.tidemark.pipelines.generate.EventGenerator;
+import dev.tidemark.pipelines.generate.GeneratorConfig;
+import dev.tidemark.pipelines.io.kafka.KafkaClients;
+import dev.tidemark.pipelines.io.kafka.KafkaSinks;
+import dev.tidemark.testing.kafka.EmbeddedKafka;
+import dev.tidemark.transforms.Json;
+import dev.tidemark.transforms.RawRecord;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.beam.runners.flink.EmbeddedFlinkJobsShim;
+import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.options.PipelineOptionsFactory;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.values.PCollection;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.joda.time.Duration;
+import org.junit.AfterClass;
+import org.junit.BeforeClass;
+import org.junit.ClassRule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+import org.junit.runner.RunWith;
+import org.junit.runners.JUnit4;
+
+/**
+ * The exactly-once proof on the FlinkRunner (embedded MiniCluster, parallelism 2, checkpoints every
+ * second) against a real Kafka broker: unbounded runs with failures injected mid-stream and
+ * automatic recovery from the last checkpoint, compared with a fault-free run.
+ */
+@RunWith(JUnit4.class)
+public class FlinkExactlyOnceIT {
+  @ClassRule public static final TemporaryFolder TEMP = new TemporaryFolder();
+
+  private static EmbeddedKafka broker;
+  private static Path events;
+  private static Map<String, String> reference;
+  private static Map<String, Long> referenceDeadLetters;
+
+  /** Records seen by the failure injector, across every attempt of every job in this JVM. */
+  private static final Map<String, AtomicLong> SEEN = new ConcurrentHashMap<>();
+
+  @BeforeClass
+  public static void startAndRunFaultFree() throws Exception {
+    broker = EmbeddedKafka.start();
+    events = TEMP.getRoot().toPath().resolve("events.ndjson");
+    // No late or too-late events: the final state of every window is then independent of when the
+    // watermark passed, so runs with and without failures must agree exactly.
+    new EventGenerator(
+            GeneratorConfig.builder()
+                .seed(20261129)
+                .numEvents(240)
+                .numAccounts(12)
+                .eventsPerSecond(1)
+                .lateFraction(0)
+                .tooLateFraction(0)
+                .duplicateRate(0.05)
+                .malformedFraction(0.02)
+                .build())
+        .writeTo(events);
+    Run faultFree = run("faultfree", KafkaOptions.KafkaSinkMode.transactional);
+    reference = faultFree.finalState;
+    referenceDeadLetters = faultFree.deadLetterReasons;
+    assertThat(reference.size(), greaterThan(50));
+    assertThat(faultFree.duplicatePanes, is(empty()));
+    // Without failures the job's own accounting holds and every decision it counted is committed.
+    assertThat(faultFree.summary.identityViolations(), is(empty()));
+    assertThat((long) faultFree.committedDecisions, is(faultFree.summary.decisions()));
+  }
+
+  @AfterClass
+  public static void stop() {
+    if (broker != null) {
+      broker.close();
+    }
+  }
+
+  @Test
+  public void transactionalSinkIsExactlyOnceAcrossOneFailure() throws Exception {
+    Run run = run("tx1", KafkaOptions.KafkaSinkMode.transactional, 150L);
+    assertThat("the failure was injected", SEEN.get("tx1").get(), greaterThan(150L));
+    assertThat("no decision record twice", run.duplicatePanes, is(empty()));
+    assertThat("versions 0..n with no gap", run.versionGaps, is(empty()));
+    assertThat(run.finalState, is(reference));
+    assertThat(run.deadLetterReasons, is(referenceDeadLetters));
+  }
+
+  @Test
+  public void transactionalSinkIsExactlyOnceAcrossTwoFailures() throws Exception {
+    Run run = run("tx2", KafkaOptions.KafkaSinkMode.transactional, 80L, 200L);
+    assertThat("both failures were injected", SEEN.get("tx2").get(), greaterThan(200L));
+    assertThat("no decision record twice", run.duplicatePanes, is(empty()));
+    assertThat("versions 0..n with no gap", run.versionGaps, is(empty()));
+    assertThat(run.finalState, is(reference));
+    assertThat(run.deadLetterReasons, is(referenceDeadLetters));
+  }
+
+  @Test
+  public void idempotentSinkKeepsExactlyOnceStateAcrossAFailure() throws Exception {
+    Run run = run("idem1", KafkaOptions.KafkaSinkMode.idempotent, 150L);
+    assertThat("the failure was injected", SEEN.get("idem1").get(), greaterThan(150L));
+    // Duplicate records may appear (at-least-once); the keep-latest-version view may not differ.
+    assertThat(run.finalState, is(reference));
+  }
+
+  @Test
+  public void aCleanStopAndRestartWithTheSameGroupLosesAndDoublesNothing() throws Exception {
+    List<String> lines = java.nio.file.Files.readAllLines(events, StandardCharsets.UTF_8);
+    Path firstHalf = TEMP.getRoot().toPath().resolve("first-half.ndjson");
+    Path secondHalf = TEMP.getRoot().toPath().resolve("second-half.ndjson");
+    java.nio.file.Files.write(firstHalf, lines.subList(0, lines.size() / 2));
+    java.nio.file.Files.write(secondHalf, lines.subList(lines.size() / 2, lines.size()));
+
+    TidemarkOptions first = options("restart", KafkaOptions.KafkaSinkMode.transactional);
+    KafkaClients clients = KafkaClients.from(first);
+    Map<String, String> topics = createTopics(first);
+    KafkaFeed.Fed fedFirst =
+        KafkaFeed.produce(clients, first.getKafkaInputTopic(), firstHalf, KafkaFeed.Mode.MIXED);
+    EmbeddedFlinkJobsShim.Job job = EmbeddedFlinkJobsShim.start(pipeline(first, "restart"));
+    String savepoint;
+    try {
+      LiveRun.awaitQuiet(clients, topics, 0, Duration.standardMinutes(3), job::checkRunning);
+    } catch (Exception e) {
+      job.cancel();
+      throw e;
+    }
+    savepoint =
+        job.stopWithSavepoint(TEMP.newFolder("savepoints").toPath(), Duration.standardMinutes(1));
+    // The source committed the offsets of everything it read when the savepoint completed.
+    assertThat(
+        committedOffsets(first.getKafkaConsumerGroup(), first.getKafkaInputTopic()),
+        is((long) fedFirst.records));
+
+    KafkaFeed.Fed fedSecond =
+        KafkaFeed.produce(clients, first.getKafkaInputTopic(), secondHalf, KafkaFeed.Mode.MIXED);
+    int markers =
+        LiveRun.sendEndMarkers(
+            clients,
+            first.getKafkaInputTopic(),
+            Math.max(fedFirst.maxEventTimeMillis, fedSecond.maxEventTimeMillis),
+            Duration.standardDays(1));
+    TidemarkOptions second = options("restart", KafkaOptions.KafkaSinkMode.transactional);
+    second.as(org.apache.beam.runners.flink.FlinkPipelineOptions.class).setSavepointPath(savepoint);
+    EmbeddedFlinkJobsShim.Job resumed = EmbeddedFlinkJobsShim.start(pipeline(second, "restart"));
+    Run run;
+    try {
+      LiveRun.awaitQuiet(
+          clients, topics, markers, Duration.standardMinutes(4), resumed::checkRunning);
+      run = readBack(clients, topics);
+    } finally {
+      resumed.cancel();
+    }
+    assertThat("no decision record twice", run.duplicatePanes, is(empty()));
+    assertThat("versions 0..n with no gap", run.versionGaps, is(empty()));
+    // The second half's ingestion clock restarts at its own first event: compare without it.
+    assertThat(withoutIngestionTime(run.finalState), is(withoutIngestionTime(reference)));
+    assertThat(run.deadLetterReasons, is(referenceDeadLetters));
+  }
+
+  private static long committedOffsets(String group, String topic) throws Exception {
+    java.util.Properties properties = new java.util.Properties();
+    properties.put("bootstrap.servers", broker.bootstrapServers());
+    long deadline = System.nanoTime() + 30_000_000_000L;
+    try (org.apache.kafka.clients.admin.Admin admin =
+        org.apache.kafka.clients.admin.Admin.create(properties)) {
+      while (true) {
+        long sum = 0;
+        for (var entry :
+            admin
+                .listConsumerGroupOffsets(group)
+                .partitionsToOffsetAndMetadata()
+                .get()
+                .entrySet()) {
+          if (entry.getKey().topic().equals(topic) && entry.getValue() != null) {
+            sum += entry.getValue().offset();
+          }
+        }
+        if (sum > 0 || System.nanoTime() > deadline) {
+          return sum;
+        }
+        Thread.sleep(500);
+      }
+    }
+  }
+
+  private static Map<String, String> withoutIngestionTime(Map<String, String> state)
+      throws IOException {
+    Map<String, String> stripped = new TreeMap<>();
+    for (Map.Entry<String, String> entry : state.entrySet()) {
+      ObjectNode decision = (ObjectNode) Json.MAPPER.readTree(entry.getValue());
+      ((ObjectNode) decision.get("clocks")).remove("ingestionTime");
+      stripped.put(entry.getKey(), decision.toString());
+    }
+    return stripped;
+  }
+
+  /** The result of one unbounded run, read back from the topics with read_committed. */
+  static final class Run {
+    final Map<String, String> finalState = new TreeMap<>();
+    final List<String> duplicatePanes = new ArrayList<>();
+    final List<String> versionGaps = new ArrayList<>();
+    final Map<String, Long> deadLetterReasons = new TreeMap<>();
+    int committedDecisions;
+    Summary summary;
+  }
+
+  private static TidemarkOptions options(String name, KafkaOptions.KafkaSinkMode mode)
+      throws IOException {
+    return PipelineOptionsFactory.fromArgs(
+            "--runner=FlinkRunner",
+            "--flinkMaster=[local]",
+            "--streaming=true",
+            "--parallelism=2",
+            "--checkpointingInterval=1000",
+            "--minPauseBetweenCheckpoints=200",
+            "--numberOfExecutionRetries=3",
+            "--executionRetryDelay=500",
+            "--source=kafka",
+            "--sink=kafka",
+            "--kafkaBootstrapServers=" + broker.bootstrapServers(),
+            "--kafkaInputTopic=" + name + ".events",
+            "--kafkaDecisionsTopic=" + name + ".decisions",
+            "--kafkaDeadLettersTopic=" + name + ".dead-letters",
+            "--kafkaDuplicatesTopic=" + name + ".duplicates",
+            "--kafkaTooLateTopic=" + name + ".too-late",
+            "--kafkaConsumerGroup=" + name + "-source",
+            "--kafkaSinkGroupId=" + name + "-sink",
+            "--kafkaSinkMode=" + mode,
+            "--earlyFiringDelay=PT0S",
+            "--output=" + TEMP.getRoot().toPath().resolve(name))
+        .withValidation()
+        .as(TidemarkOptions.class);
+  }
+
+  /** Creates the input topic (kept forever) and the output topics, two partitions each. */
+  private static Map<String, String> createTopics(TidemarkOptions options) {
+    EmbeddedKafka.createTopics(
+        broker.bootstrapServers(),
+        2,
+        List.of(options.getKafkaInputTopic()),
+        Map.of("retention.ms", "-1"));
+    Map<String, String> topics = KafkaSinks.topics(options);
+    EmbeddedKafka.createTopics(
+        broker.bootstrapServers(), 2, new ArrayList<>(topics.values()), Map.of());
+    return topics;
+  }
+
+  /** The Tidemark pipeline with a failure injector between the source and the parser. */
+  private static Pipeline pipeline(TidemarkOptions options, String name, Long... failAt) {
+    TidemarkPipeline.checkOptions(options);
+    Pipeline pipeline = Pipeline.create(options);
+    PCollection<RawRecord> raw = pipeline.apply("ReadKafka", TidemarkPipeline.kafkaSource(options));
+    SEEN.putIfAbsent(name, new AtomicLong());
+    if (failAt.length > 0) {
+      raw = raw.apply("InjectFailures", ParDo.of(new FailAt(name, failAt)));
+    }
+    TidemarkPipeline.writeOutputs(TidemarkPipeline.expand(raw, options), options);
+    return pipeline;
+  }
+
+  private static Run run(String name, KafkaOptions.KafkaSinkMode mode, Long... failAt)
+      throws Exception {
+    TidemarkOptions options = options(name, mode);
+    KafkaClients clients = KafkaClients.from(options);
+    Map<String, String> topics = createTopics(options);
+    KafkaFeed.Fed fed =
+        KafkaFeed.produce(clients, options.getKafkaInputTopic(), events, KafkaFeed.Mode.MIXED);
+    int markers =
+        LiveRun.sendEndMarkers(
+            clients,
+            options.getKafkaInputTopic(),
+            fed.maxEventTimeMillis,
+            Duration.standardDays(1));
+    EmbeddedFlinkJobsShim.Job job = EmbeddedFlinkJobsShim.start(pipeline(options, name, failAt));
+    Run run;
+    try {
+      LiveRun.awaitQuiet(clients, topics, markers, Duration.standardMinutes(4), job::checkRunning);
+      run = readBack(clients, topics);
+    } catch (Exception e) {
+      job.cancel();
+      throw e;
+    }
+    // The final counters of the last attempt (after a failure they restart with the attempt).
+    run.summary = Summary.from(job.stop(Duration.standardMinutes(1)), Duration.ZERO);
+    return run;
+  }
+
+  /** Reads every output topic (read_committed) into the views the assertions compare. */
+  private static Run readBack(KafkaClients clients, Map<String, String> topics) throws IOException {
+    Run run = new Run();
+    Map<String, Long> latestVersion = new TreeMap<>();
+    Map<String, TreeSet<Long>> versions = new TreeMap<>();
+    for (ConsumerRecord<byte[], byte[]> record :
+        KafkaFeed.readAll(clients, topics.get("decisions"))) {
+      JsonNode decision = Json.MAPPER.readTree(record.value());
+      String id = new String(record.key(), StandardCharsets.UTF_8);
+      long version = decision.get("version").asLong();
+      run.committedDecisions++;
+      if (!versions.computeIfAbsent(id, k -> new TreeSet<>()).add(version)) {
+        run.duplicatePanes.add(id + "@" + version);
+      }
+      if (version >= latestVersion.getOrDefault(id, -1L)) {
+        latestVersion.put(id, version);
+        run.finalState.put(id, stable(decision));
+      }
+    }
+    versions.forEach(
+        (id, seen) -> {
+          if (seen.first() != 0 || seen.last() != seen.size() - 1) {
+            run.versionGaps.add(id + " " + seen);
+          }
+        });
+    for (ConsumerRecord<byte[], byte[]> record :
+        KafkaFeed.readAll(clients, topics.get("dead-letters"))) {
+      run.deadLetterReasons.merge(
+          Json.MAPPER.readTree(record.value()).get("reason").asText(), 1L, Long::sum);
+    }
+    return run;
+  }
+
+  /** A decision without what legitimately differs between runs: pane bookkeeping, wall clocks. */
+  private static String stable(JsonNode decision) {
+    ObjectNode copy = decision.deepCopy();
+    copy.remove("version");
+    copy.remove("pane");
+    ((ObjectNode) copy.get("clocks")).remove("processingTime");
+    ((ObjectNode) copy.get("clocks")).remove("decisionTime");
+    return copy.toString();
+  }
+
+  /** Throws once when the records seen by all attempts of this job reach each threshold. */
+  static final class FailAt extends DoFn<RawRecord, RawRecord> {
+    private final String name;
+    private final Long[] thresholds;
+
+    FailAt(String name, Long[] thresholds) {
+      this.name = name;
+      this.thresholds = thresholds;
+    }
+
+    @ProcessElement
+    public void processElement(@Element RawRecord record, OutputReceiver<RawRecord> out) {
+      long seen = SEEN.get(name).incrementAndGet();
+      for (Long threshold : thresholds) {
+        if (seen == threshold) {
+          throw new IllegalStateException(
+              "injected failure after " + threshold + " records (test " + name + ")");
+        }
+      }
+      out.output(record);
+    }
+  }
+}

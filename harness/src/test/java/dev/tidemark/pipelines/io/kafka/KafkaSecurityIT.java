@@ -1,0 +1,493 @@
+package dev.tidemark.pipelines.io.kafka;
+
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.PLAIN_PASSWORD;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.PLAIN_USER;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.SCRAM_PASSWORD;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.SCRAM_USER;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.TRUSTSTORE_PASSWORD;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.assertKafkaLoggedWithoutSecrets;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.byteSerializers;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.javaSerialized;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.options;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.probe;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.readWithConsumerFactory;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.secretFile;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.values;
+import static java.nio.charset.StandardCharsets.ISO_8859_1;
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.allOf;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.instanceOf;
+import static org.hamcrest.Matchers.is;
+import static org.hamcrest.Matchers.not;
+import static org.hamcrest.Matchers.nullValue;
+import static org.junit.Assert.assertThrows;
+
+import dev.tidemark.harness.KafkaFeed;
+import dev.tidemark.pipelines.KafkaOptions;
+import dev.tidemark.pipelines.TidemarkOptions;
+import dev.tidemark.pipelines.TidemarkPipeline;
+import dev.tidemark.transforms.RawRecord;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.options.PipelineOptionsFactory;
+import org.apache.beam.sdk.testing.PAssert;
+import org.apache.beam.sdk.transforms.MapElements;
+import org.apache.beam.sdk.util.construction.PipelineTranslation;
+import org.apache.beam.sdk.values.PCollection;
+import org.apache.beam.sdk.values.TypeDescriptors;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.SaslAuthenticationException;
+import org.apache.kafka.common.errors.SslAuthenticationException;
+import org.junit.AfterClass;
+import org.junit.BeforeClass;
+import org.junit.ClassRule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+import org.junit.runner.RunWith;
+import org.junit.runners.JUnit4;
+
+/**
+ * Kafka client security against a real broker, no mocks ({@link SecuredKafka}: SASL_PLAINTEXT,
+ * SASL_SSL with PLAIN and SCRAM-SHA-512, and SSL). Every client comes from {@link KafkaClients};
+ * the tests prove that records round-trip with each protocol, mechanism and password source, that a
+ * wrong password or an untrusted certificate is refused, that inconsistent options are refused with
+ * a message that says what to change, and that no secret reaches the options, the display data, the
+ * serialized pipeline or Kafka's INFO logs.
+ *
+ * <p>The log checks run the client in a fresh JVM ({@link SecuredKafka.Probe}), which also carries
+ * the environment variable that {@code --kafkaPasswordEnv} names. The Secret Manager password
+ * source is tested in {@link KafkaSecretManagerIT}.
+ */
+@RunWith(JUnit4.class)
+public class KafkaSecurityIT {
+  @ClassRule public static final TemporaryFolder FOLDER = new TemporaryFolder();
+
+  /** Every client-side secret: none may appear outside the secret files and the client. */
+  private static final List<String> SECRETS =
+      List.of(PLAIN_PASSWORD, SCRAM_PASSWORD, TRUSTSTORE_PASSWORD);
+
+  /** Set only in the environment of the {@link Probe} JVM. */
+  private static final String PASSWORD_ENV = "TIDEMARK_TEST_KAFKA_PASSWORD";
+
+  private static final String UNSET_ENV = "TIDEMARK_TEST_KAFKA_PASSWORD_NEVER_SET";
+
+  private static final String PLAIN_TOPIC = "security.plain";
+  private static final String SCRAM_TOPIC = "security.scram";
+  private static final String SASL_SSL_TOPIC = "security.sasl-ssl";
+  private static final String SSL_TOPIC = "security.ssl";
+  private static final String SOURCE_TOPIC = "security.source";
+
+  private static final List<String> EVENTS =
+      List.of(
+          event("txn-sec-1", "2026-01-01T00:00:00.000Z", "acct-1"),
+          event("txn-sec-2", "2026-01-01T00:00:01.000Z", "acct-2"),
+          event("txn-sec-3", "2026-01-01T00:00:02.000Z", "acct-1"));
+
+  private static SecuredKafka kafka;
+  private static String saslServers;
+  private static String saslSslServers;
+  private static String sslServers;
+  private static Path truststore;
+  private static Path truststorePasswordFile;
+  private static Path plainPasswordFile;
+  private static Path scramPasswordFile;
+  private static Path wrongPasswordFile;
+  private static Path replay;
+
+  @BeforeClass
+  public static void startSecuredBroker() throws Exception {
+    Path dir = FOLDER.getRoot().toPath();
+    wrongPasswordFile = secretFile(dir, "wrong.password", "not-the-password");
+    replay = dir.resolve("security.ndjson");
+    List<String> lines = new ArrayList<>(EVENTS);
+    lines.add(1, "{\"advanceProcessingTime\":\"PT1S\"}");
+    Files.write(replay, lines, UTF_8);
+    kafka =
+        SecuredKafka.start(
+            dir, List.of(PLAIN_TOPIC, SCRAM_TOPIC, SASL_SSL_TOPIC, SSL_TOPIC, SOURCE_TOPIC));
+    saslServers = kafka.saslServers;
+    saslSslServers = kafka.saslSslServers;
+    sslServers = kafka.sslServers;
+    truststore = kafka.truststore;
+    truststorePasswordFile = kafka.truststorePasswordFile;
+    plainPasswordFile = kafka.plainPasswordFile;
+    scramPasswordFile = kafka.scramPasswordFile;
+  }
+
+  @AfterClass
+  public static void stopBroker() throws Exception {
+    if (kafka != null) {
+      kafka.close();
+    }
+  }
+
+  // --- Round trips with each protocol, mechanism and password source ---
+
+  @Test
+  public void plainWithPasswordFileRoundTripsThroughFeedAndFactories() throws Exception {
+    KafkaClients clients =
+        KafkaClients.from(
+            options(
+                "--kafkaBootstrapServers=" + saslServers,
+                "--kafkaSecurityProtocol=SASL_PLAINTEXT",
+                "--kafkaSaslMechanism=PLAIN",
+                "--kafkaUsername=" + PLAIN_USER,
+                "--kafkaPasswordFile=" + plainPasswordFile));
+
+    KafkaFeed.Fed fed = KafkaFeed.produce(clients, PLAIN_TOPIC, replay, KafkaFeed.Mode.STRUCTURED);
+    try (Producer<byte[], byte[]> producer =
+        clients.<byte[], byte[]>producerFactory(false).apply(byteSerializers())) {
+      producer.send(new ProducerRecord<>(PLAIN_TOPIC, "from-factory".getBytes(UTF_8))).get();
+    }
+
+    List<String> expected = new ArrayList<>(EVENTS);
+    expected.add("from-factory");
+    assertThat(fed.records, is(3));
+    assertThat(values(KafkaFeed.readAll(clients, PLAIN_TOPIC)), equalTo(expected));
+    assertThat(readWithConsumerFactory(clients, PLAIN_TOPIC, 4), equalTo(expected));
+  }
+
+  @Test
+  public void scramWithPasswordEnvRoundTripsInAFreshJvmAndLogsNoSecret() throws Exception {
+    String output =
+        probe(
+            FOLDER.getRoot().toPath(),
+            Map.of(PASSWORD_ENV, SCRAM_PASSWORD),
+            SCRAM_TOPIC,
+            "--kafkaBootstrapServers=" + saslServers,
+            "--kafkaSecurityProtocol=SASL_PLAINTEXT",
+            "--kafkaSaslMechanism=SCRAM-SHA-512",
+            "--kafkaUsername=" + SCRAM_USER,
+            "--kafkaPasswordEnv=" + PASSWORD_ENV);
+
+    assertThat(output, containsString("PROBE read [probe-0, probe-1, probe-2]"));
+    assertThat(output, containsString("sasl.mechanism = SCRAM-SHA-512"));
+    assertKafkaLoggedWithoutSecrets(output, SECRETS);
+  }
+
+  @Test
+  public void saslSslWithPlainAndTruststorePasswordRoundTripsInAFreshJvmAndLogsNoSecret()
+      throws Exception {
+    String output =
+        probe(
+            FOLDER.getRoot().toPath(),
+            Map.of(),
+            SASL_SSL_TOPIC,
+            "--kafkaBootstrapServers=" + saslSslServers,
+            "--kafkaSecurityProtocol=SASL_SSL",
+            "--kafkaSaslMechanism=PLAIN",
+            "--kafkaUsername=" + PLAIN_USER,
+            "--kafkaPasswordFile=" + plainPasswordFile,
+            "--kafkaTruststoreFile=" + truststore,
+            "--kafkaTruststorePasswordFile=" + truststorePasswordFile);
+
+    assertThat(output, containsString("PROBE read [probe-0, probe-1, probe-2]"));
+    assertThat(output, containsString("security.protocol = SASL_SSL"));
+    assertThat(output, containsString("ssl.truststore.password = [hidden]"));
+    assertKafkaLoggedWithoutSecrets(output, SECRETS);
+  }
+
+  @Test
+  public void sslWithTruststoreRoundTrips() throws Exception {
+    KafkaClients clients =
+        KafkaClients.from(
+            options(
+                "--kafkaBootstrapServers=" + sslServers,
+                "--kafkaSecurityProtocol=SSL",
+                "--kafkaTruststoreFile=" + truststore,
+                "--kafkaTruststorePasswordFile=" + truststorePasswordFile));
+
+    KafkaFeed.Fed fed = KafkaFeed.produce(clients, SSL_TOPIC, replay, KafkaFeed.Mode.STRUCTURED);
+
+    assertThat(fed.records, is(3));
+    assertThat(values(KafkaFeed.readAll(clients, SSL_TOPIC)), equalTo(EVENTS));
+  }
+
+  @Test
+  public void kafkaSourceReadsOverSaslSslWithScramOnTheDirectRunner() throws Exception {
+    KafkaOptions options =
+        options(
+            "--runner=DirectRunner",
+            "--kafkaBootstrapServers=" + saslSslServers,
+            "--kafkaSecurityProtocol=SASL_SSL",
+            "--kafkaSaslMechanism=SCRAM-SHA-512",
+            "--kafkaUsername=" + SCRAM_USER,
+            "--kafkaPasswordFile=" + scramPasswordFile,
+            "--kafkaTruststoreFile=" + truststore,
+            "--kafkaTruststorePasswordFile=" + truststorePasswordFile);
+    KafkaClients clients = KafkaClients.from(options);
+    KafkaFeed.produce(clients, SOURCE_TOPIC, replay, KafkaFeed.Mode.BINARY);
+
+    Pipeline pipeline = Pipeline.create(options);
+    PCollection<String> origins =
+        pipeline
+            .apply(
+                "ReadKafka",
+                KafkaSource.of(clients, SOURCE_TOPIC, "security-test").withMaxRecords(3))
+            .apply("Origins", MapElements.into(TypeDescriptors.strings()).via(RawRecord::origin));
+    PAssert.that(origins)
+        .containsInAnyOrder(
+            KafkaCloudEvents.origin(SOURCE_TOPIC, 0, 0),
+            KafkaCloudEvents.origin(SOURCE_TOPIC, 0, 1),
+            KafkaCloudEvents.origin(SOURCE_TOPIC, 0, 2));
+    pipeline.run().waitUntilFinish();
+  }
+
+  // --- Refused credentials ---
+
+  @Test
+  public void wrongPlainPasswordFailsAuthentication() {
+    KafkaClients clients =
+        KafkaClients.from(
+            options(
+                "--kafkaBootstrapServers=" + saslServers,
+                "--kafkaSecurityProtocol=SASL_PLAINTEXT",
+                "--kafkaSaslMechanism=PLAIN",
+                "--kafkaUsername=" + PLAIN_USER,
+                "--kafkaPasswordFile=" + wrongPasswordFile));
+
+    SaslAuthenticationException e =
+        assertThrows(
+            SaslAuthenticationException.class, () -> KafkaFeed.readAll(clients, PLAIN_TOPIC));
+
+    assertThat(e.getMessage(), equalTo("Authentication failed: Invalid username or password"));
+  }
+
+  @Test
+  public void wrongScramPasswordFailsAuthenticationForProducerAndConsumer() {
+    KafkaClients clients =
+        KafkaClients.from(
+            options(
+                "--kafkaBootstrapServers=" + saslServers,
+                "--kafkaSecurityProtocol=SASL_PLAINTEXT",
+                "--kafkaSaslMechanism=SCRAM-SHA-512",
+                "--kafkaUsername=" + SCRAM_USER,
+                "--kafkaPasswordFile=" + wrongPasswordFile));
+
+    SaslAuthenticationException consumer =
+        assertThrows(
+            SaslAuthenticationException.class, () -> KafkaFeed.readAll(clients, SCRAM_TOPIC));
+    IOException producer =
+        assertThrows(
+            IOException.class,
+            () -> KafkaFeed.produce(clients, SCRAM_TOPIC, replay, KafkaFeed.Mode.STRUCTURED));
+
+    String refused =
+        "Authentication failed during authentication due to invalid credentials with SASL"
+            + " mechanism SCRAM-SHA-512";
+    assertThat(consumer.getMessage(), containsString(refused));
+    assertThat(producer.getCause(), instanceOf(SaslAuthenticationException.class));
+    assertThat(producer.getCause().getMessage(), containsString(refused));
+  }
+
+  @Test
+  public void brokerCertificateOutsideTheTruststoreFailsTheHandshake() {
+    // SSL without --kafkaTruststoreFile trusts only the JDK's CAs, not the self-signed broker.
+    KafkaClients clients =
+        KafkaClients.from(
+            options("--kafkaBootstrapServers=" + sslServers, "--kafkaSecurityProtocol=SSL"));
+
+    SslAuthenticationException e =
+        assertThrows(SslAuthenticationException.class, () -> KafkaFeed.readAll(clients, SSL_TOPIC));
+
+    assertThat(e.getMessage(), containsString("SSL handshake failed"));
+  }
+
+  // --- Refused option combinations ---
+
+  @Test
+  public void saslWithoutAMechanismIsRefused() {
+    assertRefused(
+        "--kafkaSecurityProtocol=SASL_PLAINTEXT needs --kafkaSaslMechanism, one of [PLAIN,"
+            + " SCRAM-SHA-512]",
+        "--kafkaSecurityProtocol=SASL_PLAINTEXT",
+        "--kafkaUsername=" + PLAIN_USER,
+        "--kafkaPasswordFile=" + plainPasswordFile);
+    assertRefused(
+        "--kafkaSecurityProtocol=SASL_SSL needs --kafkaSaslMechanism, one of [PLAIN,"
+            + " SCRAM-SHA-512]",
+        "--kafkaSecurityProtocol=sasl_ssl",
+        "--kafkaSaslMechanism=GSSAPI",
+        "--kafkaUsername=" + PLAIN_USER,
+        "--kafkaPasswordFile=" + plainPasswordFile);
+  }
+
+  @Test
+  public void saslWithoutAUserIsRefused() {
+    assertRefused(
+        "SASL needs --kafkaUsername",
+        "--kafkaSecurityProtocol=SASL_PLAINTEXT",
+        "--kafkaSaslMechanism=PLAIN",
+        "--kafkaPasswordFile=" + plainPasswordFile);
+  }
+
+  @Test
+  public void saslNeedsExactlyOnePasswordSource() {
+    String message =
+        "SASL needs exactly one of --kafkaPasswordFile=PATH, --kafkaPasswordEnv=VARIABLE or"
+            + " --kafkaPasswordSecret=projects/PROJECT/secrets/NAME/versions/VERSION; the password"
+            + " itself is never an option";
+    assertRefused(
+        message,
+        "--kafkaSecurityProtocol=SASL_PLAINTEXT",
+        "--kafkaSaslMechanism=PLAIN",
+        "--kafkaUsername=" + PLAIN_USER,
+        "--kafkaPasswordFile=" + plainPasswordFile,
+        "--kafkaPasswordEnv=" + PASSWORD_ENV);
+    assertRefused(
+        message,
+        "--kafkaSecurityProtocol=SASL_PLAINTEXT",
+        "--kafkaSaslMechanism=PLAIN",
+        "--kafkaUsername=" + PLAIN_USER);
+  }
+
+  @Test
+  public void missingPasswordSourcesAreRefused() {
+    Path missing = FOLDER.getRoot().toPath().resolve("no-such.password");
+    assertRefused(
+        "--kafkaPasswordFile=" + missing + ": no readable file there",
+        "--kafkaSecurityProtocol=SASL_PLAINTEXT",
+        "--kafkaSaslMechanism=PLAIN",
+        "--kafkaUsername=" + PLAIN_USER,
+        "--kafkaPasswordFile=" + missing);
+    assertThat(System.getenv(UNSET_ENV), nullValue());
+    assertRefused(
+        "--kafkaPasswordEnv=" + UNSET_ENV + ": that variable is not set",
+        "--kafkaSecurityProtocol=SASL_SSL",
+        "--kafkaSaslMechanism=SCRAM-SHA-512",
+        "--kafkaUsername=" + SCRAM_USER,
+        "--kafkaPasswordEnv=" + UNSET_ENV);
+  }
+
+  @Test
+  public void tlsAndSaslSettingsWithoutTheirProtocolAreRefused() {
+    assertRefused(
+        "--kafkaTruststoreFile needs --kafkaSecurityProtocol=SSL or SASL_SSL",
+        "--kafkaTruststoreFile=" + truststore);
+    assertRefused(
+        "--kafkaTruststoreFile needs --kafkaSecurityProtocol=SSL or SASL_SSL",
+        "--kafkaSecurityProtocol=SASL_PLAINTEXT",
+        "--kafkaSaslMechanism=PLAIN",
+        "--kafkaUsername=" + PLAIN_USER,
+        "--kafkaPasswordFile=" + plainPasswordFile,
+        "--kafkaTruststoreFile=" + truststore);
+    assertRefused(
+        "--kafkaSaslMechanism needs --kafkaSecurityProtocol=SASL_SSL or SASL_PLAINTEXT",
+        "--kafkaSecurityProtocol=SSL",
+        "--kafkaSaslMechanism=PLAIN");
+    Path missing = FOLDER.getRoot().toPath().resolve("no-such.p12");
+    assertRefused(
+        "--kafkaTruststoreFile=" + missing + ": no readable file there",
+        "--kafkaSecurityProtocol=SSL",
+        "--kafkaTruststoreFile=" + missing);
+    assertRefused(
+        "--kafkaSecurityProtocol=TLS: use one of [PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL]",
+        "--kafkaSecurityProtocol=TLS");
+  }
+
+  @Test
+  public void aPasswordIsNotAnOption() {
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> options("--kafkaBootstrapServers=" + saslServers, "--kafkaPassword=x"));
+
+    assertThat(e.getMessage(), containsString("missing a property named 'kafkaPassword'"));
+  }
+
+  // --- No secret outside the client ---
+
+  @Test
+  public void secretsReachNeitherOptionsNorDisplayDataNorTheSerializedPipeline() throws Exception {
+    TidemarkOptions options =
+        PipelineOptionsFactory.fromArgs(
+                "--runner=DirectRunner",
+                "--source=kafka",
+                "--sink=kafka",
+                "--kafkaBootstrapServers=" + saslSslServers,
+                "--kafkaSecurityProtocol=SASL_SSL",
+                "--kafkaSaslMechanism=PLAIN",
+                "--kafkaUsername=" + PLAIN_USER,
+                "--kafkaPasswordFile=" + plainPasswordFile,
+                "--kafkaTruststoreFile=" + truststore,
+                "--kafkaTruststorePasswordFile=" + truststorePasswordFile)
+            .withValidation()
+            .as(TidemarkOptions.class);
+    KafkaClients clients = KafkaClients.from(options);
+    Pipeline pipeline = Pipeline.create(options);
+    PCollection<RawRecord> raw =
+        pipeline.apply("ReadKafka", KafkaSource.of(clients, SOURCE_TOPIC, "security-test"));
+    KafkaSinks.write(TidemarkPipeline.expand(raw, options), options, clients);
+    SecuredKafka.GraphCollector graph = new SecuredKafka.GraphCollector();
+    pipeline.traverseTopologically(graph);
+
+    Map<String, String> exposed = SecuredKafka.exposedPlaces(options, clients, graph);
+    // The proto's Java payloads are Snappy-compressed: the serialized transforms are checked
+    // uncompressed below.
+    exposed.put(
+        "pipeline proto",
+        new String(PipelineTranslation.toProto(pipeline).toByteArray(), ISO_8859_1));
+    exposed.put("serialized transforms", graph.serialized.toString(ISO_8859_1));
+    exposed.put("serialized KafkaClients", new String(javaSerialized(clients), ISO_8859_1));
+
+    // The secrets are one call away (the checks below can fail) ...
+    assertThat(
+        clients.connectionConfig().toString(),
+        allOf(containsString(PLAIN_PASSWORD), containsString(TRUSTSTORE_PASSWORD)));
+    // ... each place was really looked at ...
+    assertThat(graph.displayData.size() > 20, is(true));
+    assertThat(graph.serializedTransforms > 20, is(true));
+    assertThat(
+        exposed.get("display data"),
+        allOf(containsString(saslSslServers), containsString("tidemark.decisions")));
+    for (String place :
+        List.of(
+            "options.toString()",
+            "KafkaClients.toString()",
+            "options JSON",
+            "options proto",
+            "serialized transforms",
+            "serialized KafkaClients")) {
+      assertThat(place, exposed.get(place), containsString(plainPasswordFile.toString()));
+    }
+    // ... and no secret is there.
+    for (Map.Entry<String, String> entry : exposed.entrySet()) {
+      for (String secret : SECRETS) {
+        assertThat(entry.getKey(), entry.getValue(), not(containsString(secret)));
+      }
+    }
+  }
+
+  // --- Helpers ---
+
+  private static String event(String id, String time, String account) {
+    return "{\"specversion\":\"1.0\",\"id\":\""
+        + id
+        + "\",\"source\":\"/tidemark/security-test\",\"type\":\"payments.transaction.v1\","
+        + "\"time\":\""
+        + time
+        + "\",\"datacontenttype\":\"application/json\",\"data\":{\"accountId\":\""
+        + account
+        + "\",\"amount\":12.5,\"currency\":\"GBP\",\"merchantId\":\"m-1\",\"country\":\"GB\"}}";
+  }
+
+  private static void assertRefused(String message, String... args) {
+    List<String> all = new ArrayList<>(List.of("--kafkaBootstrapServers=" + saslServers));
+    all.addAll(List.of(args));
+    KafkaOptions options = options(all.toArray(new String[0]));
+
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> KafkaClients.from(options));
+
+    assertThat(e.getMessage(), equalTo(message));
+  }
+}
