@@ -1,10 +1,10 @@
 package dev.tidemark.model;
 
 import com.google.auto.value.AutoValue;
-import dev.tidemark.transforms.DeadLetter;
-import dev.tidemark.transforms.DeadLetterReason;
-import dev.tidemark.transforms.Decision;
-import dev.tidemark.transforms.Features;
+import dev.tidemark.transforms.values.DeadLetter;
+import dev.tidemark.transforms.values.DeadLetterReason;
+import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.Features;
 import java.util.Objects;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.VarIntCoder;

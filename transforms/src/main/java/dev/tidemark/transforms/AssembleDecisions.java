@@ -1,5 +1,8 @@
 package dev.tidemark.transforms;
 
+import dev.tidemark.transforms.util.TidemarkMetrics;
+import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.Features;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.PTransform;

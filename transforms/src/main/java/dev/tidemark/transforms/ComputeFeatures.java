@@ -1,6 +1,11 @@
 package dev.tidemark.transforms;
 
 import com.google.auto.value.AutoValue;
+import dev.tidemark.transforms.util.TidemarkMetrics;
+import dev.tidemark.transforms.values.FeatureInput;
+import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.TooLateRecord;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.sdk.coders.InstantCoder;

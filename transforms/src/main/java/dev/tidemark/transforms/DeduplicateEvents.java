@@ -1,5 +1,9 @@
 package dev.tidemark.transforms;
 
+import dev.tidemark.transforms.util.Sha256;
+import dev.tidemark.transforms.util.TidemarkMetrics;
+import dev.tidemark.transforms.values.DuplicateRecord;
+import dev.tidemark.transforms.values.PaymentEvent;
 import java.nio.ByteBuffer;
 import java.security.MessageDigest;
 import java.util.Arrays;

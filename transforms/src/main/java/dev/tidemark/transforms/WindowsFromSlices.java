@@ -2,6 +2,8 @@ package dev.tidemark.transforms;
 
 import dev.tidemark.transforms.AggregateFeaturesFn.Accumulator;
 import dev.tidemark.transforms.AggregateFeaturesFn.AccumulatorCoder;
+import dev.tidemark.transforms.values.FeatureInput;
+import dev.tidemark.transforms.values.Features;
 import java.io.Serializable;
 import java.util.Collection;
 import java.util.List;

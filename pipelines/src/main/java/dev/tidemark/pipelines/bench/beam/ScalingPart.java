@@ -6,7 +6,7 @@ import dev.tidemark.pipelines.bench.suite.BenchPart;
 import dev.tidemark.pipelines.bench.suite.BenchProfile;
 import dev.tidemark.pipelines.bench.suite.BenchResults;
 import dev.tidemark.pipelines.bench.suite.Stats;
-import dev.tidemark.transforms.RawRecord;
+import dev.tidemark.transforms.values.RawRecord;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

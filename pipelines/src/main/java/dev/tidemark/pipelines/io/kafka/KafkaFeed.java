@@ -2,8 +2,8 @@ package dev.tidemark.pipelines.io.kafka;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.pipelines.io.ReplayFile;
-import dev.tidemark.transforms.Json;
-import dev.tidemark.transforms.Utf8;
+import dev.tidemark.transforms.util.Json;
+import dev.tidemark.transforms.util.Utf8;
 import io.cloudevents.CloudEvent;
 import io.cloudevents.core.format.EventFormat;
 import io.cloudevents.jackson.JsonFormat;

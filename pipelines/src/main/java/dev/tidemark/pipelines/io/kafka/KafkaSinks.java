@@ -2,7 +2,7 @@ package dev.tidemark.pipelines.io.kafka;
 
 import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
-import dev.tidemark.transforms.Decision;
+import dev.tidemark.transforms.values.Decision;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;

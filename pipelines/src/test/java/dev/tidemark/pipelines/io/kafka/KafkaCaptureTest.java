@@ -7,7 +7,7 @@ import static org.hamcrest.Matchers.is;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.pipelines.Tidemark;
 import dev.tidemark.pipelines.io.ReplayFile;
-import dev.tidemark.transforms.Json;
+import dev.tidemark.transforms.util.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;

@@ -1,4 +1,4 @@
-package dev.tidemark.transforms;
+package dev.tidemark.transforms.util;
 
 import java.time.DateTimeException;
 import java.time.LocalDate;
@@ -14,7 +14,7 @@ import java.time.ZoneOffset;
  * dates, hours to 23, seconds to 59 (no leap second), at most nine fraction digits, offsets up to
  * ±18:00.
  */
-final class Rfc3339 {
+public final class Rfc3339 {
   private static final int[] NANOS_PER_DIGIT = {
     100_000_000, 10_000_000, 1_000_000, 100_000, 10_000, 1_000, 100, 10, 1
   };
@@ -26,7 +26,7 @@ final class Rfc3339 {
    *
    * @throws DateTimeException if {@code text} is not such a timestamp
    */
-  static long epochMillis(String text) {
+  public static long epochMillis(String text) {
     int length = text.length();
     if (length < 20) {
       throw invalid(text);

@@ -1,4 +1,4 @@
-package dev.tidemark.transforms;
+package dev.tidemark.transforms.util;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;

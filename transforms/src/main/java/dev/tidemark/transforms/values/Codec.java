@@ -1,4 +1,4 @@
-package dev.tidemark.transforms;
+package dev.tidemark.transforms.values;
 
 import java.io.DataInputStream;
 import java.io.DataOutput;
@@ -25,8 +25,11 @@ import org.joda.time.Instant;
  *
  * <p>Every coder built on it is deterministic: equal values encode to equal bytes, so the types can
  * be used as keys and compared across replays.
+ *
+ * <p>{@link DataCoder} and the list helpers are public for coders outside this package (the
+ * accumulator coder of {@code AggregateFeaturesFn}); the other helpers serve the value coders here.
  */
-final class Codec {
+public final class Codec {
   private Codec() {}
 
   /**
@@ -37,10 +40,10 @@ final class Codec {
    * step's thread at 1M accounts). The buffer takes every field straight into its array, without a
    * stream in between.
    */
-  abstract static class DataCoder<T> extends AtomicCoder<T> {
-    abstract void write(T value, DataOutput out) throws IOException;
+  public abstract static class DataCoder<T> extends AtomicCoder<T> {
+    protected abstract void write(T value, DataOutput out) throws IOException;
 
-    abstract T read(DataInputStream in) throws IOException;
+    protected abstract T read(DataInputStream in) throws IOException;
 
     @Override
     public final void encode(T value, OutputStream outStream) throws IOException {
@@ -320,14 +323,14 @@ final class Codec {
     return in.readBoolean() ? readInstant(in) : null;
   }
 
-  static void writeStrings(List<String> values, DataOutput out) throws IOException {
+  public static void writeStrings(List<String> values, DataOutput out) throws IOException {
     out.writeInt(values.size());
     for (String value : values) {
       writeString(value, out);
     }
   }
 
-  static List<String> readStrings(DataInputStream in) throws IOException {
+  public static List<String> readStrings(DataInputStream in) throws IOException {
     int size = in.readInt();
     List<String> values = new ArrayList<>(size);
     for (int i = 0; i < size; i++) {
