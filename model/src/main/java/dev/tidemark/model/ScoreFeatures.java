@@ -61,13 +61,10 @@ import org.joda.time.Duration;
  * delay}: full batches even when bundles are tiny, at the cost of a shuffle, per-key-and-window
  * state and up to the delay in latency; its batches count decisions, repeated rows included;
  * batches never span windows, so when a window holds fewer rows than the batch size the batches
- * stay small. Measured on the DirectRunner (20,000 decisions, 100 per window, batch size 256,
- * XGBoost, three runs; docs/benchmarks.md): bundle batching 30,000 to 39,000 rows/s with mean
- * batches of 190 to 227 rows, GroupIntoBatches 15,000 to 25,000 rows/s with mean batches of 94 to
- * 98. Bundle batching is the default: it is faster, fills batches across windows, and keeps the
- * scoring step a plain ParDo that fuses with its neighbours. Scores do not depend on how rows were
- * batched (tested for batch sizes 1, 7 and 64 with a partial last batch, against each engine's own
- * API).
+ * stay small. Bundle batching is the default: it needs neither a shuffle nor state, so it is faster
+ * (docs/benchmarks.md compares the two), it fills batches across windows, and it keeps the scoring
+ * step a plain ParDo that fuses with its neighbours. Scores do not depend on how rows were batched
+ * (tested for batch sizes 1, 7 and 64 with a partial last batch, against each engine's own API).
  *
  * <p>Metrics, named like Beam Python's RunInference (namespace {@value ScoringMetrics#NAMESPACE}):
  * counters {@code num_inferences}, {@code failed_batches_counter}, {@code num_failed_inferences};

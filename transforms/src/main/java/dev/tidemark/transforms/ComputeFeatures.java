@@ -71,13 +71,12 @@ import org.joda.time.Instant;
  * input is exhausted, and every element waiting at a step holds that step's watermark at or below
  * its own timestamp (no step here moves a timestamp back), so no window of any event can be behind
  * the watermark and the gate would pass everything. {@link Result#tooLate()} is then empty, and the
- * shuffle and sort onto one gate key are saved (issue 6: the features step alone ran 11 % faster in
- * batch on Flink). With sliding windows a bounded input's events are also combined once each, into
- * their slice (a fixed window of one period), and each window is built from the accumulators of its
- * slices ({@link WindowsFromSlices}), instead of combining each event once per window. A bounded
- * input then gets exactly one on-time pane per account and window on every runner (the one-stage
- * combine fires early panes for a bounded input on runners that run its triggers); streams keep the
- * one-stage combine.
+ * shuffle and sort onto one gate key, a serial step, are saved. With sliding windows a bounded
+ * input's events are also combined once each, into their slice (a fixed window of one period), and
+ * each window is built from the accumulators of its slices ({@link WindowsFromSlices}), instead of
+ * combining each event once per window. A bounded input then gets exactly one on-time pane per
+ * account and window on every runner (the one-stage combine fires early panes for a bounded input
+ * on runners that run its triggers); streams keep the one-stage combine.
  *
  * <p>Input must be in the global window, timestamped with event time (the output of {@link
  * DeduplicateEvents}).

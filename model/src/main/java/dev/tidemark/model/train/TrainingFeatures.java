@@ -69,8 +69,8 @@ import org.joda.time.Instant;
  *
  * <p>Runs on the DirectRunner, which must be on the classpath at run time ({@code ./tidemark} has
  * it; the {@code model} module has it only for tests). The DirectRunner pays a fixed cost per
- * bundle and DeduplicateEvents makes a bundle per event: about 5 ms per event on a 2-core machine
- * (20,000 events in 1.5 minutes).
+ * bundle and DeduplicateEvents makes a bundle per event, so the step's time grows by that cost with
+ * every event.
  */
 public final class TrainingFeatures {
   /**
