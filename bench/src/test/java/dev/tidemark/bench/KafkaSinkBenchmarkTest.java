@@ -10,7 +10,7 @@ import static org.junit.Assert.assertArrayEquals;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.TidemarkOptions;
-import dev.tidemark.transforms.Json;
+import dev.tidemark.transforms.util.Json;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

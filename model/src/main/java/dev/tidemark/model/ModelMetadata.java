@@ -7,7 +7,8 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.tidemark.transforms.Features;
+import com.google.auto.value.AutoValue;
+import dev.tidemark.transforms.values.Features;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -44,7 +45,8 @@ import org.checkerframework.checker.nullness.qual.Nullable;
  * Features#NAMES}, when {@code engine} differs from the configured engine, or when the model file's
  * SHA-256 differs from {@code modelSha256}.
  */
-public final class ModelMetadata {
+@AutoValue
+public abstract class ModelMetadata {
   /** Appended to the model file name (or URI) to find its sidecar. */
   public static final String SIDECAR_SUFFIX = ".json";
 
@@ -53,193 +55,113 @@ public final class ModelMetadata {
   private static final ObjectMapper MAPPER =
       new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
-  private final String name;
-  private final String version;
-  private final ModelEngine engine;
-  private final List<String> featureNames;
-  private final @Nullable String inputName;
-  private final @Nullable String outputName;
-  private final @Nullable String modelSha256;
-  private final @Nullable Double threshold;
-  private final ObjectNode trainingData;
-  private final ObjectNode training;
-  private final ObjectNode metrics;
+  public abstract String name();
 
-  private ModelMetadata(
-      String name,
-      String version,
-      ModelEngine engine,
-      List<String> featureNames,
-      @Nullable String inputName,
-      @Nullable String outputName,
-      @Nullable String modelSha256,
-      @Nullable Double threshold,
-      ObjectNode trainingData,
-      ObjectNode training,
-      ObjectNode metrics) {
-    this.name = name;
-    this.version = version;
-    this.engine = engine;
-    this.featureNames = List.copyOf(featureNames);
-    this.inputName = inputName;
-    this.outputName = outputName;
-    this.modelSha256 = modelSha256;
-    this.threshold = threshold;
-    this.trainingData = trainingData;
-    this.training = training;
-    this.metrics = metrics;
+  public abstract String version();
+
+  public abstract ModelEngine engine();
+
+  /** The model's input order. */
+  public abstract List<String> featureNames();
+
+  public abstract @Nullable String inputName();
+
+  public abstract @Nullable String outputName();
+
+  public abstract @Nullable String modelSha256();
+
+  public abstract @Nullable Double threshold();
+
+  /** The training data fingerprint, held here and never handed out: callers get copies. */
+  abstract ObjectNode trainingDataNode();
+
+  /** The trainer and its parameters, held as {@link #trainingDataNode()} is. */
+  abstract ObjectNode trainingNode();
+
+  /** The evaluation, held as {@link #trainingDataNode()} is. */
+  abstract ObjectNode metricsNode();
+
+  abstract Builder toBuilder();
+
+  @AutoValue.Builder
+  abstract static class Builder {
+    abstract Builder setName(String name);
+
+    abstract Builder setVersion(String version);
+
+    abstract Builder setEngine(ModelEngine engine);
+
+    abstract Builder setFeatureNames(List<String> featureNames);
+
+    abstract Builder setInputName(@Nullable String inputName);
+
+    abstract Builder setOutputName(@Nullable String outputName);
+
+    abstract Builder setModelSha256(@Nullable String modelSha256);
+
+    abstract Builder setThreshold(@Nullable Double threshold);
+
+    abstract Builder setTrainingDataNode(ObjectNode trainingData);
+
+    abstract Builder setTrainingNode(ObjectNode training);
+
+    abstract Builder setMetricsNode(ObjectNode metrics);
+
+    abstract ModelMetadata build();
   }
 
   /** Metadata with the required fields; the rest empty. */
   public static ModelMetadata of(
       String name, String version, ModelEngine engine, List<String> featureNames) {
-    return new ModelMetadata(
-        requireText(name, "name"),
-        requireText(version, "version"),
-        Objects.requireNonNull(engine, "engine"),
-        Objects.requireNonNull(featureNames, "featureNames"),
-        null,
-        null,
-        null,
-        null,
-        JsonNodeFactory.instance.objectNode(),
-        JsonNodeFactory.instance.objectNode(),
-        JsonNodeFactory.instance.objectNode());
+    requireText(name, "name");
+    requireText(version, "version");
+    Objects.requireNonNull(engine, "engine");
+    Objects.requireNonNull(featureNames, "featureNames");
+    return new AutoValue_ModelMetadata.Builder()
+        .setName(name)
+        .setVersion(version)
+        .setEngine(engine)
+        .setFeatureNames(List.copyOf(featureNames))
+        .setTrainingDataNode(JsonNodeFactory.instance.objectNode())
+        .setTrainingNode(JsonNodeFactory.instance.objectNode())
+        .setMetricsNode(JsonNodeFactory.instance.objectNode())
+        .build();
   }
 
   public ModelMetadata withInputOutput(@Nullable String input, @Nullable String output) {
-    return new ModelMetadata(
-        name,
-        version,
-        engine,
-        featureNames,
-        input,
-        output,
-        modelSha256,
-        threshold,
-        trainingData,
-        training,
-        metrics);
+    return toBuilder().setInputName(input).setOutputName(output).build();
   }
 
   public ModelMetadata withModelSha256(@Nullable String sha256) {
-    return new ModelMetadata(
-        name,
-        version,
-        engine,
-        featureNames,
-        inputName,
-        outputName,
-        sha256,
-        threshold,
-        trainingData,
-        training,
-        metrics);
+    return toBuilder().setModelSha256(sha256).build();
   }
 
   public ModelMetadata withThreshold(@Nullable Double threshold) {
-    return new ModelMetadata(
-        name,
-        version,
-        engine,
-        featureNames,
-        inputName,
-        outputName,
-        modelSha256,
-        threshold,
-        trainingData,
-        training,
-        metrics);
+    return toBuilder().setThreshold(threshold).build();
   }
 
   public ModelMetadata withTrainingData(ObjectNode trainingData) {
-    return new ModelMetadata(
-        name,
-        version,
-        engine,
-        featureNames,
-        inputName,
-        outputName,
-        modelSha256,
-        threshold,
-        trainingData.deepCopy(),
-        training,
-        metrics);
+    return toBuilder().setTrainingDataNode(trainingData.deepCopy()).build();
   }
 
   public ModelMetadata withTraining(ObjectNode training) {
-    return new ModelMetadata(
-        name,
-        version,
-        engine,
-        featureNames,
-        inputName,
-        outputName,
-        modelSha256,
-        threshold,
-        trainingData,
-        training.deepCopy(),
-        metrics);
+    return toBuilder().setTrainingNode(training.deepCopy()).build();
   }
 
   public ModelMetadata withMetrics(ObjectNode metrics) {
-    return new ModelMetadata(
-        name,
-        version,
-        engine,
-        featureNames,
-        inputName,
-        outputName,
-        modelSha256,
-        threshold,
-        trainingData,
-        training,
-        metrics.deepCopy());
-  }
-
-  public String name() {
-    return name;
-  }
-
-  public String version() {
-    return version;
-  }
-
-  public ModelEngine engine() {
-    return engine;
-  }
-
-  /** The model's input order. */
-  public List<String> featureNames() {
-    return featureNames;
-  }
-
-  public @Nullable String inputName() {
-    return inputName;
-  }
-
-  public @Nullable String outputName() {
-    return outputName;
-  }
-
-  public @Nullable String modelSha256() {
-    return modelSha256;
-  }
-
-  public @Nullable Double threshold() {
-    return threshold;
+    return toBuilder().setMetricsNode(metrics.deepCopy()).build();
   }
 
   public ObjectNode trainingData() {
-    return trainingData.deepCopy();
+    return trainingDataNode().deepCopy();
   }
 
   public ObjectNode training() {
-    return training.deepCopy();
+    return trainingNode().deepCopy();
   }
 
   public ObjectNode metrics() {
-    return metrics.deepCopy();
+    return metricsNode().deepCopy();
   }
 
   /**
@@ -248,26 +170,26 @@ public final class ModelMetadata {
   public String toJson() {
     ObjectNode root = JsonNodeFactory.instance.objectNode();
     root.put("format", FORMAT);
-    root.put("name", name);
-    root.put("version", version);
-    root.put("engine", engine.djlName());
+    root.put("name", name());
+    root.put("version", version());
+    root.put("engine", engine().djlName());
     ArrayNode names = root.putArray("featureNames");
-    featureNames.forEach(names::add);
-    if (inputName != null) {
-      root.put("input", inputName);
+    featureNames().forEach(names::add);
+    if (inputName() != null) {
+      root.put("input", inputName());
     }
-    if (outputName != null) {
-      root.put("output", outputName);
+    if (outputName() != null) {
+      root.put("output", outputName());
     }
-    if (modelSha256 != null) {
-      root.put("modelSha256", modelSha256);
+    if (modelSha256() != null) {
+      root.put("modelSha256", modelSha256());
     }
-    if (threshold != null) {
-      root.put("threshold", threshold);
+    if (threshold() != null) {
+      root.put("threshold", threshold());
     }
-    root.set("trainingData", trainingData);
-    root.set("training", training);
-    root.set("metrics", metrics);
+    root.set("trainingData", trainingDataNode());
+    root.set("training", trainingNode());
+    root.set("metrics", metricsNode());
     try {
       return MAPPER.writeValueAsString(root) + "\n";
     } catch (JsonProcessingException e) {
@@ -336,18 +258,19 @@ public final class ModelMetadata {
       }
       threshold = thresholdNode.asDouble();
     }
-    return new ModelMetadata(
-        name,
-        version,
-        engine,
-        featureNames,
-        text(root, "input", where, false),
-        text(root, "output", where, false),
-        text(root, "modelSha256", where, false),
-        threshold,
-        object(root, "trainingData"),
-        object(root, "training"),
-        object(root, "metrics"));
+    return new AutoValue_ModelMetadata.Builder()
+        .setName(name)
+        .setVersion(version)
+        .setEngine(engine)
+        .setFeatureNames(List.copyOf(featureNames))
+        .setInputName(text(root, "input", where, false))
+        .setOutputName(text(root, "output", where, false))
+        .setModelSha256(text(root, "modelSha256", where, false))
+        .setThreshold(threshold)
+        .setTrainingDataNode(object(root, "trainingData"))
+        .setTrainingNode(object(root, "training"))
+        .setMetricsNode(object(root, "metrics"))
+        .build();
   }
 
   private static @Nullable String text(
@@ -388,6 +311,13 @@ public final class ModelMetadata {
 
   @Override
   public String toString() {
-    return name + ":" + version + " (" + engine.djlName() + ", features " + featureNames + ")";
+    return name()
+        + ":"
+        + version()
+        + " ("
+        + engine().djlName()
+        + ", features "
+        + featureNames()
+        + ")";
   }
 }

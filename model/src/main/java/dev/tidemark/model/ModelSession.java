@@ -1,11 +1,11 @@
 package dev.tidemark.model;
 
 import ai.djl.inference.Predictor;
-import dev.tidemark.transforms.DeadLetter;
-import dev.tidemark.transforms.DeadLetterReason;
-import dev.tidemark.transforms.Decision;
-import dev.tidemark.transforms.Features;
-import dev.tidemark.transforms.Json;
+import dev.tidemark.transforms.util.Json;
+import dev.tidemark.transforms.values.DeadLetter;
+import dev.tidemark.transforms.values.DeadLetterReason;
+import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.Features;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.function.IntFunction;

@@ -1,7 +1,7 @@
 package dev.tidemark.model;
 
-import dev.tidemark.transforms.DeadLetter;
-import dev.tidemark.transforms.Decision;
+import dev.tidemark.transforms.values.DeadLetter;
+import dev.tidemark.transforms.values.Decision;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.sdk.transforms.DoFn;

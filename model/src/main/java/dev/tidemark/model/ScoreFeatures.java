@@ -1,9 +1,10 @@
 package dev.tidemark.model;
 
-import dev.tidemark.transforms.DeadLetter;
-import dev.tidemark.transforms.DeadLetterReason;
-import dev.tidemark.transforms.Decision;
-import dev.tidemark.transforms.Features;
+import com.google.auto.value.AutoValue;
+import dev.tidemark.transforms.values.DeadLetter;
+import dev.tidemark.transforms.values.DeadLetterReason;
+import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.Features;
 import java.util.Objects;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.VarIntCoder;
@@ -60,13 +61,10 @@ import org.joda.time.Duration;
  * delay}: full batches even when bundles are tiny, at the cost of a shuffle, per-key-and-window
  * state and up to the delay in latency; its batches count decisions, repeated rows included;
  * batches never span windows, so when a window holds fewer rows than the batch size the batches
- * stay small. Measured on the DirectRunner (20,000 decisions, 100 per window, batch size 256,
- * XGBoost, three runs; docs/benchmarks.md): bundle batching 30,000 to 39,000 rows/s with mean
- * batches of 190 to 227 rows, GroupIntoBatches 15,000 to 25,000 rows/s with mean batches of 94 to
- * 98. Bundle batching is the default: it is faster, fills batches across windows, and keeps the
- * scoring step a plain ParDo that fuses with its neighbours. Scores do not depend on how rows were
- * batched (tested for batch sizes 1, 7 and 64 with a partial last batch, against each engine's own
- * API).
+ * stay small. Bundle batching is the default: it needs neither a shuffle nor state, so it is faster
+ * (docs/benchmarks.md compares the two), it fills batches across windows, and it keeps the scoring
+ * step a plain ParDo that fuses with its neighbours. Scores do not depend on how rows were batched
+ * (tested for batch sizes 1, 7 and 64 with a partial last batch, against each engine's own API).
  *
  * <p>Metrics, named like Beam Python's RunInference (namespace {@value ScoringMetrics#NAMESPACE}):
  * counters {@code num_inferences}, {@code failed_batches_counter}, {@code num_failed_inferences};
@@ -85,7 +83,8 @@ import org.joda.time.Duration;
  * scored.failures(); // rows that could not be scored
  * }</pre>
  */
-public final class ScoreFeatures
+@AutoValue
+public abstract class ScoreFeatures
     extends PTransform<
         PCollection<Decision>, WithFailures.Result<PCollection<Decision>, DeadLetter>> {
 
@@ -103,35 +102,50 @@ public final class ScoreFeatures
   public static final Duration DEFAULT_MAX_BUFFERING_DELAY = Duration.standardSeconds(1);
   public static final Batching DEFAULT_BATCHING = Batching.BUNDLE;
 
-  private final String modelUri;
-  private final ModelEngine engine;
-  private final @Nullable String modelName;
-  private final @Nullable String modelVersion;
-  private final double threshold;
-  private final int batchSize;
-  private final Duration maxBufferingDelay;
-  private final Batching batching;
-  private final ScoringConfig.FeatureVector featureVector;
+  /** The model file: a local path, {@code file:}, {@code classpath:} or a Beam filesystem URI. */
+  public abstract String modelUri();
 
-  private ScoreFeatures(
-      String modelUri,
-      ModelEngine engine,
-      @Nullable String modelName,
-      @Nullable String modelVersion,
-      double threshold,
-      int batchSize,
-      Duration maxBufferingDelay,
-      Batching batching,
-      ScoringConfig.FeatureVector featureVector) {
-    this.modelUri = modelUri;
-    this.engine = engine;
-    this.modelName = modelName;
-    this.modelVersion = modelVersion;
-    this.threshold = threshold;
-    this.batchSize = batchSize;
-    this.maxBufferingDelay = maxBufferingDelay;
-    this.batching = batching;
-    this.featureVector = featureVector;
+  public abstract ModelEngine engine();
+
+  /** The name the sidecar must have; null: whatever it says. */
+  abstract @Nullable String modelName();
+
+  /** The version the sidecar must have; null: whatever it says. */
+  abstract @Nullable String modelVersion();
+
+  public abstract double threshold();
+
+  public abstract int batchSize();
+
+  abstract Duration maxBufferingDelay();
+
+  public abstract Batching batching();
+
+  abstract ScoringConfig.FeatureVector featureVector();
+
+  abstract Builder toBuilder();
+
+  @AutoValue.Builder
+  abstract static class Builder {
+    abstract Builder setModelUri(String uri);
+
+    abstract Builder setEngine(ModelEngine engine);
+
+    abstract Builder setModelName(@Nullable String name);
+
+    abstract Builder setModelVersion(@Nullable String version);
+
+    abstract Builder setThreshold(double threshold);
+
+    abstract Builder setBatchSize(int batchSize);
+
+    abstract Builder setMaxBufferingDelay(Duration delay);
+
+    abstract Builder setBatching(Batching batching);
+
+    abstract Builder setFeatureVector(ScoringConfig.FeatureVector featureVector);
+
+    abstract ScoreFeatures build();
   }
 
   /**
@@ -140,16 +154,17 @@ public final class ScoreFeatures
    * + ".json"}.
    */
   public static ScoreFeatures of(String modelUri, ModelEngine engine) {
-    return new ScoreFeatures(
-        checkUri(modelUri),
-        Objects.requireNonNull(engine, "engine must be XGBOOST or ONNX_RUNTIME"),
-        null,
-        null,
-        DEFAULT_THRESHOLD,
-        DEFAULT_BATCH_SIZE,
-        DEFAULT_MAX_BUFFERING_DELAY,
-        DEFAULT_BATCHING,
-        new ScoringConfig.DefaultFeatureVector());
+    checkUri(modelUri);
+    Objects.requireNonNull(engine, "engine must be XGBOOST or ONNX_RUNTIME");
+    return new AutoValue_ScoreFeatures.Builder()
+        .setModelUri(modelUri)
+        .setEngine(engine)
+        .setThreshold(DEFAULT_THRESHOLD)
+        .setBatchSize(DEFAULT_BATCH_SIZE)
+        .setMaxBufferingDelay(DEFAULT_MAX_BUFFERING_DELAY)
+        .setBatching(DEFAULT_BATCHING)
+        .setFeatureVector(new ScoringConfig.DefaultFeatureVector())
+        .build();
   }
 
   /** Scores with the shipped default model ({@link DefaultModel#XGBOOST_URI}). */
@@ -161,58 +176,26 @@ public final class ScoreFeatures
 
   /** Another model file (and its sidecar), same engine. */
   public ScoreFeatures withModelUri(String uri) {
-    return new ScoreFeatures(
-        checkUri(uri),
-        engine,
-        modelName,
-        modelVersion,
-        threshold,
-        batchSize,
-        maxBufferingDelay,
-        batching,
-        featureVector);
+    checkUri(uri);
+    return toBuilder().setModelUri(uri).build();
   }
 
   /** The engine the model is for; must match the sidecar's {@code engine}. */
   public ScoreFeatures withEngine(ModelEngine engine) {
-    return new ScoreFeatures(
-        modelUri,
-        Objects.requireNonNull(engine, "engine must be XGBOOST or ONNX_RUNTIME"),
-        modelName,
-        modelVersion,
-        threshold,
-        batchSize,
-        maxBufferingDelay,
-        batching,
-        featureVector);
+    Objects.requireNonNull(engine, "engine must be XGBOOST or ONNX_RUNTIME");
+    return toBuilder().setEngine(engine).build();
   }
 
   /** The model name the sidecar must have (unset: whatever it says). */
   public ScoreFeatures withModelName(String name) {
-    return new ScoreFeatures(
-        modelUri,
-        engine,
-        checkText(name, "model name", "withModelName"),
-        modelVersion,
-        threshold,
-        batchSize,
-        maxBufferingDelay,
-        batching,
-        featureVector);
+    checkText(name, "model name", "withModelName");
+    return toBuilder().setModelName(name).build();
   }
 
   /** The model version the sidecar must have (unset: whatever it says). */
   public ScoreFeatures withModelVersion(String version) {
-    return new ScoreFeatures(
-        modelUri,
-        engine,
-        modelName,
-        checkText(version, "model version", "withModelVersion"),
-        threshold,
-        batchSize,
-        maxBufferingDelay,
-        batching,
-        featureVector);
+    checkText(version, "model version", "withModelVersion");
+    return toBuilder().setModelVersion(version).build();
   }
 
   /** Scores at or above this are {@code review}, below {@code allow}; in [0, 1]. */
@@ -221,16 +204,7 @@ public final class ScoreFeatures
       throw new IllegalArgumentException(
           "threshold must be in [0, 1], got " + threshold + "; set it with withThreshold(...)");
     }
-    return new ScoreFeatures(
-        modelUri,
-        engine,
-        modelName,
-        modelVersion,
-        threshold,
-        batchSize,
-        maxBufferingDelay,
-        batching,
-        featureVector);
+    return toBuilder().setThreshold(threshold).build();
   }
 
   /** Rows per engine call, at most; 1 turns batching off. */
@@ -243,16 +217,7 @@ public final class ScoreFeatures
               + batchSize
               + "; set it with withBatchSize(...)");
     }
-    return new ScoreFeatures(
-        modelUri,
-        engine,
-        modelName,
-        modelVersion,
-        threshold,
-        batchSize,
-        maxBufferingDelay,
-        batching,
-        featureVector);
+    return toBuilder().setBatchSize(batchSize).build();
   }
 
   /**
@@ -266,69 +231,30 @@ public final class ScoreFeatures
               + delay
               + "; set it with withMaxBufferingDelay(...)");
     }
-    return new ScoreFeatures(
-        modelUri,
-        engine,
-        modelName,
-        modelVersion,
-        threshold,
-        batchSize,
-        delay,
-        batching,
-        featureVector);
+    return toBuilder().setMaxBufferingDelay(delay).build();
   }
 
   /** How rows are batched; see the class documentation. */
   public ScoreFeatures withBatching(Batching batching) {
-    return new ScoreFeatures(
-        modelUri,
-        engine,
-        modelName,
-        modelVersion,
-        threshold,
-        batchSize,
-        maxBufferingDelay,
-        Objects.requireNonNull(batching, "batching must be BUNDLE or GROUP_INTO_BATCHES"),
-        featureVector);
+    Objects.requireNonNull(batching, "batching must be BUNDLE or GROUP_INTO_BATCHES");
+    return toBuilder().setBatching(batching).build();
   }
 
   /** Replaces {@link Features#toVector()}; for tests that need rows the features cannot make. */
   ScoreFeatures withFeatureVector(ScoringConfig.FeatureVector featureVector) {
-    return new ScoreFeatures(
-        modelUri,
-        engine,
-        modelName,
-        modelVersion,
-        threshold,
-        batchSize,
-        maxBufferingDelay,
-        batching,
-        Objects.requireNonNull(featureVector, "featureVector"));
-  }
-
-  public String modelUri() {
-    return modelUri;
-  }
-
-  public ModelEngine engine() {
-    return engine;
-  }
-
-  public double threshold() {
-    return threshold;
-  }
-
-  public int batchSize() {
-    return batchSize;
-  }
-
-  public Batching batching() {
-    return batching;
+    Objects.requireNonNull(featureVector, "featureVector");
+    return toBuilder().setFeatureVector(featureVector).build();
   }
 
   ScoringConfig config() {
     return new ScoringConfig(
-        modelUri, engine, modelName, modelVersion, threshold, batchSize, featureVector);
+        modelUri(),
+        engine(),
+        modelName(),
+        modelVersion(),
+        threshold(),
+        batchSize(),
+        featureVector());
   }
 
   @Override
@@ -336,15 +262,15 @@ public final class ScoreFeatures
       PCollection<Decision> decisions) {
     ScoringConfig config = config();
     // Fail at construction, on the launcher, for every model whose sidecar is cheap to read.
-    byte[] sidecar = ModelLocation.readSidecarIfCheap(modelUri);
+    byte[] sidecar = ModelLocation.readSidecarIfCheap(modelUri());
     if (sidecar != null) {
-      String where = ModelLocation.sidecarUri(modelUri);
+      String where = ModelLocation.sidecarUri(modelUri());
       config.check(ModelMetadata.parse(sidecar, where), where);
     }
     TupleTag<Decision> scoredTag = new TupleTag<Decision>() {};
     TupleTag<DeadLetter> failuresTag = new TupleTag<DeadLetter>() {};
     PCollectionTuple outputs;
-    if (batching == Batching.BUNDLE) {
+    if (batching() == Batching.BUNDLE) {
       outputs =
           decisions.apply(
               "ScoreBatches",
@@ -359,8 +285,8 @@ public final class ScoreFeatures
               .setCoder(KvCoder.of(VarIntCoder.of(), Decision.DecisionCoder.of()))
               .apply(
                   "GroupIntoBatches",
-                  GroupIntoBatches.<Integer, Decision>ofSize(batchSize)
-                      .withMaxBufferingDuration(maxBufferingDelay)
+                  GroupIntoBatches.<Integer, Decision>ofSize(batchSize())
+                      .withMaxBufferingDuration(maxBufferingDelay())
                       .withShardedKey())
               .apply(
                   "ScoreBatches",

@@ -1,7 +1,7 @@
 package dev.tidemark.model;
 
-import dev.tidemark.transforms.DeadLetter;
-import dev.tidemark.transforms.Decision;
+import dev.tidemark.transforms.values.DeadLetter;
+import dev.tidemark.transforms.values.Decision;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -22,11 +22,11 @@ import org.joda.time.Instant;
  * <p>A batch is full when it holds {@code batchSize} distinct feature rows, the rows the engine
  * call gets: a row equal to one already in the batch is not sent again ({@link BatchScorer}), so it
  * does not count. Sliding windows over a quiet account repeat their features (ten times with the
- * default windows for an account with one event); counting decisions instead sent a tenth of the
- * batch size per call at 1M accounts, and XGBoost costs about 90 µs per call besides its cost per
- * row (issue 6). A batch also ends at {@link #MAX_DECISIONS_PER_ROW} times {@code batchSize}
- * decisions (at most {@link ScoreFeatures#MAX_BATCH_SIZE}, or {@code batchSize} when it is larger),
- * so that a long run of equal rows is not buffered whole.
+ * default windows for an account with one event); counting decisions instead would send as little
+ * as a tenth of the batch size per call, and every engine call has a fixed cost besides its cost
+ * per row. A batch also ends at {@link #MAX_DECISIONS_PER_ROW} times {@code batchSize} decisions
+ * (at most {@link ScoreFeatures#MAX_BATCH_SIZE}, or {@code batchSize} when it is larger), so that a
+ * long run of equal rows is not buffered whole.
  *
  * <p>A full batch is scored while processing its last element, and its outputs leave at once, each
  * with its own input's timestamp, window and pane, even when that is earlier than the element being
@@ -36,11 +36,11 @@ import org.joda.time.Instant;
  * here is not the output's input, so the DoFn declares an unbounded {@link #getAllowedTimestampSkew
  * skew}: no output is moved back from its own input's timestamp, and a runner does not advance the
  * watermark past an open bundle (the FlinkRunner holds it back until the bundle finishes), so none
- * falls behind it. Until issue 6 such outputs waited in a priority queue for an element at or
- * before their timestamp: 7 % of the decision thread at 1M accounts, and the outputs that waited
- * until finish bundle lost their pane. Only the last, partial batch of a bundle is output at finish
- * bundle, where Beam cannot keep the pane: those outputs carry {@code PaneInfo.NO_FIRING} (the
- * decision's own {@code pane} fields are unchanged).
+ * falls behind it. Holding such outputs back for an element at or before their timestamp would need
+ * a priority queue per bundle, and the outputs still held at finish bundle would lose their pane.
+ * Only the last, partial batch of a bundle is output at finish bundle, where Beam cannot keep the
+ * pane: those outputs carry {@code PaneInfo.NO_FIRING} (the decision's own {@code pane} fields are
+ * unchanged).
  */
 final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
   /**
@@ -151,8 +151,8 @@ final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
    * A batch being filled: its decisions, each one's feature row and the first equal row before it;
    * full at {@code batchSize} distinct rows or {@link #MAX_DECISIONS_PER_ROW} times as many
    * decisions. A row without a vector counts as distinct (it fails, and is not sent). {@link
-   * ModelSession} scores the batch from these rows, so they are built and compared once (issue 6:
-   * built and hashed again by the scorer, they were 3 % of the decision thread at 1M accounts).
+   * ModelSession} scores the batch from these rows, so they are built and hashed once, not again by
+   * the scorer.
    */
   static final class DistinctRows {
     private final int batchSize;

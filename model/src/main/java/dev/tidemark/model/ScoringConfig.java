@@ -1,7 +1,7 @@
 package dev.tidemark.model;
 
-import dev.tidemark.transforms.Decision;
-import dev.tidemark.transforms.Features;
+import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.Features;
 import java.io.Serializable;
 import java.util.Objects;
 import org.checkerframework.checker.nullness.qual.Nullable;

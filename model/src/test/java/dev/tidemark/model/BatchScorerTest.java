@@ -6,7 +6,7 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.nullValue;
 
-import dev.tidemark.transforms.Features;
+import dev.tidemark.transforms.values.Features;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.Test;

@@ -2,7 +2,7 @@ package dev.tidemark.model;
 
 import ai.djl.inference.Predictor;
 import ai.djl.translate.TranslateException;
-import dev.tidemark.transforms.Decision;
+import dev.tidemark.transforms.values.Decision;
 import java.util.List;
 
 /**

@@ -112,7 +112,7 @@ public final class LabelledReplayFixture {
       String merchant,
       String country,
       String label) {
-    String time = dev.tidemark.transforms.Json.instant(START.plus(offsetMs));
+    String time = dev.tidemark.transforms.util.Json.instant(START.plus(offsetMs));
     String json =
         String.format(
             Locale.ROOT,

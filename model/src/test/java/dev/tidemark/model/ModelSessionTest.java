@@ -8,7 +8,7 @@ import static org.hamcrest.Matchers.notNullValue;
 import static org.hamcrest.Matchers.nullValue;
 import static org.hamcrest.Matchers.sameInstance;
 
-import dev.tidemark.transforms.Decision;
+import dev.tidemark.transforms.values.Decision;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

@@ -5,8 +5,8 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.greaterThan;
 import static org.hamcrest.Matchers.lessThanOrEqualTo;
 
-import dev.tidemark.transforms.DeadLetter;
-import dev.tidemark.transforms.Decision;
+import dev.tidemark.transforms.values.DeadLetter;
+import dev.tidemark.transforms.values.Decision;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;

@@ -7,10 +7,10 @@ import static org.hamcrest.Matchers.greaterThan;
 import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.sameInstance;
 
-import dev.tidemark.transforms.DeadLetter;
-import dev.tidemark.transforms.DeadLetterReason;
-import dev.tidemark.transforms.Decision;
-import dev.tidemark.transforms.Features;
+import dev.tidemark.transforms.values.DeadLetter;
+import dev.tidemark.transforms.values.DeadLetterReason;
+import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.Features;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -4,7 +4,7 @@ import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.containsString;
 import static org.junit.Assert.fail;
 
-import dev.tidemark.transforms.Decision;
+import dev.tidemark.transforms.values.Decision;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.beam.sdk.PipelineResult;

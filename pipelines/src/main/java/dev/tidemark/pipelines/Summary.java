@@ -2,8 +2,8 @@ package dev.tidemark.pipelines;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tidemark.pipelines.io.Outputs;
-import dev.tidemark.transforms.Json;
-import dev.tidemark.transforms.TidemarkMetrics;
+import dev.tidemark.transforms.util.Json;
+import dev.tidemark.transforms.util.TidemarkMetrics;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;

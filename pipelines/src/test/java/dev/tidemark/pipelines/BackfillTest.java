@@ -113,7 +113,7 @@ public class BackfillTest {
         for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
           long ingested =
               org.joda.time.Instant.parse(
-                      dev.tidemark.transforms.Json.MAPPER
+                      dev.tidemark.transforms.util.Json.MAPPER
                           .readTree(line)
                           .get("clocks")
                           .get("ingestionTime")
@@ -122,7 +122,11 @@ public class BackfillTest {
           assertThat(line, ingested > newest - 60_000 && ingested <= newest, is(true));
           assertThat(
               line,
-              dev.tidemark.transforms.Json.MAPPER.readTree(line).get("pane").get("timing").asText(),
+              dev.tidemark.transforms.util.Json.MAPPER
+                  .readTree(line)
+                  .get("pane")
+                  .get("timing")
+                  .asText(),
               is("ON_TIME"));
         }
       }

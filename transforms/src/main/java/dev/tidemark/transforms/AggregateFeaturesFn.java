@@ -1,5 +1,9 @@
 package dev.tidemark.transforms;
 
+import dev.tidemark.transforms.values.Codec;
+import dev.tidemark.transforms.values.FeatureInput;
+import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentEvent;
 import java.io.DataInputStream;
 import java.io.DataOutput;
 import java.io.IOException;
@@ -150,7 +154,7 @@ public final class AggregateFeaturesFn
     }
 
     @Override
-    void write(Accumulator value, DataOutput out) throws IOException {
+    protected void write(Accumulator value, DataOutput out) throws IOException {
       out.writeLong(value.count);
       out.writeLong(value.sumCents);
       out.writeLong(value.maxCents);
@@ -161,7 +165,7 @@ public final class AggregateFeaturesFn
     }
 
     @Override
-    Accumulator read(DataInputStream in) throws IOException {
+    protected Accumulator read(DataInputStream in) throws IOException {
       Accumulator acc = new Accumulator();
       acc.count = in.readLong();
       acc.sumCents = in.readLong();

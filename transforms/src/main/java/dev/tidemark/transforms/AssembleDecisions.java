@@ -1,5 +1,8 @@
 package dev.tidemark.transforms;
 
+import dev.tidemark.transforms.util.TidemarkMetrics;
+import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.Features;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.PTransform;
@@ -52,8 +55,7 @@ public final class AssembleDecisions
 
   /**
    * One decision per pane. The counters are added to once per bundle: a counter's {@code inc()}
-   * looks up the step's metrics container each time, 6 % of the decision step's thread at 1M
-   * accounts (issue 6).
+   * looks up the step's metrics container each time, a cost paid per decision otherwise.
    */
   static final class AssembleDecisionFn extends DoFn<KV<String, Features>, Decision> {
     private static final PaneInfo.Timing[] TIMINGS = PaneInfo.Timing.values();

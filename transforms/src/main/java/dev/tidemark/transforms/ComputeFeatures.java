@@ -1,5 +1,11 @@
 package dev.tidemark.transforms;
 
+import com.google.auto.value.AutoValue;
+import dev.tidemark.transforms.util.TidemarkMetrics;
+import dev.tidemark.transforms.values.FeatureInput;
+import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.TooLateRecord;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.sdk.coders.InstantCoder;
@@ -65,13 +71,12 @@ import org.joda.time.Instant;
  * input is exhausted, and every element waiting at a step holds that step's watermark at or below
  * its own timestamp (no step here moves a timestamp back), so no window of any event can be behind
  * the watermark and the gate would pass everything. {@link Result#tooLate()} is then empty, and the
- * shuffle and sort onto one gate key are saved (issue 6: the features step alone ran 11 % faster in
- * batch on Flink). With sliding windows a bounded input's events are also combined once each, into
- * their slice (a fixed window of one period), and each window is built from the accumulators of its
- * slices ({@link WindowsFromSlices}), instead of combining each event once per window. A bounded
- * input then gets exactly one on-time pane per account and window on every runner (the one-stage
- * combine fires early panes for a bounded input on runners that run its triggers); streams keep the
- * one-stage combine.
+ * shuffle and sort onto one gate key, a serial step, are saved. With sliding windows a bounded
+ * input's events are also combined once each, into their slice (a fixed window of one period), and
+ * each window is built from the accumulators of its slices ({@link WindowsFromSlices}), instead of
+ * combining each event once per window. A bounded input then gets exactly one on-time pane per
+ * account and window on every runner (the one-stage combine fires early panes for a bounded input
+ * on runners that run its triggers); streams keep the one-stage combine.
  *
  * <p>Input must be in the global window, timestamped with event time (the output of {@link
  * DeduplicateEvents}).
@@ -83,7 +88,8 @@ import org.joda.time.Instant;
  *         .withAllowedLateness(Duration.standardHours(1)));
  * }</pre>
  */
-public final class ComputeFeatures
+@AutoValue
+public abstract class ComputeFeatures
     extends PTransform<PCollection<PaymentEvent>, ComputeFeatures.Result> {
 
   public static final Duration DEFAULT_WINDOW_SIZE = Duration.standardMinutes(5);
@@ -95,29 +101,40 @@ public final class ComputeFeatures
       AccumulationMode.ACCUMULATING_FIRED_PANES;
   public static final int DEFAULT_GATE_SHARDS = 1;
 
-  private final Duration size;
-  private final Duration period;
-  private final @Nullable Duration earlyFiringDelay;
-  private final Duration lateFiringDelay;
-  private final Duration allowedLateness;
-  private final AccumulationMode accumulationMode;
-  private final int gateShards;
+  abstract Duration size();
 
-  private ComputeFeatures(
-      Duration size,
-      Duration period,
-      @Nullable Duration earlyFiringDelay,
-      Duration lateFiringDelay,
-      Duration allowedLateness,
-      AccumulationMode accumulationMode,
-      int gateShards) {
-    this.size = size;
-    this.period = period;
-    this.earlyFiringDelay = earlyFiringDelay;
-    this.lateFiringDelay = lateFiringDelay;
-    this.allowedLateness = allowedLateness;
-    this.accumulationMode = accumulationMode;
-    this.gateShards = gateShards;
+  abstract Duration period();
+
+  /** Null: no early firings. */
+  abstract @Nullable Duration earlyFiringDelay();
+
+  abstract Duration lateFiringDelay();
+
+  abstract Duration allowedLateness();
+
+  abstract AccumulationMode accumulationMode();
+
+  abstract int gateShards();
+
+  abstract Builder toBuilder();
+
+  @AutoValue.Builder
+  abstract static class Builder {
+    abstract Builder setSize(Duration size);
+
+    abstract Builder setPeriod(Duration period);
+
+    abstract Builder setEarlyFiringDelay(@Nullable Duration delay);
+
+    abstract Builder setLateFiringDelay(Duration delay);
+
+    abstract Builder setAllowedLateness(Duration lateness);
+
+    abstract Builder setAccumulationMode(AccumulationMode mode);
+
+    abstract Builder setGateShards(int shards);
+
+    abstract ComputeFeatures build();
   }
 
   /** Sliding windows of {@code size} starting every {@code period}; the other settings default. */
@@ -149,44 +166,32 @@ public final class ComputeFeatures
               + period
               + "; choose a period that divides the size (e.g. PT5M every PT30S)");
     }
-    return new ComputeFeatures(
-        size,
-        period,
-        DEFAULT_EARLY_FIRING_DELAY,
-        DEFAULT_LATE_FIRING_DELAY,
-        DEFAULT_ALLOWED_LATENESS,
-        DEFAULT_ACCUMULATION_MODE,
-        DEFAULT_GATE_SHARDS);
+    return new AutoValue_ComputeFeatures.Builder()
+        .setSize(size)
+        .setPeriod(period)
+        .setEarlyFiringDelay(DEFAULT_EARLY_FIRING_DELAY)
+        .setLateFiringDelay(DEFAULT_LATE_FIRING_DELAY)
+        .setAllowedLateness(DEFAULT_ALLOWED_LATENESS)
+        .setAccumulationMode(DEFAULT_ACCUMULATION_MODE)
+        .setGateShards(DEFAULT_GATE_SHARDS)
+        .build();
   }
 
   /** Early firings this long after the first element of a pane; zero fires on every element. */
   public ComputeFeatures withEarlyFiringDelay(Duration delay) {
-    return new ComputeFeatures(
-        size,
-        period,
-        checkDelay(delay, "early firing delay", "--earlyFiringDelay"),
-        lateFiringDelay,
-        allowedLateness,
-        accumulationMode,
-        gateShards);
+    checkDelay(delay, "early firing delay", "--earlyFiringDelay");
+    return toBuilder().setEarlyFiringDelay(delay).build();
   }
 
   /** No early (speculative) panes: only on-time and late ones. */
   public ComputeFeatures withoutEarlyFirings() {
-    return new ComputeFeatures(
-        size, period, null, lateFiringDelay, allowedLateness, accumulationMode, gateShards);
+    return toBuilder().setEarlyFiringDelay(null).build();
   }
 
   /** Late firings this long after the first late element of a pane; zero fires on every one. */
   public ComputeFeatures withLateFiringDelay(Duration delay) {
-    return new ComputeFeatures(
-        size,
-        period,
-        earlyFiringDelay,
-        checkDelay(delay, "late firing delay", "--lateFiringDelay"),
-        allowedLateness,
-        accumulationMode,
-        gateShards);
+    checkDelay(delay, "late firing delay", "--lateFiringDelay");
+    return toBuilder().setLateFiringDelay(delay).build();
   }
 
   /** How long after the end of a window late events still revise it. */
@@ -197,8 +202,7 @@ public final class ComputeFeatures
               + lateness
               + "; set it with withAllowedLateness(...) or --allowedLateness");
     }
-    return new ComputeFeatures(
-        size, period, earlyFiringDelay, lateFiringDelay, lateness, accumulationMode, gateShards);
+    return toBuilder().setAllowedLateness(lateness).build();
   }
 
   /** Whether each pane carries everything so far (accumulating) or only what is new. */
@@ -210,8 +214,7 @@ public final class ComputeFeatures
               + mode
               + " (--accumulationMode)");
     }
-    return new ComputeFeatures(
-        size, period, earlyFiringDelay, lateFiringDelay, allowedLateness, mode, gateShards);
+    return toBuilder().setAccumulationMode(mode).build();
   }
 
   /**
@@ -224,16 +227,14 @@ public final class ComputeFeatures
     if (shards < 1) {
       throw new IllegalArgumentException("gate shards must be at least 1, got " + shards);
     }
-    return new ComputeFeatures(
-        size, period, earlyFiringDelay, lateFiringDelay, allowedLateness, accumulationMode, shards);
+    return toBuilder().setGateShards(shards).build();
   }
 
-  private static Duration checkDelay(Duration delay, String what, String flag) {
+  private static void checkDelay(Duration delay, String what, String flag) {
     if (delay == null || delay.getMillis() < 0) {
       throw new IllegalArgumentException(
           what + " must be zero or positive, such as PT10S, got " + delay + " (" + flag + ")");
     }
-    return delay;
   }
 
   /** Zero delay: fire on every element; otherwise a processing-time delay after the first. */
@@ -245,11 +246,11 @@ public final class ComputeFeatures
 
   /** The trigger: watermark, with the configured early and late firings. */
   Trigger trigger() {
-    return earlyFiringDelay == null
-        ? AfterWatermark.pastEndOfWindow().withLateFirings(firing(lateFiringDelay))
+    return earlyFiringDelay() == null
+        ? AfterWatermark.pastEndOfWindow().withLateFirings(firing(lateFiringDelay()))
         : AfterWatermark.pastEndOfWindow()
-            .withEarlyFirings(firing(earlyFiringDelay))
-            .withLateFirings(firing(lateFiringDelay));
+            .withEarlyFirings(firing(earlyFiringDelay()))
+            .withLateFirings(firing(lateFiringDelay()));
   }
 
   @Override
@@ -258,7 +259,7 @@ public final class ComputeFeatures
       throw new IllegalArgumentException(
           "ComputeFeatures windows its input itself; give it events in the global window");
     }
-    SlidingWindows windowFn = SlidingWindows.of(size).every(period);
+    SlidingWindows windowFn = SlidingWindows.of(size()).every(period());
     KvCoder<String, FeatureInput> inputCoder =
         KvCoder.of(StringUtf8Coder.of(), FeatureInput.FeatureInputCoder.of());
     PCollection<KV<String, Features>> features;
@@ -270,7 +271,7 @@ public final class ComputeFeatures
               .apply("PassBoundedInput", MapElements.via(new PassOnTimeFn()))
               .setCoder(inputCoder);
       features =
-          size.equals(period)
+          size().equals(period())
               ? combine(keyed.apply("WindowFeatures", windowing(windowFn)))
               : combineSlices(keyed);
       tooLate =
@@ -285,7 +286,7 @@ public final class ComputeFeatures
                   .get(GATED_TAG)
                   .setCoder(KvCoder.of(InstantCoder.of(), PaymentEvent.PaymentEventCoder.of()))
                   .apply("WindowFeatures", windowing(windowFn))
-                  .apply("DropMissedWindows", ParDo.of(new KeepOpenWindowsFn(allowedLateness)))
+                  .apply("DropMissedWindows", ParDo.of(new KeepOpenWindowsFn(allowedLateness())))
                   .setCoder(inputCoder));
       tooLate = gates.get(TOO_LATE_TAG);
     }
@@ -299,8 +300,8 @@ public final class ComputeFeatures
   /** The configured windows, trigger, allowed lateness and accumulation mode. */
   private <T> Window<T> windowing(WindowFn<? super T, ?> windowFn) {
     Window<T> windowing =
-        Window.<T>into(windowFn).triggering(trigger()).withAllowedLateness(allowedLateness);
-    return accumulationMode == AccumulationMode.ACCUMULATING_FIRED_PANES
+        Window.<T>into(windowFn).triggering(trigger()).withAllowedLateness(allowedLateness());
+    return accumulationMode() == AccumulationMode.ACCUMULATING_FIRED_PANES
         ? windowing.accumulatingFiredPanes()
         : windowing.discardingFiredPanes();
   }
@@ -325,7 +326,7 @@ public final class ComputeFeatures
       PCollection<KV<String, FeatureInput>> keyed) {
     return keyed.apply(
         "WindowsFromSlices",
-        new WindowsFromSlices(size, period, windowing(new WindowsFromSlices.EndingAt(size))));
+        new WindowsFromSlices(size(), period(), windowing(new WindowsFromSlices.EndingAt(size()))));
   }
 
   private static final TupleTag<KV<String, Features>> FEATURES_TAG =
@@ -342,12 +343,12 @@ public final class ComputeFeatures
     KvCoder<Integer, PaymentEvent> shardedCoder =
         KvCoder.of(VarIntCoder.of(), NullableCoder.of(PaymentEvent.PaymentEventCoder.of()));
     List<TimestampedValue<KV<Integer, PaymentEvent>>> seeds = new ArrayList<>();
-    for (int shard = 0; shard < gateShards; shard++) {
+    for (int shard = 0; shard < gateShards(); shard++) {
       seeds.add(TimestampedValue.of(KV.of(shard, null), BoundedWindow.TIMESTAMP_MIN_VALUE));
     }
     PCollection<KV<Integer, PaymentEvent>> sharded =
         events
-            .apply("ShardForGate", MapElements.via(new ShardFn(gateShards)))
+            .apply("ShardForGate", MapElements.via(new ShardFn(gateShards())))
             .setCoder(shardedCoder);
     PCollection<KV<Integer, PaymentEvent>> seeded =
         PCollectionList.of(sharded)
@@ -358,7 +359,7 @@ public final class ComputeFeatures
             .apply("SeedGate", Flatten.pCollections());
     return seeded.apply(
         "GateTooLateEvents",
-        ParDo.of(new GateTooLateFn(windowFn, allowedLateness, GATED_TAG, TOO_LATE_TAG))
+        ParDo.of(new GateTooLateFn(windowFn, allowedLateness(), GATED_TAG, TOO_LATE_TAG))
             .withOutputTags(GATED_TAG, TupleTagList.of(TOO_LATE_TAG)));
   }
 

@@ -1,5 +1,9 @@
 package dev.tidemark.transforms;
 
+import dev.tidemark.transforms.util.Sha256;
+import dev.tidemark.transforms.util.TidemarkMetrics;
+import dev.tidemark.transforms.values.DuplicateRecord;
+import dev.tidemark.transforms.values.PaymentEvent;
 import java.nio.ByteBuffer;
 import java.security.MessageDigest;
 import java.util.Arrays;
@@ -147,7 +151,7 @@ public final class DeduplicateEvents
   /**
    * Counts the first copies ({@code unique}). The counters live in their own steps, not in the
    * stateful one: in batch, Flink runs a stateful DoFn as one bundle per key and pushes every
-   * counter of its step to Flink after each (issue 6: 0.4–0.5 s per million identities).
+   * counter of its step to Flink after each, a cost per identity.
    */
   static final class CountFirstCopiesFn extends DoFn<PaymentEvent, PaymentEvent> {
     private final Counter unique = TidemarkMetrics.counter(TidemarkMetrics.UNIQUE);
@@ -198,8 +202,8 @@ public final class DeduplicateEvents
   /**
    * The dedup key of an event: {@link Sha256#prefix128} of its {@code source} and {@code id}, 17
    * bytes encoded whatever their length. Flink holds the key three times per identity (the value
-   * cell, the expiry timer and Beam's timer index), so this keeps state per live identity under 200
-   * bytes (issue 6; was 242 with the pair itself as the key).
+   * cell, the expiry timer and Beam's timer index), so a short fixed-size key keeps the state per
+   * live identity smaller than the pair itself would.
    */
   static byte[] identityKey(MessageDigest sha256, PaymentEvent event) {
     return Sha256.prefix128(sha256, event.source(), event.id());
@@ -315,9 +319,9 @@ public final class DeduplicateEvents
    * For a bounded input: keeps, per bucket of identities, a map from each identity's {@link
    * #identityKey} to its first copy's fingerprint and event time, and never expires it (see the
    * class documentation). Why buckets: Flink's batch translation runs a stateful DoFn as one bundle
-   * per key, building a new DoFn runner for it and pushing the step's metrics after it: half of the
-   * step's time with a key per identity (issue 6). A bucket holds about one in {@link
-   * #IDENTITY_BUCKETS} of the identities.
+   * per key, building a new DoFn runner for it and pushing the step's metrics after it, a fixed
+   * cost per key that, with a key per identity, rivals the deduplication itself. A bucket holds
+   * about one in {@link #IDENTITY_BUCKETS} of the identities.
    */
   static final class DeduplicateBoundedFn extends DoFn<KV<Integer, PaymentEvent>, PaymentEvent> {
     static final String FIRST_SEEN_STATE = "firstSeenInBucket";

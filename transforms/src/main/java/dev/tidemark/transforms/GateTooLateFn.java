@@ -1,5 +1,8 @@
 package dev.tidemark.transforms;
 
+import dev.tidemark.transforms.util.TidemarkMetrics;
+import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.TooLateRecord;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;

@@ -3,6 +3,15 @@ package dev.tidemark.transforms;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.google.auto.value.AutoValue;
+import dev.tidemark.transforms.util.Json;
+import dev.tidemark.transforms.util.Rfc3339;
+import dev.tidemark.transforms.util.Sha256;
+import dev.tidemark.transforms.util.TidemarkMetrics;
+import dev.tidemark.transforms.values.DeadLetter;
+import dev.tidemark.transforms.values.DeadLetterReason;
+import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.RawRecord;
 import io.cloudevents.CloudEvent;
 import java.io.IOException;
 import java.math.BigDecimal;
@@ -58,7 +67,8 @@ import org.joda.time.Instant;
  *     raw.apply("ParseCloudEvents", ParseCloudEvents.create().withCurrency("GBP"));
  * }</pre>
  */
-public final class ParseCloudEvents
+@AutoValue
+public abstract class ParseCloudEvents
     extends PTransform<
         PCollection<RawRecord>, WithFailures.Result<PCollection<PaymentEvent>, DeadLetter>> {
 
@@ -86,19 +96,32 @@ public final class ParseCloudEvents
 
   private static final Set<String> ISO_COUNTRIES = Set.of(Locale.getISOCountries());
 
-  private final Set<String> allowedTypes;
-  private final String currency;
-  private final int maxEventBytes;
+  abstract Set<String> allowedTypes();
 
-  private ParseCloudEvents(Set<String> allowedTypes, String currency, int maxEventBytes) {
-    this.allowedTypes = allowedTypes;
-    this.currency = currency;
-    this.maxEventBytes = maxEventBytes;
+  abstract String currency();
+
+  abstract int maxEventBytes();
+
+  abstract Builder toBuilder();
+
+  @AutoValue.Builder
+  abstract static class Builder {
+    abstract Builder setAllowedTypes(Set<String> types);
+
+    abstract Builder setCurrency(String currency);
+
+    abstract Builder setMaxEventBytes(int maxEventBytes);
+
+    abstract ParseCloudEvents build();
   }
 
   /** Accepts {@value #DEFAULT_TYPE} in {@value #DEFAULT_CURRENCY}, up to 64 KiB per record. */
   public static ParseCloudEvents create() {
-    return new ParseCloudEvents(Set.of(DEFAULT_TYPE), DEFAULT_CURRENCY, DEFAULT_MAX_EVENT_BYTES);
+    return new AutoValue_ParseCloudEvents.Builder()
+        .setAllowedTypes(Set.of(DEFAULT_TYPE))
+        .setCurrency(DEFAULT_CURRENCY)
+        .setMaxEventBytes(DEFAULT_MAX_EVENT_BYTES)
+        .build();
   }
 
   /** The CloudEvent {@code type} values to accept; others are dead-lettered. */
@@ -111,7 +134,7 @@ public final class ParseCloudEvents
               + DEFAULT_TYPE
               + "; set them with withAllowedTypes(...)");
     }
-    return new ParseCloudEvents(new TreeSet<>(types), currency, maxEventBytes);
+    return toBuilder().setAllowedTypes(new TreeSet<>(types)).build();
   }
 
   /** The only currency accepted in {@code data.currency}, an ISO 4217 code such as GBP. */
@@ -122,7 +145,7 @@ public final class ParseCloudEvents
               + currency
               + "'; set it with withCurrency(...)");
     }
-    return new ParseCloudEvents(allowedTypes, currency, maxEventBytes);
+    return toBuilder().setCurrency(currency).build();
   }
 
   /** The largest record accepted, in bytes; larger records are dead-lettered. */
@@ -133,7 +156,7 @@ public final class ParseCloudEvents
               + maxEventBytes
               + "; set it with withMaxEventBytes(...)");
     }
-    return new ParseCloudEvents(allowedTypes, currency, maxEventBytes);
+    return toBuilder().setMaxEventBytes(maxEventBytes).build();
   }
 
   @Override
@@ -146,7 +169,7 @@ public final class ParseCloudEvents
             "ParseAndValidate",
             ParDo.of(
                     new ParseCloudEventsFn(
-                        allowedTypes, currency, maxEventBytes, eventsTag, failuresTag))
+                        allowedTypes(), currency(), maxEventBytes(), eventsTag, failuresTag))
                 .withOutputTags(eventsTag, TupleTagList.of(failuresTag)));
     outputs.get(eventsTag).setCoder(PaymentEvent.PaymentEventCoder.of());
     outputs.get(failuresTag).setCoder(DeadLetter.DeadLetterCoder.of());
@@ -159,7 +182,8 @@ public final class ParseCloudEvents
    * serialisable and not thread-safe: make one per worker thread.
    */
   public Parser newParser() {
-    return new Parser(new ParseCloudEventsFn(allowedTypes, currency, maxEventBytes, null, null));
+    return new Parser(
+        new ParseCloudEventsFn(allowedTypes(), currency(), maxEventBytes(), null, null));
   }
 
   /**

@@ -2,6 +2,8 @@ package dev.tidemark.transforms;
 
 import dev.tidemark.transforms.AggregateFeaturesFn.Accumulator;
 import dev.tidemark.transforms.AggregateFeaturesFn.AccumulatorCoder;
+import dev.tidemark.transforms.values.FeatureInput;
+import dev.tidemark.transforms.values.Features;
 import java.io.Serializable;
 import java.util.Collection;
 import java.util.List;
@@ -50,9 +52,9 @@ import org.joda.time.Instant;
  * near a bucket's end, so {@code 1 + (size - period) / bucket} copies on average. Memory: one key's
  * slices of one bucket at a time.
  *
- * <p>One combine does what two did before (events into slices, then slices into buckets): issue 6
- * measured the first one's pre-combine folding nothing at 1M accounts, where nearly every event is
- * a slice of its own, and a whole sort stage for the second.
+ * <p>One combine does both steps (events into slices, then slices into buckets), not two: with many
+ * accounts nearly every event is a slice of its own, so a first combine's pre-combine would fold
+ * nothing, and a second combine would add a whole shuffle and sort stage.
  *
  * <p>The grouping is a combine, not a {@code GroupByKey}: the key's output timestamp must be its
  * earliest event's (no window of the bucket ends before it, so every window is emitted at or after

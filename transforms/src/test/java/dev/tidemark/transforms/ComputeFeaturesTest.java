@@ -11,6 +11,10 @@ import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.lessThan;
 import static org.hamcrest.Matchers.not;
 
+import dev.tidemark.transforms.util.TidemarkMetrics;
+import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.TooLateRecord;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.sdk.Pipeline;

@@ -1,5 +1,7 @@
 package dev.tidemark.transforms;
 
+import dev.tidemark.transforms.util.TidemarkMetrics;
+import dev.tidemark.transforms.values.PaymentEvent;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import org.apache.beam.sdk.PipelineResult;
@@ -9,19 +11,19 @@ import org.apache.beam.sdk.metrics.MetricsFilter;
 import org.joda.time.Duration;
 import org.joda.time.Instant;
 
-/** Named fixtures shared by the transform tests. */
-final class TestEvents {
+/** Named fixtures shared by the transform tests (and the value tests, in their own package). */
+public final class TestEvents {
   /** 2026-01-01T00:00:00Z, the start of every test timeline. */
-  static final Instant BASE = Instant.parse("2026-01-01T00:00:00Z");
+  public static final Instant BASE = Instant.parse("2026-01-01T00:00:00Z");
 
-  static final String SOURCE = "/tidemark/test";
+  public static final String SOURCE = "/tidemark/test";
 
   /** Test accounts. */
-  enum Account {
+  public enum Account {
     ALICE("acct-alice"),
     BOB("acct-bob");
 
-    final String id;
+    public final String id;
 
     Account(String id) {
       this.id = id;
@@ -30,16 +32,16 @@ final class TestEvents {
 
   private TestEvents() {}
 
-  static Instant at(Duration offset) {
+  public static Instant at(Duration offset) {
     return BASE.plus(offset);
   }
 
-  static Instant minutes(double minutes) {
+  public static Instant minutes(double minutes) {
     return BASE.plus(Duration.millis((long) (minutes * 60_000)));
   }
 
   /** A valid payment; the fingerprint derives from id and amount, like content would. */
-  static PaymentEvent payment(
+  public static PaymentEvent payment(
       Account account, String id, long cents, String merchant, String country, Instant time) {
     return new PaymentEvent(
         SOURCE,
@@ -56,7 +58,7 @@ final class TestEvents {
   }
 
   /** The sum of a runner's late-data drop counters: must stay zero in every Tidemark pipeline. */
-  static long runnerDropped(PipelineResult result) {
+  public static long runnerDropped(PipelineResult result) {
     MetricQueryResults metrics = result.metrics().queryMetrics(MetricsFilter.builder().build());
     long dropped = 0;
     for (MetricResult<Long> counter : metrics.getCounters()) {
@@ -70,7 +72,7 @@ final class TestEvents {
   }
 
   /** A Tidemark counter's attempted value. */
-  static long counter(PipelineResult result, String name) {
+  public static long counter(PipelineResult result, String name) {
     MetricQueryResults metrics =
         result
             .metrics()

@@ -1,6 +1,6 @@
 package dev.tidemark.bench.beam;
 
-import dev.tidemark.transforms.PaymentEvent;
+import dev.tidemark.transforms.values.PaymentEvent;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.state.TimeDomain;

@@ -6,7 +6,7 @@ import dev.tidemark.bench.suite.BenchResults;
 import dev.tidemark.bench.suite.Stats;
 import dev.tidemark.transforms.ComputeFeatures;
 import dev.tidemark.transforms.DeduplicateEvents;
-import dev.tidemark.transforms.PaymentEvent;
+import dev.tidemark.transforms.values.PaymentEvent;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

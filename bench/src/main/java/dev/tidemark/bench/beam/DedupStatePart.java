@@ -7,7 +7,7 @@ import dev.tidemark.bench.suite.ExtraPipelineArgs;
 import dev.tidemark.bench.suite.Stats;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
 import dev.tidemark.transforms.DeduplicateEvents;
-import dev.tidemark.transforms.PaymentEvent;
+import dev.tidemark.transforms.values.PaymentEvent;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

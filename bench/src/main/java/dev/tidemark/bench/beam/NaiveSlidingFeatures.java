@@ -1,7 +1,7 @@
 package dev.tidemark.bench.beam;
 
-import dev.tidemark.transforms.Features;
-import dev.tidemark.transforms.PaymentEvent;
+import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentEvent;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;

@@ -7,7 +7,7 @@ import dev.tidemark.bench.suite.Stats;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
 import dev.tidemark.pipelines.io.Outputs;
-import dev.tidemark.transforms.RawRecord;
+import dev.tidemark.transforms.values.RawRecord;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

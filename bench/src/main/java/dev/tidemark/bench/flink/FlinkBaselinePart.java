@@ -356,7 +356,7 @@ public final class FlinkBaselinePart implements BenchPart {
       args.add("--earlyFiringDelay=none");
       TidemarkOptions options = options(args.toArray(new String[0]));
       Pipeline pipeline = Pipeline.create(options);
-      PCollection<dev.tidemark.transforms.RawRecord> raw =
+      PCollection<dev.tidemark.transforms.values.RawRecord> raw =
           pipeline.apply("ReadBackfill", BackfillSource.from(glob));
       countInto(TidemarkPipeline.expand(raw, options), runId);
       long started = startClock();
@@ -388,7 +388,7 @@ public final class FlinkBaselinePart implements BenchPart {
               "--kafkaIdleTimeout=PT10S",
               "--earlyFiringDelay=none");
       Pipeline pipeline = Pipeline.create(options);
-      PCollection<dev.tidemark.transforms.RawRecord> raw =
+      PCollection<dev.tidemark.transforms.values.RawRecord> raw =
           pipeline.apply("ReadKafka", TidemarkPipeline.kafkaSource(options));
       countInto(TidemarkPipeline.expand(raw, options), runId);
       long started = startClock();

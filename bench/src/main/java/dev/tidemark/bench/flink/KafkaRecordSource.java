@@ -2,7 +2,7 @@ package dev.tidemark.bench.flink;
 
 import dev.tidemark.harness.KafkaFeed;
 import dev.tidemark.pipelines.io.kafka.KafkaCloudEvents;
-import dev.tidemark.transforms.RawRecord;
+import dev.tidemark.transforms.values.RawRecord;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;

@@ -3,13 +3,13 @@ package dev.tidemark.bench.flink;
 import dev.tidemark.model.DecisionScorer;
 import dev.tidemark.model.ScoreFeatures;
 import dev.tidemark.transforms.AggregateFeaturesFn;
-import dev.tidemark.transforms.DeadLetter;
-import dev.tidemark.transforms.Decision;
-import dev.tidemark.transforms.DuplicateRecord;
-import dev.tidemark.transforms.Features;
 import dev.tidemark.transforms.ParseCloudEvents;
-import dev.tidemark.transforms.PaymentEvent;
-import dev.tidemark.transforms.RawRecord;
+import dev.tidemark.transforms.values.DeadLetter;
+import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.DuplicateRecord;
+import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.RawRecord;
 import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -98,7 +98,7 @@ public final class NativeFlinkJob {
     public ScoreFeatures scorer = ScoreFeatures.defaultModel();
   }
 
-  /** The four outputs, as in {@code TidemarkPipeline.Outputs}. */
+  /** The four outputs, as in {@code dev.tidemark.pipelines.io.Outputs}. */
   public static final class Outputs {
     public final DataStream<Decision> decisions;
     public final DataStream<DeadLetter> deadLetters;

@@ -1,6 +1,6 @@
 package dev.tidemark.bench.flink;
 
-import dev.tidemark.transforms.Decision;
+import dev.tidemark.transforms.values.Decision;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -3,7 +3,7 @@ package dev.tidemark.bench.suite;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.tidemark.transforms.Json;
+import dev.tidemark.transforms.util.Json;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;

@@ -5,7 +5,7 @@ import dev.tidemark.bench.beam.DedupStatePart;
 import dev.tidemark.bench.beam.ScalingPart;
 import dev.tidemark.bench.flink.FlinkBaselinePart;
 import dev.tidemark.bench.latency.LatencyPart;
-import dev.tidemark.transforms.Json;
+import dev.tidemark.transforms.util.Json;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;

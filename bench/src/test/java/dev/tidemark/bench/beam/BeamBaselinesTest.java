@@ -5,8 +5,8 @@ import static org.hamcrest.Matchers.greaterThan;
 
 import dev.tidemark.transforms.ComputeFeatures;
 import dev.tidemark.transforms.DeduplicateEvents;
-import dev.tidemark.transforms.Features;
-import dev.tidemark.transforms.PaymentEvent;
+import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentEvent;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;

@@ -7,7 +7,7 @@ import static org.hamcrest.Matchers.is;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
 import dev.tidemark.pipelines.io.BackfillSource;
-import dev.tidemark.transforms.Decision;
+import dev.tidemark.transforms.values.Decision;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -95,7 +95,7 @@ public class NativeFlinkJobTest {
    * Beam's file metadata, whose last-modified time the local filesystem reports as 0 here, while
    * the native source reads the file's real last-modified time.
    */
-  private static String withoutIngestionTime(dev.tidemark.transforms.Features f) {
+  private static String withoutIngestionTime(dev.tidemark.transforms.values.Features f) {
     return String.format(
         java.util.Locale.ROOT,
         "txnCount=%d amountSum=%s amountMax=%s merchants=%d countries=%d latestEventTime=%s",

@@ -9,7 +9,7 @@ import static org.hamcrest.Matchers.is;
 import static org.junit.Assert.assertThrows;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.tidemark.transforms.Json;
+import dev.tidemark.transforms.util.Json;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.Test;

@@ -1,8 +1,8 @@
 package dev.tidemark.model.train;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.tidemark.transforms.Features;
-import dev.tidemark.transforms.Json;
+import dev.tidemark.transforms.util.Json;
+import dev.tidemark.transforms.values.Features;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Comparator;

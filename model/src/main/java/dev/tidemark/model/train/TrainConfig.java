@@ -1,5 +1,6 @@
 package dev.tidemark.model.train;
 
+import com.google.auto.value.AutoBuilder;
 import dev.tidemark.transforms.ComputeFeatures;
 import org.joda.time.Duration;
 
@@ -49,178 +50,127 @@ public record TrainConfig(
     if (!(threshold >= 0 && threshold <= 1)) {
       throw new IllegalArgumentException("threshold must be in [0, 1], got " + threshold);
     }
-    if (modelName == null || !modelName.matches("[A-Za-z0-9._-]+")) {
-      throw new IllegalArgumentException(
-          "modelName must be letters, digits, '.', '_' or '-', got '" + modelName + "'");
-    }
-    if (modelVersion == null || !modelVersion.matches("[A-Za-z0-9._-]+")) {
-      throw new IllegalArgumentException(
-          "modelVersion must be letters, digits, '.', '_' or '-', got '" + modelVersion + "'");
-    }
-    ComputeFeatures.of(windowSize, windowPeriod); // validates the windows the same way
+    checkName(modelName, "modelName");
+    checkName(modelVersion, "modelVersion");
+    checkWindows(windowSize, windowPeriod);
   }
 
   /** Seed 42, the pipeline's default windows (PT5M every PT30S), 70/30 time split, 200 rounds. */
   public static TrainConfig defaults() {
-    return new TrainConfig(
-        42L,
-        ComputeFeatures.DEFAULT_WINDOW_SIZE,
-        ComputeFeatures.DEFAULT_WINDOW_PERIOD,
-        0.7,
-        200,
-        4,
-        0.1,
-        0.8,
-        0.5,
-        "tidemark-fraud",
-        "1",
-        3000,
-        0.5,
-        "unspecified");
+    return new AutoBuilder_TrainConfig_Builder()
+        .setSeed(42L)
+        .setWindowSize(ComputeFeatures.DEFAULT_WINDOW_SIZE)
+        .setWindowPeriod(ComputeFeatures.DEFAULT_WINDOW_PERIOD)
+        .setTrainFraction(0.7)
+        .setRounds(200)
+        .setMaxDepth(4)
+        .setEta(0.1)
+        .setSubsample(0.8)
+        .setThreshold(0.5)
+        .setModelName("tidemark-fraud")
+        .setModelVersion("1")
+        .setLogisticIterations(3000)
+        .setLogisticLearningRate(0.5)
+        .setDataDescription("unspecified")
+        .build();
   }
 
   public TrainConfig withSeed(long seed) {
-    return new TrainConfig(
-        seed,
-        windowSize,
-        windowPeriod,
-        trainFraction,
-        rounds,
-        maxDepth,
-        eta,
-        subsample,
-        threshold,
-        modelName,
-        modelVersion,
-        logisticIterations,
-        logisticLearningRate,
-        dataDescription);
+    return toBuilder().setSeed(seed).build();
   }
 
   public TrainConfig withWindows(Duration size, Duration period) {
-    return new TrainConfig(
-        seed,
-        size,
-        period,
-        trainFraction,
-        rounds,
-        maxDepth,
-        eta,
-        subsample,
-        threshold,
-        modelName,
-        modelVersion,
-        logisticIterations,
-        logisticLearningRate,
-        dataDescription);
+    checkWindows(size, period);
+    return toBuilder().setWindowSize(size).setWindowPeriod(period).build();
   }
 
   public TrainConfig withTrainFraction(double fraction) {
-    return new TrainConfig(
-        seed,
-        windowSize,
-        windowPeriod,
-        fraction,
-        rounds,
-        maxDepth,
-        eta,
-        subsample,
-        threshold,
-        modelName,
-        modelVersion,
-        logisticIterations,
-        logisticLearningRate,
-        dataDescription);
+    return toBuilder().setTrainFraction(fraction).build();
   }
 
   public TrainConfig withBoosting(int rounds, int maxDepth, double eta, double subsample) {
-    return new TrainConfig(
-        seed,
-        windowSize,
-        windowPeriod,
-        trainFraction,
-        rounds,
-        maxDepth,
-        eta,
-        subsample,
-        threshold,
-        modelName,
-        modelVersion,
-        logisticIterations,
-        logisticLearningRate,
-        dataDescription);
+    return toBuilder()
+        .setRounds(rounds)
+        .setMaxDepth(maxDepth)
+        .setEta(eta)
+        .setSubsample(subsample)
+        .build();
   }
 
   public TrainConfig withThreshold(double threshold) {
-    return new TrainConfig(
-        seed,
-        windowSize,
-        windowPeriod,
-        trainFraction,
-        rounds,
-        maxDepth,
-        eta,
-        subsample,
-        threshold,
-        modelName,
-        modelVersion,
-        logisticIterations,
-        logisticLearningRate,
-        dataDescription);
+    return toBuilder().setThreshold(threshold).build();
   }
 
   public TrainConfig withModel(String name, String version) {
-    return new TrainConfig(
-        seed,
-        windowSize,
-        windowPeriod,
-        trainFraction,
-        rounds,
-        maxDepth,
-        eta,
-        subsample,
-        threshold,
-        name,
-        version,
-        logisticIterations,
-        logisticLearningRate,
-        dataDescription);
+    checkName(name, "modelName");
+    checkName(version, "modelVersion");
+    return toBuilder().setModelName(name).setModelVersion(version).build();
   }
 
   public TrainConfig withLogistic(int iterations, double learningRate) {
-    return new TrainConfig(
-        seed,
-        windowSize,
-        windowPeriod,
-        trainFraction,
-        rounds,
-        maxDepth,
-        eta,
-        subsample,
-        threshold,
-        modelName,
-        modelVersion,
-        iterations,
-        learningRate,
-        dataDescription);
+    return toBuilder()
+        .setLogisticIterations(iterations)
+        .setLogisticLearningRate(learningRate)
+        .build();
   }
 
   public TrainConfig withDataDescription(String description) {
-    return new TrainConfig(
-        seed,
-        windowSize,
-        windowPeriod,
-        trainFraction,
-        rounds,
-        maxDepth,
-        eta,
-        subsample,
-        threshold,
-        modelName,
-        modelVersion,
-        logisticIterations,
-        logisticLearningRate,
-        description == null ? "unspecified" : description);
+    return toBuilder()
+        .setDataDescription(description == null ? "unspecified" : description)
+        .build();
+  }
+
+  private Builder toBuilder() {
+    return new AutoBuilder_TrainConfig_Builder(this);
+  }
+
+  /** Fills in the record's components by name; the canonical constructor validates them. */
+  @AutoBuilder
+  interface Builder {
+    Builder setSeed(long seed);
+
+    Builder setWindowSize(Duration windowSize);
+
+    Builder setWindowPeriod(Duration windowPeriod);
+
+    Builder setTrainFraction(double trainFraction);
+
+    Builder setRounds(int rounds);
+
+    Builder setMaxDepth(int maxDepth);
+
+    Builder setEta(double eta);
+
+    Builder setSubsample(double subsample);
+
+    Builder setThreshold(double threshold);
+
+    Builder setModelName(String modelName);
+
+    Builder setModelVersion(String modelVersion);
+
+    Builder setLogisticIterations(int logisticIterations);
+
+    Builder setLogisticLearningRate(double logisticLearningRate);
+
+    Builder setDataDescription(String dataDescription);
+
+    TrainConfig build();
+  }
+
+  /**
+   * A model name or version: letters, digits, '.', '_' or '-'. Checked before a builder sees it, so
+   * a null is refused with this message rather than the builder's.
+   */
+  private static void checkName(String value, String field) {
+    if (value == null || !value.matches("[A-Za-z0-9._-]+")) {
+      throw new IllegalArgumentException(
+          field + " must be letters, digits, '.', '_' or '-', got '" + value + "'");
+    }
+  }
+
+  private static void checkWindows(Duration size, Duration period) {
+    ComputeFeatures.of(size, period); // validates the windows the same way
   }
 
   /** The XGBoost model's name, {@code <modelName>-xgb}. */

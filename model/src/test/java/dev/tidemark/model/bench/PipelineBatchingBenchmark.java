@@ -4,7 +4,7 @@ import dev.tidemark.model.ModelEngine;
 import dev.tidemark.model.ScoreFeatures;
 import dev.tidemark.model.ScoringMetrics;
 import dev.tidemark.model.TestModels;
-import dev.tidemark.transforms.Decision;
+import dev.tidemark.transforms.values.Decision;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

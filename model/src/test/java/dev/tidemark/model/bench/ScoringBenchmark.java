@@ -7,7 +7,7 @@ import dev.tidemark.model.BenchmarkAccess;
 import dev.tidemark.model.DefaultModel;
 import dev.tidemark.model.ModelEngine;
 import dev.tidemark.model.TestModels;
-import dev.tidemark.transforms.Decision;
+import dev.tidemark.transforms.values.Decision;
 import java.nio.FloatBuffer;
 import java.nio.file.Path;
 import java.nio.file.Paths;

@@ -6,11 +6,11 @@ import static org.hamcrest.Matchers.greaterThan;
 import dev.tidemark.model.LabelledReplayFixture;
 import dev.tidemark.transforms.AssembleDecisions;
 import dev.tidemark.transforms.ComputeFeatures;
-import dev.tidemark.transforms.Decision;
 import dev.tidemark.transforms.DeduplicateEvents;
-import dev.tidemark.transforms.Features;
 import dev.tidemark.transforms.ParseCloudEvents;
-import dev.tidemark.transforms.RawRecord;
+import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.RawRecord;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -100,7 +100,7 @@ public class TrainingParityTest {
 
   private static com.fasterxml.jackson.databind.JsonNode parse(byte[] payload) {
     try {
-      return dev.tidemark.transforms.Json.MAPPER.readTree(payload);
+      return dev.tidemark.transforms.util.Json.MAPPER.readTree(payload);
     } catch (java.io.IOException e) {
       return null;
     }

@@ -1,6 +1,6 @@
 package dev.tidemark.pipelines.io;
 
-import dev.tidemark.transforms.RawRecord;
+import dev.tidemark.transforms.values.RawRecord;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

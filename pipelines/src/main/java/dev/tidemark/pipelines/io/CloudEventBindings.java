@@ -1,7 +1,7 @@
 package dev.tidemark.pipelines.io;
 
-import dev.tidemark.transforms.DeadLetterReason;
-import dev.tidemark.transforms.RawRecord;
+import dev.tidemark.transforms.values.DeadLetterReason;
+import dev.tidemark.transforms.values.RawRecord;
 import io.cloudevents.CloudEvent;
 import io.cloudevents.core.format.EventFormat;
 import io.cloudevents.jackson.JsonFormat;

@@ -1,9 +1,9 @@
 package dev.tidemark.pipelines.io;
 
-import dev.tidemark.transforms.DeadLetter;
-import dev.tidemark.transforms.Decision;
-import dev.tidemark.transforms.DuplicateRecord;
-import dev.tidemark.transforms.TooLateRecord;
+import dev.tidemark.transforms.values.DeadLetter;
+import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.DuplicateRecord;
+import dev.tidemark.transforms.values.TooLateRecord;
 import java.util.List;
 import org.apache.beam.sdk.values.PCollection;
 

@@ -1,9 +1,9 @@
 package dev.tidemark.pipelines.io;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.tidemark.transforms.DeadLetterReason;
-import dev.tidemark.transforms.Json;
-import dev.tidemark.transforms.RawRecord;
+import dev.tidemark.transforms.util.Json;
+import dev.tidemark.transforms.values.DeadLetterReason;
+import dev.tidemark.transforms.values.RawRecord;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -4,11 +4,11 @@ import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.is;
 
-import dev.tidemark.transforms.DeadLetter;
-import dev.tidemark.transforms.DeadLetterReason;
 import dev.tidemark.transforms.ParseCloudEvents;
-import dev.tidemark.transforms.PaymentEvent;
-import dev.tidemark.transforms.RawRecord;
+import dev.tidemark.transforms.values.DeadLetter;
+import dev.tidemark.transforms.values.DeadLetterReason;
+import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.RawRecord;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

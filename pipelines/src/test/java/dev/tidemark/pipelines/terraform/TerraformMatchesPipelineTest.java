@@ -6,7 +6,7 @@ import static org.hamcrest.Matchers.is;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.pipelines.io.bigquery.BigQueryTables;
-import dev.tidemark.transforms.Json;
+import dev.tidemark.transforms.util.Json;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -8,7 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.pipelines.Tidemark;
 import dev.tidemark.pipelines.io.ReplayFile;
 import dev.tidemark.testing.kafka.EmbeddedKafka;
-import dev.tidemark.transforms.Json;
+import dev.tidemark.transforms.util.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;

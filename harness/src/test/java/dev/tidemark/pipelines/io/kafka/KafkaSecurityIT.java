@@ -29,7 +29,7 @@ import dev.tidemark.harness.KafkaFeed;
 import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
-import dev.tidemark.transforms.RawRecord;
+import dev.tidemark.transforms.values.RawRecord;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -3,7 +3,7 @@ package dev.tidemark.pipelines.io.kafka;
 import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
 import dev.tidemark.pipelines.io.Outputs;
-import dev.tidemark.transforms.Decision;
+import dev.tidemark.transforms.values.Decision;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -55,7 +55,7 @@ public final class KafkaSinks {
         : group;
   }
 
-  /** The topic of each output, by output name ({@link TidemarkPipeline#OUTPUT_NAMES}). */
+  /** The topic of each output, by output name ({@link Outputs#NAMES}). */
   public static Map<String, String> topics(KafkaOptions options) {
     Map<String, String> topics = new LinkedHashMap<>();
     topics.put(Outputs.NAMES.get(0), options.getKafkaDecisionsTopic());

@@ -1,6 +1,6 @@
 package dev.tidemark.pipelines.io.kafka;
 
-import dev.tidemark.transforms.RawRecord;
+import dev.tidemark.transforms.values.RawRecord;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.beam.sdk.io.kafka.KafkaIO;

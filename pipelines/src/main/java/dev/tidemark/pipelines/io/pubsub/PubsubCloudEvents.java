@@ -1,8 +1,8 @@
 package dev.tidemark.pipelines.io.pubsub;
 
 import dev.tidemark.pipelines.io.CloudEventBindings;
-import dev.tidemark.transforms.DeadLetterReason;
-import dev.tidemark.transforms.RawRecord;
+import dev.tidemark.transforms.values.DeadLetterReason;
+import dev.tidemark.transforms.values.RawRecord;
 import io.cloudevents.CloudEventData;
 import io.cloudevents.SpecVersion;
 import io.cloudevents.core.data.BytesCloudEventData;

@@ -1,8 +1,8 @@
 package dev.tidemark.pipelines.io.pubsub;
 
 import com.google.api.client.util.Clock;
-import dev.tidemark.transforms.DeadLetterReason;
-import dev.tidemark.transforms.RawRecord;
+import dev.tidemark.transforms.values.DeadLetterReason;
+import dev.tidemark.transforms.values.RawRecord;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.beam.sdk.io.gcp.pubsub.PubsubClient;

@@ -5,9 +5,9 @@ import static org.hamcrest.Matchers.is;
 
 import com.google.api.services.bigquery.model.TableFieldSchema;
 import com.google.api.services.bigquery.model.TableRow;
-import dev.tidemark.transforms.Decision;
-import dev.tidemark.transforms.Features;
-import dev.tidemark.transforms.Json;
+import dev.tidemark.transforms.util.Json;
+import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.Features;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -15,8 +15,8 @@ import static org.junit.Assume.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.tidemark.transforms.Json;
-import dev.tidemark.transforms.RawRecord;
+import dev.tidemark.transforms.util.Json;
+import dev.tidemark.transforms.values.RawRecord;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -1,4 +1,4 @@
-package dev.tidemark.transforms;
+package dev.tidemark.transforms.util;
 
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.metrics.Metrics;
@@ -28,8 +28,9 @@ public final class TidemarkMetrics {
   public static final String DECISIONS = "decisions";
 
   /**
-   * Empty first panes {@link ComputeFeatures} dropped: windows fired again by a runner after their
-   * state was cleared (seen on the FlinkRunner). Not records: outside the accounting identity.
+   * Empty first panes {@link dev.tidemark.transforms.ComputeFeatures} dropped: windows fired again
+   * by a runner after their state was cleared (seen on the FlinkRunner). Not records: outside the
+   * accounting identity.
    */
   public static final String EMPTY_FIRST_PANES = "emptyFirstPanesDropped";
 
@@ -46,7 +47,8 @@ public final class TidemarkMetrics {
 
   private TidemarkMetrics() {}
 
-  static Counter counter(String name) {
+  /** A counter in namespace {@value #NAMESPACE}. */
+  public static Counter counter(String name) {
     return Metrics.counter(NAMESPACE, name);
   }
 }

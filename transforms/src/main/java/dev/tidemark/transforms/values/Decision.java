@@ -1,5 +1,7 @@
-package dev.tidemark.transforms;
+package dev.tidemark.transforms.values;
 
+import dev.tidemark.transforms.util.Json;
+import dev.tidemark.transforms.util.Sha256;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutput;
@@ -370,7 +372,7 @@ public final class Decision {
     private static final String[] LABELS = {"allow", "review"};
 
     @Override
-    void write(Decision value, DataOutput out) throws IOException {
+    protected void write(Decision value, DataOutput out) throws IOException {
       Codec.writeString(value.decisionId, out);
       Codec.writeString(value.accountId, out);
       Codec.writeInstant(value.windowStart, out);
@@ -391,7 +393,7 @@ public final class Decision {
     }
 
     @Override
-    Decision read(DataInputStream in) throws IOException {
+    protected Decision read(DataInputStream in) throws IOException {
       String decisionId = Codec.readString(in);
       String accountId = Codec.readString(in);
       Instant windowStart = Codec.readInstant(in);

@@ -1,4 +1,4 @@
-package dev.tidemark.transforms;
+package dev.tidemark.transforms.values;
 
 /**
  * Why a record was dead-lettered. {@link #code()} is the stable, machine-readable value written in

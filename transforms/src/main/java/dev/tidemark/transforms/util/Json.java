@@ -1,4 +1,4 @@
-package dev.tidemark.transforms;
+package dev.tidemark.transforms.util;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
@@ -67,8 +67,8 @@ public final class Json {
    * numbers as written. Two records with the same content in a different field order have the same
    * canonical form.
    *
-   * <p>One generator writes the whole value (issue 6: writing each name and scalar through {@link
-   * JsonNode#toString()}, a generator each, was a quarter of the parser's time).
+   * <p>One generator writes the whole value: writing each name and scalar through {@link
+   * JsonNode#toString()} would create a generator for each, a large part of the parser's cost.
    */
   public static String canonical(JsonNode node) {
     StringWriter text = new StringWriter(128);

@@ -1,4 +1,4 @@
-package dev.tidemark.transforms;
+package dev.tidemark.transforms.values;
 
 import java.io.DataInputStream;
 import java.io.DataOutput;
@@ -18,8 +18,8 @@ import org.joda.time.Instant;
  * kafka:payments/3@1042}, a file path).
  *
  * <p>A source that already knows a record is bad (a replay directive it could not apply, say) sets
- * {@link #sourceError()}; {@link ParseCloudEvents} then dead-letters it with that reason instead of
- * parsing it.
+ * {@link #sourceError()}; {@link dev.tidemark.transforms.ParseCloudEvents} then dead-letters it
+ * with that reason instead of parsing it.
  */
 @DefaultCoder(RawRecord.RawRecordCoder.class)
 public final class RawRecord {
@@ -115,7 +115,7 @@ public final class RawRecord {
     }
 
     @Override
-    void write(RawRecord value, DataOutput out) throws IOException {
+    protected void write(RawRecord value, DataOutput out) throws IOException {
       Codec.writeBytes(value.payload, out);
       Codec.writeInstant(value.ingestionTime, out);
       Codec.writeString(value.origin, out);
@@ -124,7 +124,7 @@ public final class RawRecord {
     }
 
     @Override
-    RawRecord read(DataInputStream in) throws IOException {
+    protected RawRecord read(DataInputStream in) throws IOException {
       byte[] payload = Codec.readBytes(in);
       Instant ingestionTime = Codec.readInstant(in);
       String origin = Codec.readString(in);

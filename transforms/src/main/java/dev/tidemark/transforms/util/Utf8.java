@@ -1,4 +1,4 @@
-package dev.tidemark.transforms;
+package dev.tidemark.transforms.util;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;

@@ -1,5 +1,6 @@
-package dev.tidemark.transforms;
+package dev.tidemark.transforms.values;
 
+import dev.tidemark.transforms.util.Json;
 import java.io.DataInputStream;
 import java.io.DataOutput;
 import java.io.IOException;
@@ -147,7 +148,7 @@ public final class TooLateRecord {
     }
 
     @Override
-    void write(TooLateRecord value, DataOutput out) throws IOException {
+    protected void write(TooLateRecord value, DataOutput out) throws IOException {
       Codec.writeString(value.source, out);
       Codec.writeString(value.id, out);
       Codec.writeString(value.accountId, out);
@@ -163,7 +164,7 @@ public final class TooLateRecord {
     }
 
     @Override
-    TooLateRecord read(DataInputStream in) throws IOException {
+    protected TooLateRecord read(DataInputStream in) throws IOException {
       String source = Codec.readString(in);
       String id = Codec.readString(in);
       String accountId = Codec.readString(in);

@@ -1,5 +1,6 @@
-package dev.tidemark.transforms;
+package dev.tidemark.transforms.values;
 
+import dev.tidemark.transforms.util.Json;
 import java.io.DataInputStream;
 import java.io.DataOutput;
 import java.io.IOException;
@@ -117,7 +118,7 @@ public final class DuplicateRecord {
     }
 
     @Override
-    void write(DuplicateRecord value, DataOutput out) throws IOException {
+    protected void write(DuplicateRecord value, DataOutput out) throws IOException {
       Codec.writeString(value.source, out);
       Codec.writeString(value.id, out);
       Codec.writeInstant(value.eventTime, out);
@@ -127,7 +128,7 @@ public final class DuplicateRecord {
     }
 
     @Override
-    DuplicateRecord read(DataInputStream in) throws IOException {
+    protected DuplicateRecord read(DataInputStream in) throws IOException {
       return new DuplicateRecord(
           Codec.readString(in),
           Codec.readString(in),

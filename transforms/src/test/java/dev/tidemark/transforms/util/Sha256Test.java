@@ -1,9 +1,10 @@
-package dev.tidemark.transforms;
+package dev.tidemark.transforms.util;
 
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 
+import dev.tidemark.transforms.values.Decision;
 import java.security.MessageDigest;
 import java.util.Arrays;
 import java.util.HexFormat;

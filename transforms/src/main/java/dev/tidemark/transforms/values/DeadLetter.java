@@ -1,5 +1,7 @@
-package dev.tidemark.transforms;
+package dev.tidemark.transforms.values;
 
+import dev.tidemark.transforms.util.Json;
+import dev.tidemark.transforms.util.Utf8;
 import java.io.DataInputStream;
 import java.io.DataOutput;
 import java.io.IOException;
@@ -130,7 +132,7 @@ public final class DeadLetter {
     }
 
     @Override
-    void write(DeadLetter value, DataOutput out) throws IOException {
+    protected void write(DeadLetter value, DataOutput out) throws IOException {
       Codec.writeString(value.reason.name(), out);
       Codec.writeString(value.message, out);
       Codec.writeString(value.step, out);
@@ -140,7 +142,7 @@ public final class DeadLetter {
     }
 
     @Override
-    DeadLetter read(DataInputStream in) throws IOException {
+    protected DeadLetter read(DataInputStream in) throws IOException {
       return new DeadLetter(
           DeadLetterReason.valueOf(Codec.readString(in)),
           Codec.readString(in),

@@ -1,4 +1,4 @@
-package dev.tidemark.transforms;
+package dev.tidemark.transforms.values;
 
 import java.io.DataInputStream;
 import java.io.DataOutput;
@@ -72,7 +72,8 @@ public final class PaymentEvent {
   }
 
   /**
-   * The identity pair ({@code source}, {@code id}); {@link DeduplicateEvents} keys on its digest.
+   * The identity pair ({@code source}, {@code id}); {@link
+   * dev.tidemark.transforms.DeduplicateEvents} keys on its digest.
    */
   public KV<String, String> identity() {
     return KV.of(source, id);
@@ -174,7 +175,7 @@ public final class PaymentEvent {
     }
 
     @Override
-    void write(PaymentEvent value, DataOutput out) throws IOException {
+    protected void write(PaymentEvent value, DataOutput out) throws IOException {
       Codec.writeString(value.source, out);
       Codec.writeString(value.id, out);
       Codec.writeString(value.type, out);
@@ -189,7 +190,7 @@ public final class PaymentEvent {
     }
 
     @Override
-    PaymentEvent read(DataInputStream in) throws IOException {
+    protected PaymentEvent read(DataInputStream in) throws IOException {
       return new PaymentEvent(
           Codec.readString(in),
           Codec.readString(in),

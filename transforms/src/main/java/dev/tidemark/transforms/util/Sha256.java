@@ -1,4 +1,4 @@
-package dev.tidemark.transforms;
+package dev.tidemark.transforms.util;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;

@@ -1,4 +1,4 @@
-package dev.tidemark.transforms;
+package dev.tidemark.transforms.values;
 
 import java.io.DataInputStream;
 import java.io.DataOutput;
@@ -11,10 +11,11 @@ import org.apache.beam.sdk.values.TypeDescriptor;
 import org.checkerframework.checker.nullness.qual.Nullable;
 
 /**
- * The part of a {@link PaymentEvent} that {@link AggregateFeaturesFn} reads: amount, merchant,
- * country and the two clocks. {@link ComputeFeatures} windows and shuffles this instead of the
- * whole event: every event is in {@code size / period} windows (10 with 5 min / 30 s), so each copy
- * is encoded, shuffled and sorted that many times, and this is about a third of an event's bytes.
+ * The part of a {@link PaymentEvent} that {@link dev.tidemark.transforms.AggregateFeaturesFn}
+ * reads: amount, merchant, country and the two clocks. {@link
+ * dev.tidemark.transforms.ComputeFeatures} windows and shuffles this instead of the whole event:
+ * every event is in {@code size / period} windows (10 with 5 min / 30 s), so each copy is encoded,
+ * shuffled and sorted that many times, and this is about a third of an event's bytes.
  */
 @DefaultCoder(FeatureInput.FeatureInputCoder.class)
 public final class FeatureInput {
@@ -114,7 +115,7 @@ public final class FeatureInput {
     }
 
     @Override
-    void write(FeatureInput value, DataOutput out) throws IOException {
+    protected void write(FeatureInput value, DataOutput out) throws IOException {
       out.writeLong(value.amountCents);
       Codec.writeNullableString(value.merchantId, out);
       Codec.writeNullableString(value.country, out);
@@ -123,7 +124,7 @@ public final class FeatureInput {
     }
 
     @Override
-    FeatureInput read(DataInputStream in) throws IOException {
+    protected FeatureInput read(DataInputStream in) throws IOException {
       return new FeatureInput(
           in.readLong(),
           Codec.readNullableString(in),

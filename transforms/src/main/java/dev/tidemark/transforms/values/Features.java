@@ -1,4 +1,4 @@
-package dev.tidemark.transforms;
+package dev.tidemark.transforms.values;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import java.io.DataInputStream;
@@ -156,7 +156,7 @@ public final class Features {
     }
 
     @Override
-    void write(Features value, DataOutput out) throws IOException {
+    protected void write(Features value, DataOutput out) throws IOException {
       out.writeLong(value.txnCount);
       out.writeLong(value.amountSumCents);
       out.writeLong(value.amountMaxCents);
@@ -167,7 +167,7 @@ public final class Features {
     }
 
     @Override
-    Features read(DataInputStream in) throws IOException {
+    protected Features read(DataInputStream in) throws IOException {
       return new Features(
           in.readLong(),
           in.readLong(),

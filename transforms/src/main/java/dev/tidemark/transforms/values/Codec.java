@@ -1,4 +1,4 @@
-package dev.tidemark.transforms;
+package dev.tidemark.transforms.values;
 
 import java.io.DataInputStream;
 import java.io.DataOutput;
@@ -25,22 +25,25 @@ import org.joda.time.Instant;
  *
  * <p>Every coder built on it is deterministic: equal values encode to equal bytes, so the types can
  * be used as keys and compared across replays.
+ *
+ * <p>{@link DataCoder} and the list helpers are public for coders outside this package (the
+ * accumulator coder of {@code AggregateFeaturesFn}); the other helpers serve the value coders here.
  */
-final class Codec {
+public final class Codec {
   private Codec() {}
 
   /**
    * Reads and writes one value type on data streams; the base of every Tidemark coder. A value is
    * written into a buffer of the encoding thread and handed to the runner's stream in one call: the
    * runners' streams (Flink's {@code DataOutputViewWrapper}) take each of {@link
-   * DataOutputStream}'s single-byte writes as a call of their own (issue 6: 22 % of the decision
-   * step's thread at 1M accounts). The buffer takes every field straight into its array, without a
+   * DataOutputStream}'s single-byte writes as a call of their own, so writing fields to them
+   * directly costs a call per byte. The buffer takes every field straight into its array, without a
    * stream in between.
    */
-  abstract static class DataCoder<T> extends AtomicCoder<T> {
-    abstract void write(T value, DataOutput out) throws IOException;
+  public abstract static class DataCoder<T> extends AtomicCoder<T> {
+    protected abstract void write(T value, DataOutput out) throws IOException;
 
-    abstract T read(DataInputStream in) throws IOException;
+    protected abstract T read(DataInputStream in) throws IOException;
 
     @Override
     public final void encode(T value, OutputStream outStream) throws IOException {
@@ -82,8 +85,8 @@ final class Codec {
    * The encoding buffer of one thread, reused value after value: a {@link DataOutput} that writes
    * each field straight into its array, big-endian as {@link DataOutputStream} does. Not
    * synchronized, unlike {@link java.io.ByteArrayOutputStream} and {@link DataOutputStream}'s own
-   * byte writes ({@link DataOutputStream#writeInt} is four single-byte writes, and taking a lock
-   * for each was 40 % of the decision step's thread at 1M accounts, issue 6).
+   * byte writes ({@link DataOutputStream#writeInt} is four single-byte writes, each taking a lock:
+   * a lock per byte encoded, though the buffer never leaves its thread).
    */
   private static final class EncodeBuffer implements DataOutput {
     static final ThreadLocal<EncodeBuffer> THREAD = ThreadLocal.withInitial(EncodeBuffer::new);
@@ -195,8 +198,8 @@ final class Codec {
 
     /**
      * {@link Codec#writeString}'s encoding (length, then UTF-8) of an ASCII string copied straight
-     * into the array; other strings go through {@link String#getBytes}. Encoding each string to a
-     * new array first was most of a decision's encoding time (issue 6).
+     * into the array; other strings go through {@link String#getBytes}. Encoding each string into a
+     * new array first, then copying that, would dominate a decision's encoding time.
      */
     void writeString(String value) throws IOException {
       int length = value.length();
@@ -249,8 +252,7 @@ final class Codec {
    * A string that is nearly always one of {@code known} (at most 255 of them, in an order that
    * never changes): one byte, its index, or {@code 0xFF} and the string. Decoding gives the
    * constant back, so repeated strings (a pane's timing, a decision's label) are neither copied nor
-   * allocated for every value (issue 6: strings were 13 % of the decision step's thread at 1M
-   * accounts).
+   * allocated for every value.
    */
   static void writeKnownString(String value, String[] known, DataOutput out) throws IOException {
     for (int i = 0; i < known.length; i++) {
@@ -320,14 +322,14 @@ final class Codec {
     return in.readBoolean() ? readInstant(in) : null;
   }
 
-  static void writeStrings(List<String> values, DataOutput out) throws IOException {
+  public static void writeStrings(List<String> values, DataOutput out) throws IOException {
     out.writeInt(values.size());
     for (String value : values) {
       writeString(value, out);
     }
   }
 
-  static List<String> readStrings(DataInputStream in) throws IOException {
+  public static List<String> readStrings(DataInputStream in) throws IOException {
     int size = in.readInt();
     List<String> values = new ArrayList<>(size);
     for (int i = 0; i < size; i++) {
