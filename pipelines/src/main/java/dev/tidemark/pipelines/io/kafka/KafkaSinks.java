@@ -1,7 +1,6 @@
 package dev.tidemark.pipelines.io.kafka;
 
 import dev.tidemark.pipelines.KafkaOptions;
-import dev.tidemark.pipelines.TidemarkPipeline;
 import dev.tidemark.pipelines.io.Outputs;
 import dev.tidemark.transforms.values.Decision;
 import java.nio.charset.StandardCharsets;
