@@ -36,6 +36,7 @@ import java.util.Set;
 import java.util.stream.Collectors;
 import org.apache.beam.runners.dataflow.DataflowPipelineJob;
 import org.apache.beam.runners.dataflow.util.DataflowTemplateJob;
+import org.apache.beam.runners.direct.DirectOptions;
 import org.apache.beam.runners.flink.FlinkPipelineOptions;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;
@@ -329,10 +330,14 @@ public final class TidemarkPipeline {
   public static Summary run(TidemarkOptions options) {
     checkOptions(options);
     Path output = Paths.get(options.getOutput());
+    if (Runners.isDirect(options)) {
+      // The DirectRunner otherwise blocks in run(), and no progress could be shown.
+      options.as(DirectOptions.class).setBlockOnRun(false);
+    }
     Pipeline pipeline = build(options);
     long started = System.nanoTime();
     PipelineResult result = pipeline.run();
-    result.waitUntilFinish();
+    Progress.await(result, System.err);
     Duration wallTime = Duration.millis((System.nanoTime() - started) / 1_000_000);
     Summary summary = Summary.from(result, wallTime);
     if (options.getSink() == TidemarkOptions.SinkKind.files) {

@@ -40,7 +40,6 @@ import java.util.stream.Stream;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.io.gcp.bigquery.BigQueryHelpers;
-import org.apache.beam.sdk.io.gcp.bigquery.BigQueryTestCaches;
 import org.apache.beam.sdk.io.gcp.testing.FakeBigQueryServices;
 import org.apache.beam.sdk.io.gcp.testing.FakeDatasetService;
 import org.apache.beam.sdk.io.gcp.testing.FakeJobService;
@@ -101,7 +100,7 @@ public class BigQuerySinkTest {
   public void freshFakes() throws Exception {
     FakeDatasetService.setUp();
     FakeJobService.setUp();
-    BigQueryTestCaches.clear();
+    clearBigQueryCaches();
     datasets = new FakeDatasetService();
     datasets.createDataset(PROJECT, DATASET, "", "", null);
     services =
@@ -230,7 +229,7 @@ public class BigQuerySinkTest {
     for (BigQueryTables.Table<?> table : BigQueryTables.ALL) {
       before.put(table, snapshot(table));
     }
-    BigQueryTestCaches.clear();
+    clearBigQueryCaches();
     Path second = FOLDER.getRoot().toPath().resolve("second");
     runReplay(second);
     for (BigQueryTables.Table<?> table : BigQueryTables.ALL) {
@@ -284,7 +283,7 @@ public class BigQuerySinkTest {
   }
 
   private void writeDecisions(Decision... decisions) throws Exception {
-    BigQueryTestCaches.clear();
+    clearBigQueryCaches();
     TidemarkOptions options = options(FOLDER.getRoot().toPath().resolve("unused"));
     Pipeline pipeline = Pipeline.create(options);
     PCollection<Decision> input =
@@ -402,5 +401,17 @@ public class BigQuerySinkTest {
       total += counter.getAttempted();
     }
     return total;
+  }
+
+  /**
+   * BigQueryIO's created-table, schema and stream-writer caches are static and would leak one
+   * test's fake tables into the next; its {@code clearStaticCaches()} is package-private, so it is
+   * called reflectively. If a Beam upgrade renames it, this fails loudly rather than leaking.
+   */
+  static void clearBigQueryCaches() throws Exception {
+    java.lang.reflect.Method clear =
+        org.apache.beam.sdk.io.gcp.bigquery.BigQueryIO.class.getDeclaredMethod("clearStaticCaches");
+    clear.setAccessible(true);
+    clear.invoke(null);
   }
 }

@@ -4,6 +4,7 @@ import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.Features;
 import org.apache.beam.sdk.metrics.Counter;
+import org.apache.beam.sdk.metrics.Gauge;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
@@ -62,7 +63,9 @@ public final class AssembleDecisions
 
     private final Counter decisions = TidemarkMetrics.counter(TidemarkMetrics.DECISIONS);
     private final Counter[] byTiming = new Counter[TIMINGS.length];
+    private final Gauge onTimeWindowEnd = TidemarkMetrics.gauge(TidemarkMetrics.ON_TIME_WINDOW_END);
     private transient long[] counts;
+    private transient long latestOnTimeEnd;
 
     AssembleDecisionFn() {
       for (PaneInfo.Timing timing : TIMINGS) {
@@ -74,6 +77,7 @@ public final class AssembleDecisions
     @StartBundle
     public void startBundle() {
       counts = new long[TIMINGS.length];
+      latestOnTimeEnd = Long.MIN_VALUE;
     }
 
     @ProcessElement
@@ -84,6 +88,9 @@ public final class AssembleDecisions
         OutputReceiver<Decision> out) {
       PaneInfo.Timing timing = timing(paneInfo);
       counts[timing.ordinal()]++;
+      if (timing == PaneInfo.Timing.ON_TIME) {
+        latestOnTimeEnd = Math.max(latestOnTimeEnd, window.end().getMillis());
+      }
       out.output(
           Decision.unscored(
               pane.getKey(),
@@ -99,6 +106,9 @@ public final class AssembleDecisions
 
     @FinishBundle
     public void finishBundle() {
+      if (latestOnTimeEnd != Long.MIN_VALUE) {
+        onTimeWindowEnd.set(latestOnTimeEnd);
+      }
       long all = 0;
       for (PaneInfo.Timing timing : TIMINGS) {
         long n = counts[timing.ordinal()];

@@ -73,7 +73,7 @@ import picocli.CommandLine.Command;
  * mvn -B -q -o -pl pipelines test -Dtest=FlexTemplateMetadataTest -Dtidemark.regenerate=true
  * }</pre>
  *
- * <p>or, with the shaded jar built, {@code java -cp pipelines/target/tidemark.jar
+ * <p>or, with the shaded jar built, {@code java -cp pipelines/target/tidemark-dataflow.jar
  * dev.tidemark.pipelines.dataflow.FlexTemplateMetadata} ({@code --stdout} prints instead of
  * writing, {@code --check} compares and exits 1 on a difference). {@code FlexTemplateMetadataTest}
  * fails while the checked-in file differs from the generated one.

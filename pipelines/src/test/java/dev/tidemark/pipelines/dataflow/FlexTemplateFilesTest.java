@@ -108,23 +108,27 @@ public class FlexTemplateFilesTest {
     return copies;
   }
 
-  /** The shaded jar the pom writes: {@code pipelines/target/<finalName>.jar}. */
+  /** The Dataflow jar the pom writes: the shade execution {@code dataflow}'s output file. */
   private static String shadedJar() throws Exception {
     Document pom =
         DocumentBuilderFactory.newInstance()
             .newDocumentBuilder()
             .parse(HOME.resolve("pipelines/pom.xml").toFile());
-    NodeList plugins = pom.getElementsByTagName("plugin");
-    for (int i = 0; i < plugins.getLength(); i++) {
-      Element plugin = (Element) plugins.item(i);
-      if ("maven-shade-plugin"
-          .equals(plugin.getElementsByTagName("artifactId").item(0).getTextContent().trim())) {
-        NodeList names = plugin.getElementsByTagName("finalName");
-        assertThat("the shade plugin sets <finalName>", names.getLength(), is(1));
-        return "pipelines/target/" + names.item(0).getTextContent().trim() + ".jar";
+    NodeList executions = pom.getElementsByTagName("execution");
+    for (int i = 0; i < executions.getLength(); i++) {
+      Element execution = (Element) executions.item(i);
+      NodeList ids = execution.getElementsByTagName("id");
+      if (ids.getLength() > 0 && "dataflow".equals(ids.item(0).getTextContent().trim())) {
+        NodeList files = execution.getElementsByTagName("outputFile");
+        assertThat("the dataflow shade execution sets <outputFile>", files.getLength(), is(1));
+        return files
+            .item(0)
+            .getTextContent()
+            .trim()
+            .replace("${project.build.directory}", "pipelines/target");
       }
     }
-    throw new AssertionError("pipelines/pom.xml has no maven-shade-plugin");
+    throw new AssertionError("pipelines/pom.xml has no shade execution with id 'dataflow'");
   }
 
   @Test

@@ -1,6 +1,7 @@
 package dev.tidemark.transforms.util;
 
 import org.apache.beam.sdk.metrics.Counter;
+import org.apache.beam.sdk.metrics.Gauge;
 import org.apache.beam.sdk.metrics.Metrics;
 
 /**
@@ -38,6 +39,13 @@ public final class TidemarkMetrics {
   public static final String DECISIONS_PREFIX = "decisions.";
 
   /**
+   * A gauge: the end of the latest window whose on-time pane fired, in epoch milliseconds. An
+   * on-time pane fires once the watermark passes its window's end, so the input watermark of the
+   * windowing step is at least this; progress lines show it.
+   */
+  public static final String ON_TIME_WINDOW_END = "onTimeWindowEndMillis";
+
+  /**
    * Names of the counters Beam's runners increment when they drop data behind the watermark: the
    * GroupByKey late-data filter and the stateful ParDo runner.
    */
@@ -46,6 +54,11 @@ public final class TidemarkMetrics {
   public static final String RUNNER_STATEFUL_PARDO_DROPPED = "StatefulParDoDropped";
 
   private TidemarkMetrics() {}
+
+  /** A gauge in namespace {@value #NAMESPACE}. */
+  public static Gauge gauge(String name) {
+    return Metrics.gauge(NAMESPACE, name);
+  }
 
   /** A counter in namespace {@value #NAMESPACE}. */
   public static Counter counter(String name) {

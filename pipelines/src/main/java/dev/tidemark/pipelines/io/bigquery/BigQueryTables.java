@@ -34,7 +34,7 @@ import org.checkerframework.checker.nullness.qual.Nullable;
  * a test fails when a checked-in file differs. Regenerate them from the project directory with
  *
  * <pre>
- * mvn -q -DskipTests package && java -cp pipelines/target/tidemark.jar dev.tidemark.pipelines.io.bigquery.BigQueryTables .
+ * mvn -q -DskipTests package && java -cp pipelines/target/tidemark-dataflow.jar dev.tidemark.pipelines.io.bigquery.BigQueryTables .
  * </pre>
  *
  * <p>Columns are the snake_case of the JSON fields of the file and Kafka sinks, nested objects

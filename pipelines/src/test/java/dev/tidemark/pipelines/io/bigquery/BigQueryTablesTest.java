@@ -44,7 +44,7 @@ public class BigQueryTablesTest {
       assertThat(
           file.getKey()
               + " differs from BigQueryTables; regenerate it: mvn -q -DskipTests package && java -cp"
-              + " pipelines/target/tidemark.jar dev.tidemark.pipelines.io.bigquery.BigQueryTables .",
+              + " pipelines/target/tidemark-dataflow.jar dev.tidemark.pipelines.io.bigquery.BigQueryTables .",
           actual,
           is(file.getValue()));
     }

@@ -46,7 +46,7 @@ import org.junit.runners.JUnit4;
  * pipeline proto (to a local staging directory), and BigQueryIO does not validate.
  */
 @RunWith(JUnit4.class)
-public class DataflowTranslationTest {
+public class DataflowTranslationIT {
   @Rule public final TemporaryFolder folder = new TemporaryFolder();
 
   /** The project directory (tests run in pipelines/). */

@@ -27,7 +27,7 @@ import org.junit.runners.JUnit4;
  * Each part in a JVM of its own: the child JVMs really run, and the parent merges their results.
  */
 @RunWith(JUnit4.class)
-public class BenchSuiteForkTest {
+public class BenchSuiteForkIT {
   @Rule public final TemporaryFolder temp = new TemporaryFolder();
 
   /** Records figures of every kind, and the JVM it ran in. */

@@ -27,7 +27,7 @@ import org.junit.runners.JUnit4;
  * Tidemark's on the DirectRunner, in Flink's BATCH and STREAMING execution modes.
  */
 @RunWith(JUnit4.class)
-public class NativeFlinkJobTest {
+public class NativeFlinkJobIT {
   @ClassRule public static final TemporaryFolder FOLDER = new TemporaryFolder();
 
   private static List<Path> files;

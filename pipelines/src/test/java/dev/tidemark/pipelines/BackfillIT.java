@@ -22,7 +22,7 @@ import org.junit.runners.JUnit4;
 
 /** Backfill: NDJSON files through the same transforms in batch, on-time panes only. */
 @RunWith(JUnit4.class)
-public class BackfillTest {
+public class BackfillIT {
   @Rule public final TemporaryFolder folder = new TemporaryFolder();
 
   /** Splits a generated replay into two NDJSON files of events (directives dropped). */

@@ -33,7 +33,7 @@ import org.junit.runners.JUnit4;
  * keeps the outputs in {@code DIR}.
  */
 @RunWith(JUnit4.class)
-public class BenchSuiteSmokeTest {
+public class BenchSuiteSmokeIT {
   @ClassRule public static final TemporaryFolder TEMP = new TemporaryFolder();
 
   /** A directory to write the outputs to and keep, instead of a temporary one. */

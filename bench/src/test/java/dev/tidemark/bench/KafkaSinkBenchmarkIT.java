@@ -29,7 +29,7 @@ import org.junit.runners.JUnit4;
  * and writes its JSON. It asserts that numbers exist, never how fast anything is.
  */
 @RunWith(JUnit4.class)
-public class KafkaSinkBenchmarkTest {
+public class KafkaSinkBenchmarkIT {
   @ClassRule public static final TemporaryFolder TEMP = new TemporaryFolder();
 
   /**

@@ -1,0 +1,164 @@
+package dev.tidemark.pipelines;
+
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.empty;
+import static org.hamcrest.Matchers.is;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
+import java.util.stream.Collectors;
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+import org.junit.runner.RunWith;
+import org.junit.runners.JUnit4;
+
+/**
+ * The production jars, opened and run as a cluster would: they carry no test kit, no benchmark or
+ * chart code, no local harness, and each only its own runner; the Dataflow jar runs the pipeline
+ * with no Flink class on its class path.
+ */
+@RunWith(JUnit4.class)
+public class ProductionJarsIT {
+  /** Entry prefixes that no production jar may carry: test kits, the harness, bench, charts. */
+  static final List<String> FORBIDDEN =
+      List.of(
+          "dev/tidemark/bench/",
+          "dev/tidemark/harness/",
+          "dev/tidemark/testing/",
+          "org/apache/beam/runners/flink/EmbeddedFlink",
+          "kafka/testkit/",
+          "kafka/server/KafkaRaftServer",
+          "kafka/Kafka.class",
+          "org/apache/kafka/common/test/",
+          "org/apache/kafka/test/",
+          "org/jfree/",
+          "scala/Predef",
+          "org/junit/");
+
+  @Rule public final TemporaryFolder folder = new TemporaryFolder();
+
+  static Path jar(String name) {
+    Path jar = Paths.get("target", name).toAbsolutePath();
+    assertThat("built by mvn package: " + jar, Files.isRegularFile(jar), is(true));
+    return jar;
+  }
+
+  static List<String> entries(Path jar, List<String> prefixes) throws IOException {
+    try (JarFile file = new JarFile(jar.toFile())) {
+      return file.stream()
+          .map(JarEntry::getName)
+          .filter(name -> prefixes.stream().anyMatch(name::startsWith))
+          .limit(20)
+          .collect(Collectors.toList());
+    }
+  }
+
+  @Test
+  public void flinkJobJarHasBeamsFlinkRunnerButNotFlinkItself() throws Exception {
+    Path jar = jar("tidemark-flink-job.jar");
+    assertThat(entries(jar, FORBIDDEN), is(empty()));
+    assertThat(entries(jar, List.of("org/apache/flink/")), is(empty()));
+    assertThat(
+        entries(jar, List.of("org/apache/beam/runners/dataflow/DataflowRunner")), is(empty()));
+    assertThat(
+        entries(jar, List.of("org/apache/beam/runners/flink/FlinkRunner.class")).size(), is(1));
+    assertThat(entries(jar, List.of("dev/tidemark/pipelines/Tidemark.class")).size(), is(1));
+  }
+
+  @Test
+  public void dataflowJarHasNoFlinkAndNoBroker() throws Exception {
+    Path jar = jar("tidemark-dataflow.jar");
+    assertThat(entries(jar, FORBIDDEN), is(empty()));
+    assertThat(
+        entries(jar, List.of("org/apache/flink/", "org/apache/beam/runners/flink/")), is(empty()));
+    assertThat(
+        entries(jar, List.of("org/apache/beam/runners/dataflow/DataflowRunner.class")).size(),
+        is(1));
+  }
+
+  /**
+   * The Dataflow jar alone on the class path runs the bundled pipeline on the DirectRunner: code
+   * every run executes touches no Flink class (a {@code FlinkRunner.class} there would throw {@code
+   * NoClassDefFoundError}).
+   */
+  @Test
+  public void dataflowJarRunsThePipelineWithoutFlinkClasses() throws Exception {
+    Path work = folder.getRoot().toPath();
+    String output =
+        java(work, jar("tidemark-dataflow.jar"), "run", "--output=" + work.resolve("out"));
+    assertThat(output, containsString("HOLDS"));
+    assertThat(Files.exists(work.resolve("out").resolve("summary.json")), is(true));
+  }
+
+  /** Without the harness, the embedded broker is refused with a message naming the launcher. */
+  @Test
+  public void flinkJobJarRefusesTheEmbeddedBroker() throws Exception {
+    Path work = folder.getRoot().toPath();
+    Process process =
+        start(
+            work,
+            jar("tidemark-flink-job.jar"),
+            "run",
+            "--profile=direct-kafka",
+            "--output=" + work.resolve("out"));
+    assertThat(process.waitFor(5, TimeUnit.MINUTES), is(true));
+    String output = Files.readString(work.resolve("out.log"), StandardCharsets.UTF_8);
+    assertThat(output, process.exitValue(), is(Tidemark.USAGE_ERROR));
+    assertThat(output, containsString("only the local launcher"));
+  }
+
+  /**
+   * The jar, and for the Flink job jar what a Flink cluster's class path adds (its flink-dist): the
+   * Flink jars this build resolved.
+   */
+  private static String classPath(Path jar) {
+    List<String> entries = new ArrayList<>(List.of(jar.toString()));
+    if (jar.getFileName().toString().contains("flink")) {
+      for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+        if (entry.contains("/org/apache/flink/")
+            || entry.contains("/com/esotericsoftware/")
+            || entry.contains("/com/twitter/chill")) {
+          entries.add(entry);
+        }
+      }
+    }
+    return String.join(java.io.File.pathSeparator, entries);
+  }
+
+  private static Process start(Path work, Path jar, String... args) throws IOException {
+    List<String> command = new ArrayList<>();
+    command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-Dai.djl.offline=true");
+    command.add("-Dtidemark.home=" + Paths.get("").toAbsolutePath().getParent());
+    command.add("-cp");
+    command.add(classPath(jar));
+    command.add(Tidemark.class.getName());
+    command.addAll(List.of(args));
+    return new ProcessBuilder(command)
+        .directory(work.toFile())
+        .redirectErrorStream(true)
+        .redirectOutput(work.resolve("out.log").toFile())
+        .start();
+  }
+
+  private static String java(Path work, Path jar, String... args) throws Exception {
+    Process process = start(work, jar, args);
+    if (!process.waitFor(5, TimeUnit.MINUTES)) {
+      process.destroyForcibly();
+      throw new AssertionError("timed out: " + List.of(args));
+    }
+    String output = Files.readString(work.resolve("out.log"), StandardCharsets.UTF_8);
+    assertThat(output, process.exitValue(), is(0));
+    return output;
+  }
+}
