@@ -54,8 +54,8 @@ import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Duration;
 
 /**
- * Benchmark of the two Kafka sinks on the FlinkRunner (issue 4 §6): an embedded broker, an embedded
- * Flink MiniCluster at parallelism 2, generated events, early firing on every element ({@code
+ * Benchmark of the two Kafka sinks on the FlinkRunner: an embedded broker, an embedded Flink
+ * MiniCluster at parallelism 2, generated events, early firing on every element ({@code
  * --earlyFiringDelay=PT0S}), {@code --kafkaSinkMode=idempotent} and {@code transactional} side by
  * side in one run.
  *

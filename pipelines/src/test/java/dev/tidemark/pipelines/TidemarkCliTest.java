@@ -122,4 +122,46 @@ public class TidemarkCliTest {
     assertThat(Tidemark.execute("run", "--windowSize=five minutes"), is(2));
     assertThat(Tidemark.execute("run", "--profile=nope"), is(2));
   }
+
+  private static String stdout(String... args) {
+    java.io.PrintStream original = System.out;
+    java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+    System.setOut(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
+    try {
+      assertThat(List.of(args).toString(), Tidemark.execute(args), is(Tidemark.DONE));
+    } finally {
+      System.setOut(original);
+    }
+    return captured.toString(java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  @Test
+  public void everySubcommandHasHelpThatListsTheExitCodes() {
+    for (String command : List.of("run", "generate", "train", "capture")) {
+      String help = stdout(command, "--help");
+      assertThat(command, help, org.hamcrest.Matchers.containsString("Usage: tidemark " + command));
+      assertThat(command, help, org.hamcrest.Matchers.containsString("Exit codes:"));
+      for (String code : List.of("0", "1", "2", "3")) {
+        assertThat(
+            command + " exit code " + code,
+            help,
+            org.hamcrest.Matchers.matchesPattern("(?s).*\\n\\s+" + code + "\\s+\\S.*"));
+      }
+    }
+    assertThat(stdout("--help"), org.hamcrest.Matchers.containsString("Exit codes:"));
+  }
+
+  @Test
+  public void anUnknownCommandOrOptionIsAUsageError() {
+    assertThat(Tidemark.execute("frobnicate"), is(Tidemark.USAGE_ERROR));
+    assertThat(Tidemark.execute("generate", "--no-such-flag"), is(Tidemark.USAGE_ERROR));
+  }
+
+  /** Options accepted, then the job fails (its output cannot be written): exit code 3. */
+  @Test
+  public void aRunThatFailsAfterItsOptionsWereAcceptedExitsWith3() throws IOException {
+    Path blocker = folder.newFile("not-a-directory").toPath();
+    assertThat(
+        Tidemark.execute("run", "--output=" + blocker.resolve("out")), is(Tidemark.RUN_FAILED));
+  }
 }

@@ -19,10 +19,10 @@ import org.apache.beam.sdk.values.PCollection;
 import org.joda.time.Duration;
 
 /**
- * Issue 6 (a), Beam's own building blocks: {@code DeduplicateEvents} against {@link
- * BeamDeduplicate} ({@code Deduplicate.keyedValues()} in event time), and {@code ComputeFeatures}
- * against {@link NaiveSlidingFeatures} ({@code SlidingWindows} + {@code Combine.perKey}), on the
- * same runner and input in the same run.
+ * Beam's own building blocks: {@code DeduplicateEvents} against {@link BeamDeduplicate} ({@code
+ * Deduplicate.keyedValues()} in event time), and {@code ComputeFeatures} against {@link
+ * NaiveSlidingFeatures} ({@code SlidingWindows} + {@code Combine.perKey}), on the same runner and
+ * input in the same run.
  *
  * <p>Method: the input is the generated stream already parsed into {@link PaymentEvent}s (all
  * copies for dedup, the first copies for features), timestamped with event time and held in memory

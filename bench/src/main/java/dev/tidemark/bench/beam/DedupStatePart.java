@@ -34,13 +34,13 @@ import org.joda.time.Duration;
 import org.joda.time.Instant;
 
 /**
- * Issue 6 (c), memory: {@code DeduplicateEvents} state stays bounded by the identities inside the
- * horizon. A streaming run on the FlinkRunner (embedded MiniCluster, heap state backend with full
- * checkpoints) over {@code memoryHorizons} horizons of event time with a short horizon; every
- * completed checkpoint gives the serialized size of all the job's state, and the input gives the
- * number of live keys at that checkpoint (identities first seen before it whose first event time
- * plus the horizon is still ahead of the watermark). State bytes per live key = state size / live
- * keys, the median over the checkpoints after the first horizon.
+ * Memory: {@code DeduplicateEvents} state stays bounded by the identities inside the horizon. A
+ * streaming run on the FlinkRunner (embedded MiniCluster, heap state backend with full checkpoints)
+ * over {@code memoryHorizons} horizons of event time with a short horizon; every completed
+ * checkpoint gives the serialized size of all the job's state, and the input gives the number of
+ * live keys at that checkpoint (identities first seen before it whose first event time plus the
+ * horizon is still ahead of the watermark). State bytes per live key = state size / live keys, the
+ * median over the checkpoints after the first horizon.
  *
  * <p>The source emits the generated stream (already parsed events, arrival order) at a fixed wall
  * rate; an element's timestamp, and so the watermark, is the replay watermark: the largest event
@@ -278,7 +278,7 @@ public final class DedupStatePart implements BenchPart {
           NAME,
           "this profile spans "
               + profile.memoryHorizons
-              + " horizons; issue 6 asks for at least 10 (the full profile)");
+              + " horizons; the target needs at least 10 (the full profile)");
     }
     if (perKey.isEmpty()) {
       results.stateBytesPerDedupKey(null);

@@ -18,9 +18,9 @@ import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.values.PCollection;
 
 /**
- * Issue 6 (b), scaling curves: Tidemark's throughput and peak heap against the number of accounts,
- * and its throughput against the window fan-out (window size / period), with the same number of
- * events at every point.
+ * Scaling curves: Tidemark's throughput and peak heap against the number of accounts, and its
+ * throughput against the window fan-out (window size / period), with the same number of events at
+ * every point.
  *
  * <p>Method: the whole Tidemark graph ({@code TidemarkPipeline.expand}: parse, dedup, features,
  * decisions, scoring with the default model; no sinks) in batch on the FlinkRunner's embedded

@@ -36,11 +36,11 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.joda.time.Duration;
 
 /**
- * Issue 6's native Flink baseline: Tidemark on the FlinkRunner against {@link NativeFlinkJob}, the
- * same job in Flink's DataStream API, on an embedded MiniCluster, as a backfill (NDJSON files,
- * bounded, batch execution on both) and streaming (the embedded Kafka broker, two partitions);
- * Tidemark on the DirectRunner against the FlinkRunner for the same backfill; and backfill
- * throughput at each parallelism of the profile.
+ * The native Flink baseline: Tidemark on the FlinkRunner against {@link NativeFlinkJob}, the same
+ * job in Flink's DataStream API, on an embedded MiniCluster, as a backfill (NDJSON files, bounded,
+ * batch execution on both) and streaming (the embedded Kafka broker, two partitions); Tidemark on
+ * the DirectRunner against the FlinkRunner for the same backfill; and backfill throughput at each
+ * parallelism of the profile.
  *
  * <p>Events/s = input lines / wall time from job submission (cluster start included, on both) to
  * the last output counted, after a {@code System.gc()} before every run. Runs alternate native and

@@ -23,11 +23,10 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
- * Latency of the idempotent Kafka sink (issue 6): streaming on the FlinkRunner (embedded
- * MiniCluster, parallelism 2), Kafka in and out through the embedded broker, early firing on every
- * element, exactly-once checkpoints every 2 s, with the latency settings {@link
- * #MAX_BUNDLE_TIME_MILLIS} and {@link #BUFFER_TIMEOUT_MILLIS}. It reuses {@link
- * KafkaSinkBenchmark}'s jobs:
+ * Latency of the idempotent Kafka sink: streaming on the FlinkRunner (embedded MiniCluster,
+ * parallelism 2), Kafka in and out through the embedded broker, early firing on every element,
+ * exactly-once checkpoints every 2 s, with the latency settings {@link #MAX_BUNDLE_TIME_MILLIS} and
+ * {@link #BUFFER_TIMEOUT_MILLIS}. It reuses {@link KafkaSinkBenchmark}'s jobs:
  *
  * <ol>
  *   <li>The backlog throughput: {@code warmups} discarded runs, then {@code repeats} runs of a
@@ -226,7 +225,7 @@ public final class LatencyPart implements BenchPart {
    * scoring batches, one burst), so its rate overestimates what the job sustains: 90 % of it
    * overloaded the job. Each probe is a run like the measured ones, as long and after the same
    * warm-up, so the rate is found under the conditions it is used in: the dedup state and the
-   * checkpoints accumulate through a run (nineteenth round).
+   * checkpoints accumulate through a run.
    */
   private static double sustainedMaximum(
       EmbeddedKafka broker,

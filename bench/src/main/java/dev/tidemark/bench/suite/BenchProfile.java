@@ -6,9 +6,9 @@ import java.util.stream.Collectors;
 
 /**
  * The size of a suite run. {@code small} finishes in a few minutes on 2 cores and is the smoke test
- * in {@code mvn verify}; {@code full} is the published run (issue 6's sizes). {@link #with} narrows
- * a profile for one run (fewer accounts, fan-outs or repeats); the overrides go to {@code
- * latest.json}.
+ * in {@code mvn verify}; {@code full} is the published run (the sizes the targets name). {@link
+ * #with} narrows a profile for one run (fewer accounts, fan-outs or repeats); the overrides go to
+ * {@code latest.json}.
  */
 public final class BenchProfile {
   public static final BenchProfile SMALL =
@@ -47,7 +47,7 @@ public final class BenchProfile {
   /** Measured repeats; figures are their median, with min and max. */
   public final int repeats;
 
-  /** Dedup horizons of event time the memory run spans (issue 6: at least 10). */
+  /** Dedup horizons of event time the memory run spans (the target: at least 10). */
   public final int memoryHorizons;
 
   private final String overrides;

@@ -25,7 +25,7 @@ import java.util.List;
  * it. A part that fails is noted and its figures stay null; the suite still writes its results.
  *
  * <p>{@link #forkingEachPart() Forking}, each part runs in a JVM of its own, as a JMH fork does: in
- * one JVM the parts run later were measured 35-42 % slower than alone, on both sides of their
+ * one JVM the parts run later were measured markedly slower than alone, on both sides of their
  * ratios (a heap and JIT profiles shaped by the jobs before them), so a part's absolute figures
  * depended on its place in the run.
  */

@@ -33,8 +33,8 @@ import org.joda.time.Duration;
  * <p>Before FileIO's own grouping (one key per output), the lines are grouped on {@value #SPREAD}
  * keys per output and each group is joined into one multi-line element. The DirectRunner copies a
  * key's buffered state at every bundle that reaches the key, so gathering a replay's decisions
- * (tens of thousands of one-pane bundles) on one key costs bundles &times; lines: measured 75 % of
- * the bundled sample's 450 s run. Spread, each bundle copies one small group, and FileIO's grouping
+ * (tens of thousands of one-pane bundles) on one key costs bundles &times; lines, which dominated a
+ * run of the bundled sample. Spread, each bundle copies one small group, and FileIO's grouping
  * receives {@value #SPREAD} elements per output when the input ends.
  */
 public final class NdjsonFiles extends PTransform<PBegin, PDone> {

@@ -38,9 +38,8 @@ public final class KafkaSinks {
    * The idempotent producer's {@code linger.ms}. KafkaIO's writer flushes its producer when a
    * bundle ends, so a record waits at most this long and never past the end of its bundle; the
    * records a bundle sends in a burst (the scoring step emits a batch at once) then travel in one
-   * produce request per partition instead of a request each. With {@code linger.ms=0} the latency
-   * part's job, fed at 850 events/s ({@code docs/experiments/LatencyExp.java}), used about 25 %
-   * more CPU and had about twice the p95 (docs/benchmarks.md, seventeenth round).
+   * produce request per partition instead of a request each. With {@code linger.ms=0} the
+   * benchmark's latency job used more CPU and had a longer tail (see docs/benchmarks.md).
    */
   public static final int IDEMPOTENT_LINGER_MS = 20;
 
