@@ -160,8 +160,12 @@ public class TidemarkCliTest {
   /** Options accepted, then the job fails (its output cannot be written): exit code 3. */
   @Test
   public void aRunThatFailsAfterItsOptionsWereAcceptedExitsWith3() throws IOException {
+    Path input = folder.getRoot().toPath().resolve("small.ndjson");
+    assertThat(
+        Tidemark.execute("generate", "--output=" + input, "--events=20", "--accounts=2"), is(0));
     Path blocker = folder.newFile("not-a-directory").toPath();
     assertThat(
-        Tidemark.execute("run", "--output=" + blocker.resolve("out")), is(Tidemark.RUN_FAILED));
+        Tidemark.execute("run", "--input=" + input, "--output=" + blocker.resolve("out")),
+        is(Tidemark.RUN_FAILED));
   }
 }
