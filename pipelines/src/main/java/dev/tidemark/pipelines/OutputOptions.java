@@ -22,4 +22,20 @@ public interface OutputOptions extends PipelineOptions {
   TidemarkOptions.SinkKind getSink();
 
   void setSink(TidemarkOptions.SinkKind sink);
+
+  @Description(
+      "With an unbounded source and --sink=files: how often (ISO-8601) a new set of NDJSON files"
+          + " is started per output.")
+  @Default.String("PT1M")
+  String getFileRollInterval();
+
+  void setFileRollInterval(String duration);
+
+  @Description(
+      "Largest original payload (bytes) kept in a dead letter; a longer one is cut and marked"
+          + " truncated, with its original size and SHA-256.")
+  @Default.Integer(16384)
+  Integer getMaxDeadLetterPayloadBytes();
+
+  void setMaxDeadLetterPayloadBytes(Integer bytes);
 }

@@ -45,4 +45,12 @@ public interface SourceOptions extends PipelineOptions {
   Integer getMaxEventBytes();
 
   void setMaxEventBytes(Integer bytes);
+
+  @Description(
+      "How far (ISO-8601) an event's time may lie after its ingestion time; a later event is"
+          + " dead-lettered as time_in_future before it can move a watermark or create state.")
+  @Default.String("PT10M")
+  String getMaxFutureSkew();
+
+  void setMaxFutureSkew(String duration);
 }

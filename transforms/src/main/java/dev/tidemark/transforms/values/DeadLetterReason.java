@@ -20,6 +20,11 @@ public enum DeadLetterReason {
   MISSING_ATTRIBUTE("missing_attribute"),
   /** The {@code time} attribute is not an RFC 3339 timestamp. */
   INVALID_TIME("invalid_time"),
+  /**
+   * The event's {@code time} lies more than the allowed skew after its ingestion time (a producer
+   * with a wrong clock); it is rejected before it can move a watermark or create state.
+   */
+  TIME_IN_FUTURE("time_in_future"),
   /** The {@code type} attribute is not in the allow-list. */
   UNSUPPORTED_TYPE("unsupported_type"),
   /** The CloudEvents SDK rejected the event (for example a source that is not a URI-reference). */
