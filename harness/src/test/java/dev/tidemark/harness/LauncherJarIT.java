@@ -5,14 +5,12 @@ import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.empty;
 import static org.hamcrest.Matchers.is;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import dev.tidemark.pipelines.JavaProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 import java.util.stream.Collectors;
@@ -31,29 +29,11 @@ import org.junit.runners.JUnit4;
 public class LauncherJarIT {
   @Rule public final TemporaryFolder folder = new TemporaryFolder();
 
-  private static String run(Path work, String... args) throws IOException, InterruptedException {
+  private static String run(Path work, String... args) throws Exception {
     Path jar = Paths.get("target", "tidemark.jar").toAbsolutePath();
-    List<String> command = new ArrayList<>();
-    command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("-Dai.djl.offline=true");
-    command.add("-Dtidemark.home=" + Paths.get("").toAbsolutePath().getParent());
-    command.add("-jar");
-    command.add(jar.toString());
-    command.addAll(List.of(args));
-    Path log = work.resolve("out.log");
-    Process process =
-        new ProcessBuilder(command)
-            .directory(work.toFile())
-            .redirectErrorStream(true)
-            .redirectOutput(log.toFile())
-            .start();
-    if (!process.waitFor(5, TimeUnit.MINUTES)) {
-      process.destroyForcibly();
-      throw new AssertionError("timed out: " + command);
-    }
-    String output = Files.readString(log, StandardCharsets.UTF_8);
-    assertThat(output, process.exitValue(), is(0));
-    return output;
+    List<String> launch = new ArrayList<>(List.of("-jar", jar.toString()));
+    launch.addAll(List.of(args));
+    return JavaProcess.runToEnd(work, JavaProcess.command(launch));
   }
 
   @Test

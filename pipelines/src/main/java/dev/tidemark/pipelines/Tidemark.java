@@ -9,9 +9,9 @@ import java.nio.file.Paths;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import org.apache.beam.runners.dataflow.options.DataflowPipelineOptions;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
@@ -56,7 +56,7 @@ public final class Tidemark implements Callable<Integer> {
 
   /** The exit codes as every command's {@code --help} lists them. */
   static final Map<String, String> EXIT_CODES =
-      new LinkedHashMap<>(
+      new TreeMap<>(
           Map.of(
               " " + DONE, "done (run: the accounting identity holds)",
               " " + IDENTITY_BROKEN, "run: the job ended, its accounting identity is broken",
@@ -95,9 +95,8 @@ public final class Tidemark implements Callable<Integer> {
 
   /** Lists the exit codes in the help of the command and of each subcommand. */
   public static void documentExitCodes(CommandLine command) {
-    Map<String, String> ordered = new java.util.TreeMap<>(EXIT_CODES);
     command.getCommandSpec().usageMessage().exitCodeListHeading("%nExit codes:%n");
-    command.getCommandSpec().usageMessage().exitCodeList(ordered);
+    command.getCommandSpec().usageMessage().exitCodeList(EXIT_CODES);
     command.getSubcommands().values().forEach(Tidemark::documentExitCodes);
   }
 

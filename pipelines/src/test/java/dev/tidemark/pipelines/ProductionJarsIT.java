@@ -6,13 +6,11 @@ import static org.hamcrest.Matchers.empty;
 import static org.hamcrest.Matchers.is;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 import java.util.stream.Collectors;
@@ -104,16 +102,14 @@ public class ProductionJarsIT {
   @Test
   public void flinkJobJarRefusesTheEmbeddedBroker() throws Exception {
     Path work = folder.getRoot().toPath();
-    Process process =
-        start(
+    String output =
+        java(
             work,
             jar("tidemark-flink-job.jar"),
+            Tidemark.USAGE_ERROR,
             "run",
             "--profile=direct-kafka",
             "--output=" + work.resolve("out"));
-    assertThat(process.waitFor(5, TimeUnit.MINUTES), is(true));
-    String output = Files.readString(work.resolve("out.log"), StandardCharsets.UTF_8);
-    assertThat(output, process.exitValue(), is(Tidemark.USAGE_ERROR));
     assertThat(output, containsString("only the local launcher"));
   }
 
@@ -135,30 +131,14 @@ public class ProductionJarsIT {
     return String.join(java.io.File.pathSeparator, entries);
   }
 
-  private static Process start(Path work, Path jar, String... args) throws IOException {
-    List<String> command = new ArrayList<>();
-    command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("-Dai.djl.offline=true");
-    command.add("-Dtidemark.home=" + Paths.get("").toAbsolutePath().getParent());
-    command.add("-cp");
-    command.add(classPath(jar));
-    command.add(Tidemark.class.getName());
-    command.addAll(List.of(args));
-    return new ProcessBuilder(command)
-        .directory(work.toFile())
-        .redirectErrorStream(true)
-        .redirectOutput(work.resolve("out.log").toFile())
-        .start();
+  private static String java(Path work, Path jar, String... args) throws Exception {
+    return java(work, jar, Tidemark.DONE, args);
   }
 
-  private static String java(Path work, Path jar, String... args) throws Exception {
-    Process process = start(work, jar, args);
-    if (!process.waitFor(5, TimeUnit.MINUTES)) {
-      process.destroyForcibly();
-      throw new AssertionError("timed out: " + List.of(args));
-    }
-    String output = Files.readString(work.resolve("out.log"), StandardCharsets.UTF_8);
-    assertThat(output, process.exitValue(), is(0));
-    return output;
+  private static String java(Path work, Path jar, int expectedExit, String... args)
+      throws Exception {
+    List<String> launch = new ArrayList<>(List.of("-cp", classPath(jar), Tidemark.class.getName()));
+    launch.addAll(List.of(args));
+    return JavaProcess.run(work, JavaProcess.command(launch), expectedExit);
   }
 }
