@@ -157,8 +157,13 @@ public final class Tidemark implements Callable<Integer> {
               ? EmbeddedRun.load().run(options)
               : TidemarkPipeline.run(options);
       summary.print(System.out, Paths.get(options.getOutput()));
-      return summary.identityHolds() ? DONE : IDENTITY_BROKEN;
+      return exitCode(summary);
     }
+  }
+
+  /** The exit code of a finished run: {@link #DONE}, or {@link #IDENTITY_BROKEN}. */
+  static int exitCode(Summary summary) {
+    return summary.identityHolds() ? DONE : IDENTITY_BROKEN;
   }
 
   /** {@code tidemark capture}: a Kafka topic range as a replay file, for a deterministic replay. */
