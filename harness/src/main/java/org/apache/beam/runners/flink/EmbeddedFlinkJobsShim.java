@@ -1,9 +1,15 @@
 package org.apache.beam.runners.flink;
 
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Stream;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.metrics.MetricResults;
@@ -29,8 +35,8 @@ import org.joda.time.Duration;
  * while it runs. Beam's FlinkRunner with {@code --flinkMaster=[local]} blocks in {@code run()}
  * until a streaming job ends (it ignores {@code --attachedMode=false} locally), and a running job's
  * counters are not reported. The live demo, the exactly-once tests and the benchmarks need to watch
- * a running job, stop it, and then read its final counters: {@link Job#stop} cancels it and returns
- * them (Flink keeps a cancelled job's accumulators in its result).
+ * a running job, stop it, and then read its final counters: {@link Job#stop} ends it and returns
+ * them (Flink keeps the tasks' accumulators in the job result).
  *
  * <p>It lives in Beam's package because the pieces FlinkRunner.run uses are package-private; it
  * translates the pipeline exactly as FlinkRunner.run does.
@@ -88,16 +94,28 @@ public final class EmbeddedFlinkJobsShim {
     }
 
     /**
-     * Cancels the job, shuts its cluster down and returns the job's final counters. Flink keeps the
-     * accumulators of a cancelled job's tasks in its job result.
+     * Ends the job, shuts its cluster down and returns the job's final counters. A running job is
+     * stopped as Flink's {@code flink stop} does, with a savepoint (into a temporary directory,
+     * removed afterwards) and without draining: its sources stop between records instead of being
+     * interrupted mid-read (a cancel makes Beam's Kafka reader log an {@code InterruptedException}
+     * for every split), and no window fires because of the stop. If that fails the job is
+     * cancelled. Flink keeps the tasks' accumulators in the job result either way.
      */
     public PipelineResult stop(Duration timeout) throws Exception {
+      return end(timeout, true);
+    }
+
+    private PipelineResult end(Duration timeout, boolean graceful) throws Exception {
       try {
         if (!cluster
             .getJobStatus(id)
             .get(timeout.getMillis(), TimeUnit.MILLISECONDS)
             .isGloballyTerminalState()) {
-          cluster.cancelJob(id).get(timeout.getMillis(), TimeUnit.MILLISECONDS);
+          if (graceful) {
+            stopWithTemporarySavepoint(timeout);
+          } else {
+            cluster.cancelJob(id).get(timeout.getMillis(), TimeUnit.MILLISECONDS);
+          }
         }
         JobResult result =
             cluster.requestJobResult(id).get(timeout.getMillis(), TimeUnit.MILLISECONDS);
@@ -108,10 +126,26 @@ public final class EmbeddedFlinkJobsShim {
               entry.getKey(),
               entry.getValue().deserializeValue(getClass().getClassLoader()).getUnchecked());
         }
-        state = State.CANCELLED;
+        state = graceful ? State.STOPPED : State.CANCELLED;
         return new FlinkRunnerResult(accumulators, (System.nanoTime() - started) / 1_000_000);
       } finally {
         cluster.close();
+      }
+    }
+
+    private void stopWithTemporarySavepoint(Duration timeout) throws Exception {
+      Path savepoints = Files.createTempDirectory("tidemark-stop-");
+      try {
+        cluster
+            .stopWithSavepoint(
+                id, savepoints.toUri().toString(), false, SavepointFormatType.CANONICAL)
+            .get(timeout.getMillis(), TimeUnit.MILLISECONDS);
+      } catch (ExecutionException | TimeoutException e) {
+        cluster.cancelJob(id).get(timeout.getMillis(), TimeUnit.MILLISECONDS);
+      } finally {
+        try (Stream<Path> paths = Files.walk(savepoints)) {
+          paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+        }
       }
     }
 
@@ -120,8 +154,7 @@ public final class EmbeddedFlinkJobsShim {
      * ends. Returns the savepoint's path; start the same pipeline with {@code --savepointPath} to
      * resume from it.
      */
-    public String stopWithSavepoint(java.nio.file.Path directory, Duration timeout)
-        throws Exception {
+    public String stopWithSavepoint(Path directory, Duration timeout) throws Exception {
       try {
         String path =
             cluster
@@ -180,7 +213,7 @@ public final class EmbeddedFlinkJobsShim {
     @Override
     public State cancel() throws IOException {
       try {
-        stop(Duration.standardMinutes(1));
+        end(Duration.standardMinutes(1), false);
       } catch (Exception e) {
         throw new IOException("cannot cancel the Flink job " + id, e);
       }
