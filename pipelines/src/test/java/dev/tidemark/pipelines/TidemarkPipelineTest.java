@@ -142,6 +142,19 @@ public class TidemarkPipelineTest {
     assertThat(summary.get("identityHolds").asBoolean(), is(true));
   }
 
+  /** A valid replay line: one event of {@code amount} for {@code account} at {@code time}. */
+  static String event(String id, String account, String amount, String time) {
+    return "{\"specversion\":\"1.0\",\"id\":\""
+        + id
+        + "\",\"source\":\"/tidemark/test\",\"type\":\"payments.transaction.v1\",\"time\":\""
+        + time
+        + "\",\"data\":{\"accountId\":\""
+        + account
+        + "\",\"amount\":"
+        + amount
+        + ",\"currency\":\"GBP\"}}";
+  }
+
   @Test
   public void rejectsReplayOnOtherRunnersWithAFix() {
     IllegalArgumentException e =

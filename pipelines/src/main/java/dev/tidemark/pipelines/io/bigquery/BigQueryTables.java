@@ -266,7 +266,7 @@ public final class BigQueryTables {
                   "amount_sum",
                   "NUMERIC",
                   REQUIRED,
-                  "Sum of the amounts, in the pipeline's currency.",
+                  "Sum of the amounts, in the pipeline's currency; at most 92233720368547758.07.",
                   d -> d.features().amountSum().toPlainString()),
               column(
                   "amount_max",
@@ -334,7 +334,13 @@ public final class BigQueryTables {
                   "STRING",
                   NULLABLE,
                   "The DJL engine that ran the model.",
-                  d -> d.model() == null ? null : d.model().engine())));
+                  d -> d.model() == null ? null : d.model().engine()),
+              column(
+                  "amount_sum_saturated",
+                  "BOOLEAN",
+                  NULLABLE,
+                  "Whether the true sum was larger and amount_sum holds its maximum instead.",
+                  d -> d.features().amountSumSaturated())));
 
   /** Dead letters: every record Tidemark could not use, with its reason and original bytes. */
   public static final Table<DeadLetter> DEAD_LETTERS =
