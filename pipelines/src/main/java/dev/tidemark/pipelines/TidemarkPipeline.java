@@ -105,7 +105,8 @@ public final class TidemarkPipeline {
     return ParseCloudEvents.create()
         .withAllowedTypes(types)
         .withCurrency(options.getCurrency())
-        .withMaxEventBytes(options.getMaxEventBytes());
+        .withMaxEventBytes(options.getMaxEventBytes())
+        .withMaxFutureSkew(Durations.parse("maxFutureSkew", options.getMaxFutureSkew()));
   }
 
   static ScoreFeatures scorer(TidemarkOptions options) {

@@ -155,6 +155,44 @@ public class TidemarkPipelineTest {
         + ",\"currency\":\"GBP\"}}";
   }
 
+  static List<JsonNode> jsonLines(Path output, String name) throws IOException {
+    List<JsonNode> nodes = new ArrayList<>();
+    try (Stream<Path> files = Files.list(output.resolve(name))) {
+      for (Path file : (Iterable<Path>) files::iterator) {
+        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+          nodes.add(Json.MAPPER.readTree(line));
+        }
+      }
+    }
+    return nodes;
+  }
+
+  @Test
+  public void eventsTooFarAheadOfTheirIngestionClockAreDeadLetteredPerMaxFutureSkew()
+      throws IOException {
+    // The replay clock starts at the first event's time (00:00) and no directive moves it: the
+    // second event is 30 minutes ahead of its ingestion time.
+    Path input = FOLDER.getRoot().toPath().resolve("skew.ndjson");
+    Files.write(
+        input,
+        List.of(
+            event("now-1", "acct-1", "1.00", "2026-01-01T00:00:00Z"),
+            event("ahead-1", "acct-1", "2.00", "2026-01-01T00:30:00Z")),
+        StandardCharsets.UTF_8);
+    Path strict = FOLDER.getRoot().toPath().resolve("skew-default");
+    Summary byDefault = TidemarkPipeline.run(options(input, strict));
+    assertThat(byDefault.identityHolds(), is(true));
+    assertThat(byDefault.deadLettersByReason, is(java.util.Map.of("time_in_future", 1L)));
+    assertThat(
+        jsonLines(strict, "dead-letters").get(0).get("message").asText(),
+        containsString("--maxFutureSkew"));
+
+    Path lenient = FOLDER.getRoot().toPath().resolve("skew-hour");
+    Summary withAnHour = TidemarkPipeline.run(options(input, lenient, "--maxFutureSkew=PT1H"));
+    assertThat(withAnHour.deadLetters, is(0L));
+    assertThat(withAnHour.valid, is(2L));
+  }
+
   @Test
   public void rejectsReplayOnOtherRunnersWithAFix() {
     IllegalArgumentException e =
