@@ -168,6 +168,51 @@ public class TidemarkPipelineTest {
   }
 
   @Test
+  public void deadLettersAreCutToTheConfiguredLimitWhereverTheyComeFrom() throws IOException {
+    // Not JSON, 20,000 bytes: under --maxEventBytes, so its dead letter would carry all of it.
+    String longLine = "not json " + "x".repeat(20_000 - "not json ".length());
+    Path input = FOLDER.getRoot().toPath().resolve("long-line.ndjson");
+    Files.write(
+        input,
+        List.of(event("ok-1", "acct-1", "1.00", "2026-01-01T00:00:00Z"), longLine),
+        StandardCharsets.UTF_8);
+    Path out = FOLDER.getRoot().toPath().resolve("bounded");
+    Summary summary = TidemarkPipeline.run(options(input, out, "--maxDeadLetterPayloadBytes=1024"));
+
+    assertThat(summary.identityViolations().toString(), summary.identityHolds(), is(true));
+    List<JsonNode> deadLetters = jsonLines(out, "dead-letters");
+    assertThat(deadLetters.size(), is(1));
+    JsonNode letter = deadLetters.get(0);
+    assertThat(letter.get("reason").asText(), is("invalid_json"));
+    assertThat(letter.get("payload").asText(), is(longLine.substring(0, 1024)));
+    assertThat(letter.get("payloadBytes").asLong(), is(20_000L));
+    assertThat(
+        letter.get("payloadSha256").asText(),
+        is(
+            java.util.HexFormat.of()
+                .formatHex(
+                    dev.tidemark.transforms.util.Sha256.newDigest()
+                        .digest(longLine.getBytes(StandardCharsets.UTF_8)))));
+    assertThat(letter.get("truncated").asBoolean(), is(true));
+  }
+
+  @Test
+  public void theDeadLetterLimitIsCheckedAndTheMessageNamesTheOption() {
+    for (String bad : List.of("255", "131073")) {
+      IllegalArgumentException e =
+          org.junit.Assert.assertThrows(
+              IllegalArgumentException.class,
+              () ->
+                  TidemarkPipeline.build(
+                      options(
+                          replay,
+                          FOLDER.getRoot().toPath().resolve("limit-" + bad),
+                          "--maxDeadLetterPayloadBytes=" + bad)));
+      assertThat(e.getMessage(), containsString("--maxDeadLetterPayloadBytes"));
+    }
+  }
+
+  @Test
   public void eventsTooFarAheadOfTheirIngestionClockAreDeadLetteredPerMaxFutureSkew()
       throws IOException {
     // The replay clock starts at the first event's time (00:00) and no directive moves it: the
