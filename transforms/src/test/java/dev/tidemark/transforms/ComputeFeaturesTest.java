@@ -36,6 +36,7 @@ import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.TimestampedValue;
 import org.apache.beam.sdk.values.WindowingStrategy.AccumulationMode;
 import org.joda.time.Duration;
+import org.joda.time.Instant;
 import org.junit.Rule;
 import org.junit.Test;
 import org.junit.runner.RunWith;
@@ -446,5 +447,25 @@ public class ComputeFeaturesTest {
             IllegalArgumentException.class,
             () -> fixedWindows().withAllowedLateness(Duration.standardMinutes(-1)));
     assertThat(lateness.getMessage().contains("withAllowedLateness"), is(true));
+  }
+
+  @Test
+  public void theGateJudgesExtremeLatenessWithoutOverflow() {
+    IntervalWindow last =
+        new IntervalWindow(
+            ParseCloudEvents.LATEST_EVENT_TIME.minus(FIVE_MINUTES),
+            ParseCloudEvents.LATEST_EVENT_TIME);
+    // Window end 9999-12-30T23:59:59.999 plus any lateness saturates instead of throwing.
+    assertThat(
+        GateTooLateFn.isExpired(
+            last, Duration.millis(Long.MAX_VALUE), BoundedWindow.TIMESTAMP_MAX_VALUE),
+        is(false));
+    // An ordinary window: its last millisecond is 00:04:59.999, plus an hour 01:04:59.999; it
+    // expires once the watermark is past that.
+    Instant deadline = Instant.parse("2026-01-01T01:04:59.999Z");
+    assertThat(GateTooLateFn.isExpired(FIRST_WINDOW, LATENESS, deadline), is(false));
+    assertThat(
+        GateTooLateFn.isExpired(FIRST_WINDOW, LATENESS, deadline.plus(Duration.millis(1))),
+        is(true));
   }
 }
