@@ -1,7 +1,6 @@
 package dev.tidemark.model;
 
 import ai.djl.inference.Predictor;
-import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.DeadLetterReason;
 import dev.tidemark.transforms.values.Decision;
@@ -141,14 +140,7 @@ final class ModelSession implements AutoCloseable {
 
   /** The features object of a decision, as in the decisions output. */
   static String featuresJson(Features features) {
-    return Json.object(
-        out -> {
-          out.writeNumberField("txnCount", features.txnCount());
-          out.writeNumberField("amountSum", features.amountSum());
-          out.writeNumberField("amountMax", features.amountMax());
-          out.writeNumberField("distinctMerchants", features.distinctMerchants());
-          out.writeNumberField("distinctCountries", features.distinctCountries());
-        });
+    return features.toJson();
   }
 
   @Override

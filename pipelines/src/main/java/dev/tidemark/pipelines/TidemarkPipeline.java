@@ -13,6 +13,7 @@ import dev.tidemark.pipelines.io.kafka.KafkaSinks;
 import dev.tidemark.pipelines.io.kafka.KafkaSource;
 import dev.tidemark.pipelines.io.pubsub.PubsubSource;
 import dev.tidemark.transforms.AssembleDecisions;
+import dev.tidemark.transforms.BoundDeadLetters;
 import dev.tidemark.transforms.ComputeFeatures;
 import dev.tidemark.transforms.DeduplicateEvents;
 import dev.tidemark.transforms.ParseCloudEvents;
@@ -78,7 +79,8 @@ public final class TidemarkPipeline {
             .apply("AssembleDecisions", AssembleDecisions.create())
             .apply("ScoreFeatures", scorer(options));
     PCollection<Decision> decisions = scored.output();
-    // Every failure collection is flattened once into the one dead-letter output.
+    // Every failure collection is flattened once into the one dead-letter output, and bounded
+    // there, so that no dead letter from any step can outgrow what its sink can carry.
     PCollection<DeadLetter> deadLetters =
         PCollectionList.of(
                 List.of(
@@ -92,7 +94,8 @@ public final class TidemarkPipeline {
                                 .withAllowedLateness(Duration.ZERO)
                                 .discardingFiredPanes())))
             .apply("CollectDeadLetters", Flatten.pCollections())
-            .setCoder(DeadLetter.DeadLetterCoder.of());
+            .setCoder(DeadLetter.DeadLetterCoder.of())
+            .apply("BoundDeadLetters", deadLetterBound(options));
     return new Outputs(decisions, deadLetters, deduped.duplicates(), features.tooLate());
   }
 
@@ -105,7 +108,17 @@ public final class TidemarkPipeline {
     return ParseCloudEvents.create()
         .withAllowedTypes(types)
         .withCurrency(options.getCurrency())
-        .withMaxEventBytes(options.getMaxEventBytes());
+        .withMaxEventBytes(options.getMaxEventBytes())
+        .withMaxFutureSkew(Durations.parse("maxFutureSkew", options.getMaxFutureSkew()));
+  }
+
+  static BoundDeadLetters deadLetterBound(TidemarkOptions options) {
+    Integer maxBytes = options.getMaxDeadLetterPayloadBytes();
+    if (maxBytes == null) {
+      throw new IllegalArgumentException(
+          "--maxDeadLetterPayloadBytes needs a number of bytes, such as 16384");
+    }
+    return BoundDeadLetters.create().withMaxPayloadBytes(maxBytes);
   }
 
   static ScoreFeatures scorer(TidemarkOptions options) {

@@ -90,6 +90,56 @@ public class TidemarkCliTest {
   }
 
   @Test
+  public void manyMaximumAmountsInOneAccountSaturateTheSumAndTheRunGoesOn() throws IOException {
+    // 120 events of 999999999999999 (the largest whole amount), one a second for one account:
+    // their sum, 119999999999999880, is over Long.MAX_VALUE minor units.
+    Path input = folder.getRoot().toPath().resolve("max-amounts.ndjson");
+    List<String> lines = new ArrayList<>();
+    for (int i = 0; i < 120; i++) {
+      String time = java.time.Instant.parse("2026-01-01T00:00:00Z").plusSeconds(i).toString();
+      lines.add(
+          TidemarkPipelineTest.event("max-" + i, "acct-whale", "999999999999999", time)
+              + (i % 10 == 9 ? "\n{\"advanceProcessingTime\":\"PT10S\"}" : ""));
+    }
+    Files.write(input, lines, java.nio.charset.StandardCharsets.UTF_8);
+    Path out = folder.newFolder("max-out").toPath();
+
+    assertThat(Tidemark.execute("run", "--input=" + input, "--output=" + out), is(0));
+
+    JsonNode summary = Json.MAPPER.readTree(out.resolve("summary.json").toFile());
+    assertThat(summary.get("valid").asLong(), is(120L));
+    assertThat(summary.get("identityHolds").asBoolean(), is(true));
+    java.math.BigDecimal max = new java.math.BigDecimal("999999999999999");
+    java.math.BigDecimal saturatedSum = new java.math.BigDecimal("92233720368547758.07");
+    long saturated = 0;
+    long sawAll = 0;
+    try (var files = Files.list(out.resolve("decisions"))) {
+      for (Path file : (Iterable<Path>) files::iterator) {
+        for (String line : Files.readAllLines(file)) {
+          JsonNode features = Json.MAPPER.readTree(line).get("features");
+          long count = features.get("txnCount").asLong();
+          boolean flag = features.get("amountSumSaturated").asBoolean();
+          // 92 such amounts fit a long of minor units; 93 do not.
+          assertThat(line, flag, is(count > 92));
+          assertThat(
+              line,
+              features
+                  .get("amountSum")
+                  .decimalValue()
+                  .compareTo(
+                      flag ? saturatedSum : max.multiply(java.math.BigDecimal.valueOf(count))),
+              is(0));
+          assertThat(line, features.get("amountMax").decimalValue().compareTo(max), is(0));
+          saturated += flag ? 1 : 0;
+          sawAll += count == 120 ? 1 : 0;
+        }
+      }
+    }
+    assertThat(saturated, greaterThan(0L));
+    assertThat("a window holding all 120 events", sawAll, greaterThan(0L));
+  }
+
+  @Test
   public void generateIsDeterministicPerSeed() throws IOException {
     Path a = folder.getRoot().toPath().resolve("a.ndjson");
     Path b = folder.getRoot().toPath().resolve("b.ndjson");

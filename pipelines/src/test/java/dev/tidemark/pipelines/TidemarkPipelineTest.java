@@ -142,6 +142,102 @@ public class TidemarkPipelineTest {
     assertThat(summary.get("identityHolds").asBoolean(), is(true));
   }
 
+  /** A valid replay line: one event of {@code amount} for {@code account} at {@code time}. */
+  static String event(String id, String account, String amount, String time) {
+    return "{\"specversion\":\"1.0\",\"id\":\""
+        + id
+        + "\",\"source\":\"/tidemark/test\",\"type\":\"payments.transaction.v1\",\"time\":\""
+        + time
+        + "\",\"data\":{\"accountId\":\""
+        + account
+        + "\",\"amount\":"
+        + amount
+        + ",\"currency\":\"GBP\"}}";
+  }
+
+  static List<JsonNode> jsonLines(Path output, String name) throws IOException {
+    List<JsonNode> nodes = new ArrayList<>();
+    try (Stream<Path> files = Files.list(output.resolve(name))) {
+      for (Path file : (Iterable<Path>) files::iterator) {
+        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+          nodes.add(Json.MAPPER.readTree(line));
+        }
+      }
+    }
+    return nodes;
+  }
+
+  @Test
+  public void deadLettersAreCutToTheConfiguredLimitWhereverTheyComeFrom() throws IOException {
+    // Not JSON, 20,000 bytes: under --maxEventBytes, so its dead letter would carry all of it.
+    String longLine = "not json " + "x".repeat(20_000 - "not json ".length());
+    Path input = FOLDER.getRoot().toPath().resolve("long-line.ndjson");
+    Files.write(
+        input,
+        List.of(event("ok-1", "acct-1", "1.00", "2026-01-01T00:00:00Z"), longLine),
+        StandardCharsets.UTF_8);
+    Path out = FOLDER.getRoot().toPath().resolve("bounded");
+    Summary summary = TidemarkPipeline.run(options(input, out, "--maxDeadLetterPayloadBytes=1024"));
+
+    assertThat(summary.identityViolations().toString(), summary.identityHolds(), is(true));
+    List<JsonNode> deadLetters = jsonLines(out, "dead-letters");
+    assertThat(deadLetters.size(), is(1));
+    JsonNode letter = deadLetters.get(0);
+    assertThat(letter.get("reason").asText(), is("invalid_json"));
+    assertThat(letter.get("payload").asText(), is(longLine.substring(0, 1024)));
+    assertThat(letter.get("payloadBytes").asLong(), is(20_000L));
+    assertThat(
+        letter.get("payloadSha256").asText(),
+        is(
+            java.util.HexFormat.of()
+                .formatHex(
+                    dev.tidemark.transforms.util.Sha256.newDigest()
+                        .digest(longLine.getBytes(StandardCharsets.UTF_8)))));
+    assertThat(letter.get("truncated").asBoolean(), is(true));
+  }
+
+  @Test
+  public void theDeadLetterLimitIsCheckedAndTheMessageNamesTheOption() {
+    for (String bad : List.of("255", "131073")) {
+      IllegalArgumentException e =
+          org.junit.Assert.assertThrows(
+              IllegalArgumentException.class,
+              () ->
+                  TidemarkPipeline.build(
+                      options(
+                          replay,
+                          FOLDER.getRoot().toPath().resolve("limit-" + bad),
+                          "--maxDeadLetterPayloadBytes=" + bad)));
+      assertThat(e.getMessage(), containsString("--maxDeadLetterPayloadBytes"));
+    }
+  }
+
+  @Test
+  public void eventsTooFarAheadOfTheirIngestionClockAreDeadLetteredPerMaxFutureSkew()
+      throws IOException {
+    // The replay clock starts at the first event's time (00:00) and no directive moves it: the
+    // second event is 30 minutes ahead of its ingestion time.
+    Path input = FOLDER.getRoot().toPath().resolve("skew.ndjson");
+    Files.write(
+        input,
+        List.of(
+            event("now-1", "acct-1", "1.00", "2026-01-01T00:00:00Z"),
+            event("ahead-1", "acct-1", "2.00", "2026-01-01T00:30:00Z")),
+        StandardCharsets.UTF_8);
+    Path strict = FOLDER.getRoot().toPath().resolve("skew-default");
+    Summary byDefault = TidemarkPipeline.run(options(input, strict));
+    assertThat(byDefault.identityHolds(), is(true));
+    assertThat(byDefault.deadLettersByReason, is(java.util.Map.of("time_in_future", 1L)));
+    assertThat(
+        jsonLines(strict, "dead-letters").get(0).get("message").asText(),
+        containsString("--maxFutureSkew"));
+
+    Path lenient = FOLDER.getRoot().toPath().resolve("skew-hour");
+    Summary withAnHour = TidemarkPipeline.run(options(input, lenient, "--maxFutureSkew=PT1H"));
+    assertThat(withAnHour.deadLetters, is(0L));
+    assertThat(withAnHour.valid, is(2L));
+  }
+
   @Test
   public void rejectsReplayOnOtherRunnersWithAFix() {
     IllegalArgumentException e =

@@ -20,6 +20,12 @@ import org.joda.time.Instant;
  * Combines the events of one account in one window (as {@link FeatureInput}s) into {@link
  * Features}. Associative and commutative (sums, maxima, set unions, a latest-by-event-time choice
  * with a deterministic tie-break), so runners may lift it before the shuffle.
+ *
+ * <p>Nothing here throws on a valid record. The amount sum saturates: amounts are non-negative (the
+ * parser's rule), so the sum is exact up to {@link Long#MAX_VALUE} minor units and is held there
+ * beyond, with {@link Features#amountSumSaturated()} set; saturating addition of non-negative
+ * numbers is still associative and commutative ({@code min(MAX, a + b + c)} whatever the order).
+ * The count is a {@code long} of events, which no input can overflow.
  */
 public final class AggregateFeaturesFn
     extends CombineFn<FeatureInput, AggregateFeaturesFn.Accumulator, Features> {
@@ -28,6 +34,10 @@ public final class AggregateFeaturesFn
   public static final class Accumulator {
     long count;
     long sumCents;
+
+    /** Whether the true sum exceeded {@link Long#MAX_VALUE}; {@link #sumCents} is then MAX. */
+    boolean sumSaturated;
+
     long maxCents;
     final TreeSet<String> merchants = new TreeSet<>();
     final TreeSet<String> countries = new TreeSet<>();
@@ -39,6 +49,20 @@ public final class AggregateFeaturesFn
           || (eventMillis == latestEventMillis && ingestionMillis > latestIngestionMillis)) {
         latestEventMillis = eventMillis;
         latestIngestionMillis = ingestionMillis;
+      }
+    }
+
+    /** Adds {@code cents} (non-negative) to the sum, saturating at {@link Long#MAX_VALUE}. */
+    void addToSum(long cents, boolean saturated) {
+      if (sumSaturated) {
+        return;
+      }
+      long sum = sumCents + cents;
+      if (saturated || ((sumCents ^ sum) & (cents ^ sum)) < 0) {
+        sumCents = Long.MAX_VALUE;
+        sumSaturated = true;
+      } else {
+        sumCents = sum;
       }
     }
   }
@@ -78,7 +102,7 @@ public final class AggregateFeaturesFn
       long eventMillis,
       long ingestionMillis) {
     acc.count++;
-    acc.sumCents = Math.addExact(acc.sumCents, amountCents);
+    acc.addToSum(amountCents, false);
     acc.maxCents = Math.max(acc.maxCents, amountCents);
     if (merchantId != null) {
       acc.merchants.add(merchantId);
@@ -103,7 +127,7 @@ public final class AggregateFeaturesFn
   /** Adds {@code other} to {@code into} (which it returns); {@code other} is not changed. */
   static Accumulator mergeInto(Accumulator into, Accumulator other) {
     into.count += other.count;
-    into.sumCents = Math.addExact(into.sumCents, other.sumCents);
+    into.addToSum(other.sumCents, other.sumSaturated);
     into.maxCents = Math.max(into.maxCents, other.maxCents);
     into.merchants.addAll(other.merchants);
     into.countries.addAll(other.countries);
@@ -125,7 +149,8 @@ public final class AggregateFeaturesFn
         acc.merchants.size(),
         acc.countries.size(),
         Instant.ofEpochMilli(acc.latestEventMillis),
-        Instant.ofEpochMilli(acc.latestIngestionMillis));
+        Instant.ofEpochMilli(acc.latestIngestionMillis),
+        acc.sumSaturated);
   }
 
   @Override
@@ -157,6 +182,7 @@ public final class AggregateFeaturesFn
     protected void write(Accumulator value, DataOutput out) throws IOException {
       out.writeLong(value.count);
       out.writeLong(value.sumCents);
+      out.writeBoolean(value.sumSaturated);
       out.writeLong(value.maxCents);
       Codec.writeStrings(java.util.List.copyOf(value.merchants), out);
       Codec.writeStrings(java.util.List.copyOf(value.countries), out);
@@ -169,6 +195,7 @@ public final class AggregateFeaturesFn
       Accumulator acc = new Accumulator();
       acc.count = in.readLong();
       acc.sumCents = in.readLong();
+      acc.sumSaturated = in.readBoolean();
       acc.maxCents = in.readLong();
       acc.merchants.addAll(Codec.readStrings(in));
       acc.countries.addAll(Codec.readStrings(in));

@@ -263,15 +263,22 @@ public final class DeduplicateEvents
       KV<byte[], Long> first = firstSeen.read();
       if (first == null) {
         firstSeen.write(firstSeenOf(event));
-        Instant expiresAt = event.eventTime().plus(horizon);
-        if (expiresAt.isAfter(GlobalWindow.INSTANCE.maxTimestamp())) {
-          expiresAt = GlobalWindow.INSTANCE.maxTimestamp(); // timers cannot outlive the window
-        }
-        expiry.withNoOutputTimestamp().set(expiresAt);
+        expiry.withNoOutputTimestamp().set(expiryOf(event.eventTime(), horizon));
         out.get(eventsTag).output(event);
         return;
       }
       out.get(duplicatesTag).output(duplicateOf(event, first));
+    }
+
+    /**
+     * When the state of an identity first seen at {@code eventTime} expires: the horizon later, but
+     * no later than the global window's end (timers cannot outlive it), without overflow whatever
+     * the horizon.
+     */
+    static Instant expiryOf(Instant eventTime, Duration horizon) {
+      long end = GlobalWindow.INSTANCE.maxTimestamp().getMillis();
+      long time = eventTime.getMillis();
+      return new Instant(time > end - horizon.getMillis() ? end : time + horizon.getMillis());
     }
 
     @OnTimer(EXPIRY_TIMER)

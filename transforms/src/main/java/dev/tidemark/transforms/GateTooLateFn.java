@@ -109,7 +109,16 @@ final class GateTooLateFn
 
   /** Whether Beam would drop {@code window} once the watermark is at {@code watermark}. */
   static boolean isExpired(BoundedWindow window, Duration allowedLateness, Instant watermark) {
-    return window.maxTimestamp().plus(allowedLateness).isBefore(watermark);
+    return saturatedAdd(window.maxTimestamp().getMillis(), allowedLateness.getMillis())
+        < watermark.getMillis();
+  }
+
+  /**
+   * {@code time + offset} for a non-negative offset, held at {@link Long#MAX_VALUE} rather than
+   * overflowing (Joda's {@code plus} throws), so no allowed lateness makes an event throw here.
+   */
+  static long saturatedAdd(long time, long offset) {
+    return time > Long.MAX_VALUE - offset ? Long.MAX_VALUE : time + offset;
   }
 
   @ProcessElement
@@ -184,11 +193,13 @@ final class GateTooLateFn
       Instant bound,
       ValueState<KV<Long, Long>> registered,
       TimerMap probes) {
-    long from = firstEnd + offset;
-    long to = lastEnd + offset;
+    long limit = GlobalWindow.INSTANCE.maxTimestamp().getMillis();
+    // Probes at or after the end of the global window are never set: clamp there, which also
+    // keeps the loop below from overflowing.
+    long from = Math.min(saturatedAdd(firstEnd, offset), limit);
+    long to = Math.min(saturatedAdd(lastEnd, offset), limit);
     KV<Long, Long> range = registered.read();
     long step = windowFn.getPeriod().getMillis();
-    long limit = GlobalWindow.INSTANCE.maxTimestamp().getMillis();
     for (long at = from; at <= to; at += step) {
       boolean known = range != null && at >= range.getKey() && at <= range.getValue();
       if (!known && at > bound.getMillis() && at < limit) {

@@ -38,6 +38,7 @@ import org.apache.beam.sdk.values.PCollectionTuple;
 import org.apache.beam.sdk.values.TupleTag;
 import org.apache.beam.sdk.values.TupleTagList;
 import org.checkerframework.checker.nullness.qual.Nullable;
+import org.joda.time.Duration;
 import org.joda.time.Instant;
 
 /**
@@ -57,6 +58,16 @@ import org.joda.time.Instant;
  * currency} (equal to the configured currency), optional {@code merchantId} (non-empty string) and
  * {@code country} (ISO 3166-1 alpha-2). Other data fields are ignored. Records over {@link
  * #withMaxEventBytes} bytes or not valid UTF-8 are rejected before parsing.
+ *
+ * <p>Limits of a valid record: {@code time} from {@link #EARLIEST_EVENT_TIME} to {@link
+ * #LATEST_EVENT_TIME}, and no more than {@link #withMaxFutureSkew the future skew} (default {@link
+ * #DEFAULT_MAX_FUTURE_SKEW}) after the record's {@link RawRecord#ingestionTime()}, so that a
+ * producer's wrong clock cannot carry the event time far ahead of the stream ({@code
+ * time_in_future}); {@code amount} at most {@value #MAX_AMOUNT_INTEGER_DIGITS} integer digits, so
+ * the largest accepted amount is {@code 999999999999999.99}. A JSON object anywhere in the record
+ * (the event, its {@code data}, any nested object) with a member name twice is {@code
+ * invalid_json}: which copy counts would otherwise be the parser's choice, and another consumer of
+ * the same record may choose the other.
  *
  * <p>Sources must give each record a timestamp no later than its event time (a replay or file
  * source uses the minimum timestamp; a Kafka source assigns the event time itself), because the
@@ -79,8 +90,15 @@ public abstract class ParseCloudEvents
   public static final int DEFAULT_MAX_EVENT_BYTES = 64 * 1024;
   public static final int MAX_ACCOUNT_ID_LENGTH = 128;
 
-  /** Amounts up to 10^15 major units; their minor units fit a {@code long}. */
-  static final int MAX_AMOUNT_INTEGER_DIGITS = 15;
+  /**
+   * Amounts below 10^15 major units, at most {@code 999999999999999.99}; their minor units fit a
+   * {@code long}, and so does the sum of 92 of them (feature sums saturate beyond, see {@link
+   * dev.tidemark.transforms.values.Features#amountSumSaturated()}).
+   */
+  public static final int MAX_AMOUNT_INTEGER_DIGITS = 15;
+
+  /** How far after its ingestion time an event's time may lie by default. */
+  public static final Duration DEFAULT_MAX_FUTURE_SKEW = Duration.standardMinutes(10);
 
   /**
    * The earliest event time accepted: a day after BigQuery's smallest TIMESTAMP (0001-01-01), so
@@ -102,6 +120,8 @@ public abstract class ParseCloudEvents
 
   abstract int maxEventBytes();
 
+  abstract Duration maxFutureSkew();
+
   abstract Builder toBuilder();
 
   @AutoValue.Builder
@@ -112,15 +132,21 @@ public abstract class ParseCloudEvents
 
     abstract Builder setMaxEventBytes(int maxEventBytes);
 
+    abstract Builder setMaxFutureSkew(Duration maxFutureSkew);
+
     abstract ParseCloudEvents build();
   }
 
-  /** Accepts {@value #DEFAULT_TYPE} in {@value #DEFAULT_CURRENCY}, up to 64 KiB per record. */
+  /**
+   * Accepts {@value #DEFAULT_TYPE} in {@value #DEFAULT_CURRENCY}, up to 64 KiB per record, up to
+   * {@link #DEFAULT_MAX_FUTURE_SKEW} after ingestion.
+   */
   public static ParseCloudEvents create() {
     return new AutoValue_ParseCloudEvents.Builder()
         .setAllowedTypes(Set.of(DEFAULT_TYPE))
         .setCurrency(DEFAULT_CURRENCY)
         .setMaxEventBytes(DEFAULT_MAX_EVENT_BYTES)
+        .setMaxFutureSkew(DEFAULT_MAX_FUTURE_SKEW)
         .build();
   }
 
@@ -159,6 +185,20 @@ public abstract class ParseCloudEvents
     return toBuilder().setMaxEventBytes(maxEventBytes).build();
   }
 
+  /**
+   * How far an event's {@code time} may lie after its record's ingestion time; a later event is
+   * dead-lettered as {@code time_in_future}. Zero accepts no event time after ingestion.
+   */
+  public ParseCloudEvents withMaxFutureSkew(Duration maxFutureSkew) {
+    if (maxFutureSkew == null || maxFutureSkew.getMillis() < 0) {
+      throw new IllegalArgumentException(
+          "the maximum future skew must be zero or a positive duration such as PT10M, got "
+              + maxFutureSkew
+              + "; set it with withMaxFutureSkew(...) or --maxFutureSkew");
+    }
+    return toBuilder().setMaxFutureSkew(maxFutureSkew).build();
+  }
+
   @Override
   public WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> expand(
       PCollection<RawRecord> input) {
@@ -169,7 +209,12 @@ public abstract class ParseCloudEvents
             "ParseAndValidate",
             ParDo.of(
                     new ParseCloudEventsFn(
-                        allowedTypes(), currency(), maxEventBytes(), eventsTag, failuresTag))
+                        allowedTypes(),
+                        currency(),
+                        maxEventBytes(),
+                        maxFutureSkew(),
+                        eventsTag,
+                        failuresTag))
                 .withOutputTags(eventsTag, TupleTagList.of(failuresTag)));
     outputs.get(eventsTag).setCoder(PaymentEvent.PaymentEventCoder.of());
     outputs.get(failuresTag).setCoder(DeadLetter.DeadLetterCoder.of());
@@ -183,7 +228,8 @@ public abstract class ParseCloudEvents
    */
   public Parser newParser() {
     return new Parser(
-        new ParseCloudEventsFn(allowedTypes(), currency(), maxEventBytes(), null, null));
+        new ParseCloudEventsFn(
+            allowedTypes(), currency(), maxEventBytes(), maxFutureSkew(), null, null));
   }
 
   /**
@@ -252,6 +298,7 @@ public abstract class ParseCloudEvents
     private final Set<String> allowedTypes;
     private final String currency;
     private final int maxEventBytes;
+    private final Duration maxFutureSkew;
     private final @Nullable TupleTag<PaymentEvent> eventsTag;
     private final @Nullable TupleTag<DeadLetter> failuresTag;
 
@@ -266,11 +313,13 @@ public abstract class ParseCloudEvents
         Set<String> allowedTypes,
         String currency,
         int maxEventBytes,
+        Duration maxFutureSkew,
         @Nullable TupleTag<PaymentEvent> eventsTag,
         @Nullable TupleTag<DeadLetter> failuresTag) {
       this.allowedTypes = allowedTypes;
       this.currency = currency;
       this.maxEventBytes = maxEventBytes;
+      this.maxFutureSkew = maxFutureSkew;
       this.eventsTag = eventsTag;
       this.failuresTag = failuresTag;
     }
@@ -341,10 +390,17 @@ public abstract class ParseCloudEvents
       }
       JsonNode root;
       try {
-        root = Json.MAPPER.readTree(bytes);
+        root = Json.STRICT_READER.readTree(bytes);
       } catch (IOException e) {
+        String problem = firstLine(e);
         throw new Rejection(
-            DeadLetterReason.INVALID_JSON, "record is not valid JSON: " + firstLine(e), e);
+            DeadLetterReason.INVALID_JSON,
+            "record is not valid JSON: "
+                + problem
+                + (problem.startsWith("Duplicate field")
+                    ? " (a member name may appear only once in an object)"
+                    : ""),
+            e);
       }
       if (root == null || root.isMissingNode()) {
         throw new Rejection(DeadLetterReason.INVALID_JSON, "record is empty");
@@ -389,6 +445,18 @@ public abstract class ParseCloudEvents
                 + LATEST_EVENT_TIME
                 + ", so that the event's windows and clocks fit every sink (BigQuery TIMESTAMP"
                 + " holds years 0001-9999)");
+      }
+      if (isLaterThan(eventTime, record.ingestionTime(), maxFutureSkew)) {
+        throw new Rejection(
+            DeadLetterReason.TIME_IN_FUTURE,
+            "event time "
+                + eventTime
+                + " is more than the allowed skew of "
+                + maxFutureSkew.toPeriod()
+                + " after its ingestion time "
+                + record.ingestionTime()
+                + " (a producer clock ahead?); fix the producer's clock or raise"
+                + " --maxFutureSkew");
       }
       String type = root.get("type").asText();
       if (!allowedTypes.contains(type)) {
@@ -558,6 +626,18 @@ public abstract class ParseCloudEvents
           .append(Json.canonical(data));
       byte[] hash = digest.digest(content.toString().getBytes(StandardCharsets.UTF_8));
       return Arrays.copyOf(hash, Sha256.PREFIX_BYTES);
+    }
+
+    /**
+     * Whether {@code eventTime} lies more than {@code skew} after {@code ingestionTime}, without
+     * overflow whatever the ingestion time a source assigned.
+     */
+    static boolean isLaterThan(Instant eventTime, Instant ingestionTime, Duration skew) {
+      long event = eventTime.getMillis();
+      long ingestion = ingestionTime.getMillis();
+      long lead = event - ingestion;
+      boolean overflow = ((event ^ ingestion) & (event ^ lead)) < 0;
+      return overflow ? event > ingestion : lead > skew.getMillis();
     }
 
     private static String firstLine(Exception e) {

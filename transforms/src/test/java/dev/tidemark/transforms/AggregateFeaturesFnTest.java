@@ -4,9 +4,13 @@ import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.is;
 
 import dev.tidemark.transforms.values.FeatureInput;
+import dev.tidemark.transforms.values.Features;
 import dev.tidemark.transforms.values.PaymentEvent;
+import java.math.BigDecimal;
+import java.util.List;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.testing.CoderProperties;
+import org.apache.beam.sdk.util.CoderUtils;
 import org.junit.Test;
 import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
@@ -30,6 +34,84 @@ public class AggregateFeaturesFnTest {
     fn.addInput(fromInputs, FeatureInput.of(second));
     assertThat(fn.extractOutput(fromInputs), is(fn.extractOutput(fromEvents)));
     assertThat(fn.extractOutput(fromInputs).txnCount(), is(2L));
+    // By hand: 10.00 + 32.50 = 42.50, max 32.50, m-1 and m-2, GB and FR, latest at minute 1.
+    assertThat(
+        fn.extractOutput(fromInputs),
+        is(new Features(2, 4250, 3250, 2, 2, TestEvents.minutes(1), TestEvents.minutes(1))));
+  }
+
+  /** The largest amount the parser accepts, 999999999999999.99, in minor units. */
+  private static final long MAX_CENTS = 99_999_999_999_999_999L;
+
+  private static AggregateFeaturesFn.Accumulator ofMaximumAmounts(int events) {
+    AggregateFeaturesFn fn = new AggregateFeaturesFn();
+    AggregateFeaturesFn.Accumulator acc = fn.createAccumulator();
+    for (int i = 0; i < events; i++) {
+      fn.addEvent(
+          acc,
+          TestEvents.payment(
+              TestEvents.Account.ALICE, "max-" + i, MAX_CENTS, "m-1", "GB", TestEvents.BASE));
+    }
+    return acc;
+  }
+
+  @Test
+  public void theSumIsExactUpToTheLimitAndSaturatesBeyondWithTheFlag() {
+    AggregateFeaturesFn fn = new AggregateFeaturesFn();
+    // 92 maximum amounts: 9199999999999999908 minor units, still below 9223372036854775807.
+    Features exact = fn.extractOutput(ofMaximumAmounts(92));
+    assertThat(exact.amountSumCents(), is(9_199_999_999_999_999_908L));
+    assertThat(exact.amountSumSaturated(), is(false));
+    // 93 of them would be 9299999999999999907: held at Long.MAX_VALUE, flagged.
+    Features saturated = fn.extractOutput(ofMaximumAmounts(93));
+    assertThat(saturated.txnCount(), is(93L));
+    assertThat(saturated.amountSumCents(), is(9_223_372_036_854_775_807L));
+    assertThat(saturated.amountSum(), is(new BigDecimal("92233720368547758.07")));
+    assertThat(saturated.amountMax(), is(new BigDecimal("999999999999999.99")));
+    assertThat(saturated.amountSumSaturated(), is(true));
+
+    // A sum of exactly Long.MAX_VALUE is exact, not saturated.
+    AggregateFeaturesFn.Accumulator atMax = fn.createAccumulator();
+    fn.addInput(atMax, new FeatureInput(9_223_372_036_854_775_000L, null, null, 0, 0));
+    fn.addInput(atMax, new FeatureInput(807L, null, null, 0, 0));
+    assertThat(fn.extractOutput(atMax).amountSumCents(), is(Long.MAX_VALUE));
+    assertThat(fn.extractOutput(atMax).amountSumSaturated(), is(false));
+  }
+
+  @Test
+  public void mergingUnsaturatedAccumulatorsCanSaturateAndSaturationSticks() {
+    AggregateFeaturesFn fn = new AggregateFeaturesFn();
+    // 50 + 50 maximum amounts: each 4999999999999999950, together over the limit.
+    Features merged =
+        fn.extractOutput(fn.mergeAccumulators(List.of(ofMaximumAmounts(50), ofMaximumAmounts(50))));
+    assertThat(merged.txnCount(), is(100L));
+    assertThat(merged.amountSumCents(), is(Long.MAX_VALUE));
+    assertThat(merged.amountSumSaturated(), is(true));
+    // A saturated accumulator merged with a small one stays saturated, in either order.
+    AggregateFeaturesFn.Accumulator small = fn.createAccumulator();
+    fn.addInput(small, new FeatureInput(1, null, null, 0, 0));
+    for (List<AggregateFeaturesFn.Accumulator> order :
+        List.of(List.of(ofMaximumAmounts(93), small), List.of(small, ofMaximumAmounts(93)))) {
+      Features features = fn.extractOutput(fn.mergeAccumulators(order));
+      assertThat(features.txnCount(), is(94L));
+      assertThat(features.amountSumCents(), is(Long.MAX_VALUE));
+      assertThat(features.amountSumSaturated(), is(true));
+    }
+  }
+
+  @Test
+  public void theFlagSurvivesTheAccumulatorAndFeaturesCoders() throws Exception {
+    AggregateFeaturesFn.Accumulator acc = ofMaximumAmounts(93);
+    AggregateFeaturesFn.Accumulator back =
+        CoderUtils.decodeFromByteArray(
+            AggregateFeaturesFn.AccumulatorCoder.INSTANCE,
+            CoderUtils.encodeToByteArray(AggregateFeaturesFn.AccumulatorCoder.INSTANCE, acc));
+    assertThat(AggregateFeaturesFn.output(back).amountSumSaturated(), is(true));
+    Features saturated = AggregateFeaturesFn.output(acc);
+    CoderProperties.coderDecodeEncodeEqual(Features.FeaturesCoder.of(), saturated);
+    Features exact = AggregateFeaturesFn.output(ofMaximumAmounts(2));
+    CoderProperties.coderDecodeEncodeEqual(Features.FeaturesCoder.of(), exact);
+    assertThat(exact.equals(saturated), is(false));
   }
 
   @Test

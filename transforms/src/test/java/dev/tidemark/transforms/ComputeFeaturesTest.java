@@ -36,6 +36,7 @@ import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.TimestampedValue;
 import org.apache.beam.sdk.values.WindowingStrategy.AccumulationMode;
 import org.joda.time.Duration;
+import org.joda.time.Instant;
 import org.junit.Rule;
 import org.junit.Test;
 import org.junit.runner.RunWith;
@@ -68,13 +69,54 @@ public class ComputeFeaturesTest {
         .withAllowedLateness(LATENESS);
   }
 
-  private static Features features(PaymentEvent... events) {
-    AggregateFeaturesFn fn = new AggregateFeaturesFn();
-    AggregateFeaturesFn.Accumulator acc = fn.createAccumulator();
-    for (PaymentEvent event : events) {
-      fn.addEvent(acc, event);
-    }
-    return fn.extractOutput(acc);
+  // Expected features, worked out by hand from the fixtures above (amounts in pence).
+
+  /** ALICE_1 alone: one event of 10.00 at m1 in GB, at minute 1. */
+  private static final Features ALICE_1_ONLY =
+      new Features(1, 1000, 1000, 1, 1, minutes(1), minutes(1));
+
+  /** ALICE_2 alone: one event of 5.50 at m2 in FR, at minute 2. */
+  private static final Features ALICE_2_ONLY =
+      new Features(1, 550, 550, 1, 1, minutes(2), minutes(2));
+
+  /** Both of Alice's: 10.00 + 5.50 = 15.50, max 10.00, m1 and m2, GB and FR, latest minute 2. */
+  private static final Features ALICE_BOTH =
+      new Features(2, 1550, 1000, 2, 2, minutes(2), minutes(2));
+
+  /** BOB_1 alone: one event of 120.00 at m1 in GB, at minute 3. */
+  private static final Features BOB_1_ONLY =
+      new Features(1, 12000, 12000, 1, 1, minutes(3), minutes(3));
+
+  /** A pane without events: all zero, both clocks at the smallest instant. */
+  private static final Features NO_EVENTS =
+      new Features(0, 0, 0, 0, 0, new Instant(Long.MIN_VALUE), new Instant(Long.MIN_VALUE));
+
+  /** One event's features: its amount as sum and maximum, one merchant, one country. */
+  private static Features oneEvent(long cents, Instant time) {
+    return new Features(1, cents, cents, 1, 1, time, time);
+  }
+
+  /**
+   * The features of {@code events} straight from their definition (count, sum, maximum, distinct
+   * merchants and countries, the clocks of the latest event by event time then ingestion time), for
+   * a randomised input too large to work out by hand. No accumulator, no merge: an independent
+   * computation to compare the windows built from slices against.
+   */
+  private static Features byDefinition(List<PaymentEvent> events) {
+    PaymentEvent latest =
+        events.stream()
+            .max(
+                java.util.Comparator.comparing(PaymentEvent::eventTime)
+                    .thenComparing(PaymentEvent::ingestionTime))
+            .get();
+    return new Features(
+        events.size(),
+        events.stream().mapToLong(PaymentEvent::amountCents).sum(),
+        events.stream().mapToLong(PaymentEvent::amountCents).max().getAsLong(),
+        events.stream().map(PaymentEvent::merchantId).distinct().count(),
+        events.stream().map(PaymentEvent::country).distinct().count(),
+        latest.eventTime(),
+        latest.ingestionTime());
   }
 
   private static TestStream.Builder<PaymentEvent> stream() {
@@ -104,12 +146,10 @@ public class ComputeFeaturesTest {
 
     PAssert.that(result.features())
         .inOnTimePane(FIRST_WINDOW)
-        .containsInAnyOrder(
-            List.of(KV.of(ALICE.id, features(ALICE_1, ALICE_2)), KV.of(BOB.id, features(BOB_1))));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, ALICE_BOTH), KV.of(BOB.id, BOB_1_ONLY)));
     PAssert.that(result.features())
         .inWindow(FIRST_WINDOW)
-        .containsInAnyOrder(
-            List.of(KV.of(ALICE.id, features(ALICE_1, ALICE_2)), KV.of(BOB.id, features(BOB_1))));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, ALICE_BOTH), KV.of(BOB.id, BOB_1_ONLY)));
     PAssert.that(result.tooLate()).empty();
     PipelineResult run = runAndCheckNothingDropped();
     assertThat(TestEvents.counter(run, TidemarkMetrics.WINDOWED), is(3L));
@@ -129,12 +169,10 @@ public class ComputeFeaturesTest {
 
     PAssert.that(result.features())
         .inEarlyPane(FIRST_WINDOW)
-        .containsInAnyOrder(
-            List.of(
-                KV.of(ALICE.id, features(ALICE_1)), KV.of(ALICE.id, features(ALICE_1, ALICE_2))));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, ALICE_1_ONLY), KV.of(ALICE.id, ALICE_BOTH)));
     PAssert.that(result.features())
         .inOnTimePane(FIRST_WINDOW)
-        .containsInAnyOrder(List.of(KV.of(ALICE.id, features(ALICE_1, ALICE_2))));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, ALICE_BOTH)));
     runAndCheckNothingDropped();
   }
 
@@ -150,10 +188,10 @@ public class ComputeFeaturesTest {
 
     PAssert.that(result.features())
         .inOnTimePane(FIRST_WINDOW)
-        .containsInAnyOrder(List.of(KV.of(ALICE.id, features(ALICE_1, ALICE_2))));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, ALICE_BOTH)));
     PAssert.that(result.features())
         .inWindow(FIRST_WINDOW)
-        .containsInAnyOrder(List.of(KV.of(ALICE.id, features(ALICE_1, ALICE_2))));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, ALICE_BOTH)));
     PAssert.that(result.tooLate()).empty();
     runAndCheckNothingDropped();
   }
@@ -170,10 +208,10 @@ public class ComputeFeaturesTest {
 
     PAssert.that(result.features())
         .inOnTimePane(FIRST_WINDOW)
-        .containsInAnyOrder(List.of(KV.of(ALICE.id, features(ALICE_1))));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, ALICE_1_ONLY)));
     PAssert.that(result.features())
         .inLatePane(FIRST_WINDOW)
-        .containsInAnyOrder(List.of(KV.of(ALICE.id, features(ALICE_1, ALICE_2))));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, ALICE_BOTH)));
     PAssert.that(result.tooLate()).empty();
     runAndCheckNothingDropped();
   }
@@ -192,7 +230,7 @@ public class ComputeFeaturesTest {
 
     PAssert.that(result.features())
         .inLatePane(FIRST_WINDOW)
-        .containsInAnyOrder(List.of(KV.of(ALICE.id, features(ALICE_2))));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, ALICE_2_ONLY)));
     runAndCheckNothingDropped();
   }
 
@@ -203,10 +241,10 @@ public class ComputeFeaturesTest {
     PCollection<KV<String, Features>> firstPanes =
         p.apply(
                 "FirstPanes",
-                Create.of(KV.of("empty", features()), KV.of(ALICE.id, features(ALICE_1)))
+                Create.of(KV.of("empty", NO_EVENTS), KV.of(ALICE.id, ALICE_1_ONLY))
                     .withCoder(KvCoder.of(StringUtf8Coder.of(), Features.FeaturesCoder.of())))
             .apply("DropEmpty", ParDo.of(new ComputeFeatures.DropEmptyFirstPaneFn()));
-    PAssert.that(firstPanes).containsInAnyOrder(List.of(KV.of(ALICE.id, features(ALICE_1))));
+    PAssert.that(firstPanes).containsInAnyOrder(List.of(KV.of(ALICE.id, ALICE_1_ONLY)));
 
     TestStream<PaymentEvent> events =
         stream()
@@ -219,10 +257,10 @@ public class ComputeFeaturesTest {
             .apply(fixedWindows().withAccumulationMode(AccumulationMode.DISCARDING_FIRED_PANES));
     PAssert.that(result.features())
         .inEarlyPane(FIRST_WINDOW)
-        .containsInAnyOrder(List.of(KV.of(ALICE.id, features(ALICE_1))));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, ALICE_1_ONLY)));
     PAssert.that(result.features())
         .inOnTimePane(FIRST_WINDOW)
-        .containsInAnyOrder(List.of(KV.of(ALICE.id, features())));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, NO_EVENTS)));
     runAndCheckNothingDropped();
   }
 
@@ -240,11 +278,10 @@ public class ComputeFeaturesTest {
 
     PAssert.that(result.features())
         .inOnTimePane(FIRST_WINDOW)
-        .containsInAnyOrder(
-            List.of(KV.of(ALICE.id, features(ALICE_1, ALICE_2)), KV.of(BOB.id, features(BOB_1))));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, ALICE_BOTH), KV.of(BOB.id, BOB_1_ONLY)));
     PAssert.that(result.features())
         .inOnTimePane(new IntervalWindow(minutes(180), minutes(185)))
-        .containsInAnyOrder(List.of(KV.of(ALICE.id, features(later))));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, oneEvent(300, minutes(180)))));
     PAssert.that(result.tooLate()).empty();
     PipelineResult run = runAndCheckNothingDropped();
     assertThat(TestEvents.counter(run, TidemarkMetrics.WINDOWED), is(4L));
@@ -292,11 +329,7 @@ public class ComputeFeaturesTest {
     expected.forEach(
         (key, inWindow) ->
             expectedPanes.add(
-                pane(
-                    key.getKey(),
-                    key.getValue(),
-                    "ON_TIME",
-                    features(inWindow.toArray(new PaymentEvent[0])))));
+                pane(key.getKey(), key.getValue(), "ON_TIME", byDefinition(inWindow))));
 
     ComputeFeatures.Result result =
         p.apply(Create.timestamped(events).withCoder(PaymentEvent.PaymentEventCoder.of()))
@@ -364,7 +397,7 @@ public class ComputeFeaturesTest {
 
     PAssert.that(result.features())
         .inWindow(FIRST_WINDOW)
-        .containsInAnyOrder(List.of(KV.of(ALICE.id, features(ALICE_1))));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, ALICE_1_ONLY)));
     PAssert.that(result.tooLate())
         .satisfies(
             records -> {
@@ -408,10 +441,10 @@ public class ComputeFeaturesTest {
 
     PAssert.that(result.features())
         .inWindow(LAST_SLIDING_WINDOW)
-        .containsInAnyOrder(List.of(KV.of(ALICE.id, features(straggler))));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, oneEvent(700, minutes(4.5)))));
     PAssert.that(result.features())
         .inWindow(FIRST_WINDOW)
-        .containsInAnyOrder(List.of(KV.of(ALICE.id, features(early))));
+        .containsInAnyOrder(List.of(KV.of(ALICE.id, oneEvent(100, minutes(0.2)))));
     PAssert.that(result.tooLate())
         .satisfies(
             records -> {
@@ -446,5 +479,25 @@ public class ComputeFeaturesTest {
             IllegalArgumentException.class,
             () -> fixedWindows().withAllowedLateness(Duration.standardMinutes(-1)));
     assertThat(lateness.getMessage().contains("withAllowedLateness"), is(true));
+  }
+
+  @Test
+  public void theGateJudgesExtremeLatenessWithoutOverflow() {
+    IntervalWindow last =
+        new IntervalWindow(
+            ParseCloudEvents.LATEST_EVENT_TIME.minus(FIVE_MINUTES),
+            ParseCloudEvents.LATEST_EVENT_TIME);
+    // Window end 9999-12-30T23:59:59.999 plus any lateness saturates instead of throwing.
+    assertThat(
+        GateTooLateFn.isExpired(
+            last, Duration.millis(Long.MAX_VALUE), BoundedWindow.TIMESTAMP_MAX_VALUE),
+        is(false));
+    // An ordinary window: its last millisecond is 00:04:59.999, plus an hour 01:04:59.999; it
+    // expires once the watermark is past that.
+    Instant deadline = Instant.parse("2026-01-01T01:04:59.999Z");
+    assertThat(GateTooLateFn.isExpired(FIRST_WINDOW, LATENESS, deadline), is(false));
+    assertThat(
+        GateTooLateFn.isExpired(FIRST_WINDOW, LATENESS, deadline.plus(Duration.millis(1))),
+        is(true));
   }
 }

@@ -531,4 +531,18 @@ public class DeduplicateEventsTest {
             IllegalArgumentException.class, () -> windowed.apply(DeduplicateEvents.create()));
     assertThat(e.getMessage(), containsString("global window"));
   }
+
+  @Test
+  public void theExpiryOfTheLatestEventTimeWithAnyHorizonNeitherThrowsNorOutlivesTheWindow() {
+    org.joda.time.Instant end =
+        org.apache.beam.sdk.transforms.windowing.GlobalWindow.INSTANCE.maxTimestamp();
+    assertThat(
+        DeduplicateEvents.DeduplicateFn.expiryOf(
+            TestEvents.BASE, org.joda.time.Duration.standardHours(24)),
+        is(org.joda.time.Instant.parse("2026-01-02T00:00:00Z")));
+    assertThat(
+        DeduplicateEvents.DeduplicateFn.expiryOf(
+            ParseCloudEvents.LATEST_EVENT_TIME, org.joda.time.Duration.millis(Long.MAX_VALUE)),
+        is(end));
+  }
 }

@@ -376,6 +376,106 @@ public class ParseCloudEventsTest {
   }
 
   @Test
+  public void anEventTimeMoreThanTheSkewAfterIngestionIsDeadLettered() {
+    // INGESTED is 00:10; the default skew of ten minutes accepts up to 00:20 exactly.
+    ObjectNode atBound = validEvent("skew-at-bound");
+    atBound.put("time", "2026-01-01T00:20:00Z");
+    ObjectNode oneMsOver = validEvent("skew-1ms-over");
+    oneMsOver.put("time", "2026-01-01T00:20:00.001Z");
+    ObjectNode farFuture = validEvent("skew-2099");
+    farFuture.put("time", "2099-01-01T00:00:00Z");
+    List<RawRecord> records =
+        List.of(
+            record("replay:line 1", bytes(atBound)),
+            record("replay:line 2", bytes(oneMsOver)),
+            record("replay:line 3", bytes(farFuture)));
+    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> result =
+        p.apply(Create.of(records).withCoder(RawRecord.RawRecordCoder.of()))
+            .apply(ParseCloudEvents.create());
+
+    PAssert.that(ids(result.output())).containsInAnyOrder("skew-at-bound");
+    PAssert.that(result.failures())
+        .satisfies(
+            new ExpectDeadLetters(
+                DeadLetterReason.TIME_IN_FUTURE,
+                ParseCloudEvents.STEP,
+                List.of(
+                    bad(
+                        "replay:line 2",
+                        oneMsOver,
+                        "event time 2026-01-01T00:20:00.001Z is more than the allowed skew of"
+                            + " PT10M after its ingestion time 2026-01-01T00:10:00.000Z"),
+                    bad("replay:line 3", farFuture, "--maxFutureSkew"))));
+    PipelineResult run = p.run();
+    run.waitUntilFinish();
+    assertThat(TestEvents.counter(run, TidemarkMetrics.VALID), is(1L));
+    assertThat(
+        TestEvents.counter(run, TidemarkMetrics.DEAD_LETTERS_PREFIX + "time_in_future"), is(2L));
+  }
+
+  @Test
+  public void aConfiguredSkewMovesTheBoundAndTheParserOutsideBeamAppliesIt() {
+    ParseCloudEvents.Parser parser =
+        ParseCloudEvents.create()
+            .withMaxFutureSkew(org.joda.time.Duration.standardSeconds(30))
+            .newParser();
+    ObjectNode atBound = validEvent("skew-30s");
+    atBound.put("time", "2026-01-01T00:10:30Z");
+    ObjectNode over = validEvent("skew-30s-over");
+    over.put("time", "2026-01-01T00:10:30.001Z");
+    List<DeadLetter> deadLetters = new ArrayList<>();
+
+    PaymentEvent accepted = parser.parse(record("bench:1", bytes(atBound)), deadLetters::add);
+    PaymentEvent rejected = parser.parse(record("bench:2", bytes(over)), deadLetters::add);
+
+    assertThat(accepted == null ? null : accepted.id(), is("skew-30s"));
+    assertThat(rejected, nullValue());
+    assertThat(deadLetters.size(), is(1));
+    assertThat(deadLetters.get(0).reason(), is(DeadLetterReason.TIME_IN_FUTURE));
+    assertThat(deadLetters.get(0).origin(), is("bench:2"));
+    assertThat(deadLetters.get(0).message(), containsString("PT30S"));
+  }
+
+  @Test
+  public void repeatedMemberNamesAreInvalidJsonAtAnyDepth() {
+    String valid = validEvent("dup-0").toString();
+    // The same member twice at the top, inside data, and inside an object nested in data.
+    String topLevel = valid.replace("\"id\":\"dup-0\"", "\"id\":\"dup-1\",\"id\":\"dup-2\"");
+    String inData =
+        validEvent("dup-3")
+            .toString()
+            .replace("\"accountId\":", "\"accountId\":\"acct-other\",\"accountId\":");
+    ObjectNode nestedEvent = validEvent("dup-4");
+    data(nestedEvent).putObject("extra").put("k", 1);
+    String nested = nestedEvent.toString().replace("{\"k\":1}", "{\"k\":1,\"k\":2}");
+    assertThat(topLevel, containsString("\"id\":\"dup-1\",\"id\":\"dup-2\""));
+    assertThat(inData, containsString("\"accountId\":\"acct-other\",\"accountId\":"));
+    assertThat(nested, containsString("{\"k\":1,\"k\":2}"));
+    assertRejected(
+        DeadLetterReason.INVALID_JSON,
+        bad("replay:line 2", bytes(topLevel), "Duplicate field 'id'"),
+        bad("replay:line 3", bytes(inData), "Duplicate field 'accountId'"),
+        bad("replay:line 4", bytes(nested), "Duplicate field 'k'"));
+  }
+
+  @Test
+  public void theParserOutsideBeamRejectsRepeatedMemberNamesToo() {
+    String twice =
+        validEvent("dup-5")
+            .toString()
+            .replace("\"currency\":", "\"currency\":\"USD\",\"currency\":");
+    List<DeadLetter> deadLetters = new ArrayList<>();
+    PaymentEvent event =
+        ParseCloudEvents.create()
+            .newParser()
+            .parse(record("bench:3", bytes(twice)), deadLetters::add);
+    assertThat(event, nullValue());
+    assertThat(deadLetters.size(), is(1));
+    assertThat(deadLetters.get(0).reason(), is(DeadLetterReason.INVALID_JSON));
+    assertThat(deadLetters.get(0).message(), containsString("'currency'"));
+  }
+
+  @Test
   public void eventTimeBeforeTheSourceTimestampIsDeadLettered() {
     RawRecord early = record("kafka:payments/0@1", bytes(validEvent("ts-early")));
     RawRecord exact = record("kafka:payments/0@2", bytes(validEvent("ts-exact")));
@@ -937,6 +1037,14 @@ public class ParseCloudEventsTest {
         () -> ParseCloudEvents.create().withAllowedTypes(Set.of("")));
     assertThrows(
         IllegalArgumentException.class, () -> ParseCloudEvents.create().withAllowedTypes(null));
+
+    IllegalArgumentException skew =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> ParseCloudEvents.create().withMaxFutureSkew(org.joda.time.Duration.millis(-1)));
+    assertThat(skew.getMessage(), containsString("withMaxFutureSkew"));
+    assertThrows(
+        IllegalArgumentException.class, () -> ParseCloudEvents.create().withMaxFutureSkew(null));
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -945,6 +1053,10 @@ public class ParseCloudEventsTest {
   private static final int FUZZ_LINES = 3000;
   private static final long FUZZ_SEED = 20260101L;
   private static final int FUZZ_MAX_EVENT_BYTES = 1024;
+
+  /** The corpus's valid event times lie up to a day after {@link #INGESTED}. */
+  private static final org.joda.time.Duration FUZZ_MAX_FUTURE_SKEW =
+      org.joda.time.Duration.standardDays(2);
 
   /** Deterministic malformed and valid lines derived from a valid event template. */
   private static final class FuzzCorpus {
@@ -974,6 +1086,7 @@ public class ParseCloudEventsTest {
       "-1",
       "2026-13-01T00:00:00Z",
       "+294247-01-01T00:00:00Z",
+      "2099-01-01T00:00:00Z",
       "\u00fc".repeat(130),
       "x".repeat(200),
       "\u0000",
@@ -1179,7 +1292,10 @@ public class ParseCloudEventsTest {
 
     WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> result =
         p.apply(Create.of(corpus.records).withCoder(RawRecord.RawRecordCoder.of()))
-            .apply(ParseCloudEvents.create().withMaxEventBytes(FUZZ_MAX_EVENT_BYTES));
+            .apply(
+                ParseCloudEvents.create()
+                    .withMaxEventBytes(FUZZ_MAX_EVENT_BYTES)
+                    .withMaxFutureSkew(FUZZ_MAX_FUTURE_SKEW));
 
     PCollection<String> outcomes =
         PCollectionList.of(

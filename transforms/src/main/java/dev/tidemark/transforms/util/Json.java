@@ -2,9 +2,11 @@ package dev.tidemark.transforms.util;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import io.cloudevents.jackson.JsonFormat;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -30,6 +32,14 @@ public final class Json {
           .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
           .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
           .registerModule(JsonFormat.getCloudEventJacksonModule());
+
+  /**
+   * {@link #MAPPER}'s reader for untrusted records: it also rejects an object that repeats a member
+   * name, at any depth ({@code {"id": "a", "id": "b"}}), where a lenient parser keeps one copy of
+   * its own choosing.
+   */
+  public static final ObjectReader STRICT_READER =
+      MAPPER.reader().with(StreamReadFeature.STRICT_DUPLICATE_DETECTION);
 
   private static final JsonFactory FACTORY = MAPPER.getFactory();
   private static final DateTimeFormatter RFC3339 = ISODateTimeFormat.dateTime().withZoneUTC();

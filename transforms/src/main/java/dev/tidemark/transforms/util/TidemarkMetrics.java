@@ -18,6 +18,13 @@ public final class TidemarkMetrics {
   /** Prefix of the per-reason dead-letter counters, e.g. {@code deadLetters.invalid_json}. */
   public static final String DEAD_LETTERS_PREFIX = "deadLetters.";
 
+  /**
+   * Dead letters whose payload {@link dev.tidemark.transforms.BoundDeadLetters} cut to the limit.
+   * Not a reason: outside the accounting identity (its name must not start with {@link
+   * #DEAD_LETTERS_PREFIX}).
+   */
+  public static final String TRUNCATED_DEAD_LETTERS = "truncatedDeadLetters";
+
   public static final String UNIQUE = "unique";
   public static final String DUPLICATES = "duplicates";
   public static final String CONFLICTS = "conflicts";

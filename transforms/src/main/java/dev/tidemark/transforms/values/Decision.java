@@ -31,7 +31,8 @@ import org.joda.time.Instant;
  * version      pane index; a higher version supersedes a lower one
  * accountId, windowStart, windowEnd (RFC 3339 UTC)
  * pane         {"timing": "EARLY"|"ON_TIME"|"LATE", "index", "isFirst", "isLast"}
- * features     {"txnCount", "amountSum", "amountMax", "distinctMerchants", "distinctCountries"}
+ * features     {"txnCount", "amountSum", "amountMax", "distinctMerchants", "distinctCountries",
+ *               "amountSumSaturated"}   the flag: amountSum was held at its maximum
  * clocks       {"eventTime", "ingestionTime", "processingTime", "decisionTime"}
  * score, decision, model {"name", "version", "engine"}   only once scored
  * </pre>

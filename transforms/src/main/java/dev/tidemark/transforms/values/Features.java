@@ -1,6 +1,7 @@
 package dev.tidemark.transforms.values;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import dev.tidemark.transforms.util.Json;
 import java.io.DataInputStream;
 import java.io.DataOutput;
 import java.io.IOException;
@@ -19,6 +20,12 @@ import org.joda.time.Instant;
  * latest event time among its events and the ingestion time of that event.
  *
  * <p>{@link #NAMES} is the model input order; {@link #toVector()} follows it.
+ *
+ * <p>The amount sum saturates: it is exact up to {@link Long#MAX_VALUE} minor units
+ * (92233720368547758.07 major units: 92 events of the largest amount the parser accepts, {@code
+ * 999999999999999.99}), and a larger sum is held at that value with {@link #amountSumSaturated()}
+ * set, never an exception. The flag is not a model input; it is written in the {@code features}
+ * object of a decision as {@code amountSumSaturated}, always, {@code false} for an exact sum.
  */
 @DefaultCoder(Features.FeaturesCoder.class)
 public final class Features {
@@ -33,7 +40,9 @@ public final class Features {
   private final long distinctCountries;
   private final Instant latestEventTime;
   private final Instant latestIngestionTime;
+  private final boolean amountSumSaturated;
 
+  /** Features with an exact amount sum. */
   public Features(
       long txnCount,
       long amountSumCents,
@@ -42,6 +51,30 @@ public final class Features {
       long distinctCountries,
       Instant latestEventTime,
       Instant latestIngestionTime) {
+    this(
+        txnCount,
+        amountSumCents,
+        amountMaxCents,
+        distinctMerchants,
+        distinctCountries,
+        latestEventTime,
+        latestIngestionTime,
+        false);
+  }
+
+  /**
+   * Features whose amount sum is exact ({@code amountSumSaturated} false) or was held at {@link
+   * Long#MAX_VALUE} minor units because the true sum is larger (true).
+   */
+  public Features(
+      long txnCount,
+      long amountSumCents,
+      long amountMaxCents,
+      long distinctMerchants,
+      long distinctCountries,
+      Instant latestEventTime,
+      Instant latestIngestionTime,
+      boolean amountSumSaturated) {
     this.txnCount = txnCount;
     this.amountSumCents = amountSumCents;
     this.amountMaxCents = amountMaxCents;
@@ -49,6 +82,7 @@ public final class Features {
     this.distinctCountries = distinctCountries;
     this.latestEventTime = Objects.requireNonNull(latestEventTime, "latestEventTime");
     this.latestIngestionTime = Objects.requireNonNull(latestIngestionTime, "latestIngestionTime");
+    this.amountSumSaturated = amountSumSaturated;
   }
 
   public long txnCount() {
@@ -61,6 +95,14 @@ public final class Features {
 
   public BigDecimal amountSum() {
     return BigDecimal.valueOf(amountSumCents, 2);
+  }
+
+  /**
+   * Whether the true amount sum exceeded {@link Long#MAX_VALUE} minor units, so that {@link
+   * #amountSumCents()} holds that maximum instead of the sum.
+   */
+  public boolean amountSumSaturated() {
+    return amountSumSaturated;
   }
 
   public long amountMaxCents() {
@@ -94,6 +136,11 @@ public final class Features {
     };
   }
 
+  /** The {@code features} object of a decision, on its own. */
+  public String toJson() {
+    return Json.object(this::writeFields);
+  }
+
   /** Writes the {@code features} object's fields. */
   void writeFields(JsonGenerator out) throws IOException {
     out.writeNumberField("txnCount", txnCount);
@@ -101,6 +148,7 @@ public final class Features {
     out.writeNumberField("amountMax", amountMax());
     out.writeNumberField("distinctMerchants", distinctMerchants);
     out.writeNumberField("distinctCountries", distinctCountries);
+    out.writeBooleanField("amountSumSaturated", amountSumSaturated);
   }
 
   @Override
@@ -111,6 +159,7 @@ public final class Features {
     Features that = (Features) o;
     return txnCount == that.txnCount
         && amountSumCents == that.amountSumCents
+        && amountSumSaturated == that.amountSumSaturated
         && amountMaxCents == that.amountMaxCents
         && distinctMerchants == that.distinctMerchants
         && distinctCountries == that.distinctCountries
@@ -129,6 +178,7 @@ public final class Features {
         + txnCount
         + ", amountSum="
         + amountSum()
+        + (amountSumSaturated ? " (saturated)" : "")
         + ", amountMax="
         + amountMax()
         + ", distinctMerchants="
@@ -164,6 +214,7 @@ public final class Features {
       out.writeLong(value.distinctCountries);
       Codec.writeInstant(value.latestEventTime, out);
       Codec.writeInstant(value.latestIngestionTime, out);
+      out.writeBoolean(value.amountSumSaturated);
     }
 
     @Override
@@ -175,7 +226,8 @@ public final class Features {
           in.readLong(),
           in.readLong(),
           Codec.readInstant(in),
-          Codec.readInstant(in));
+          Codec.readInstant(in),
+          in.readBoolean());
     }
   }
 }

@@ -266,7 +266,7 @@ public final class BigQueryTables {
                   "amount_sum",
                   "NUMERIC",
                   REQUIRED,
-                  "Sum of the amounts, in the pipeline's currency.",
+                  "Sum of the amounts, in the pipeline's currency; at most 92233720368547758.07.",
                   d -> d.features().amountSum().toPlainString()),
               column(
                   "amount_max",
@@ -334,13 +334,20 @@ public final class BigQueryTables {
                   "STRING",
                   NULLABLE,
                   "The DJL engine that ran the model.",
-                  d -> d.model() == null ? null : d.model().engine())));
+                  d -> d.model() == null ? null : d.model().engine()),
+              column(
+                  "amount_sum_saturated",
+                  "BOOLEAN",
+                  NULLABLE,
+                  "Whether the true sum was larger and amount_sum holds its maximum instead.",
+                  d -> d.features().amountSumSaturated())));
 
   /** Dead letters: every record Tidemark could not use, with its reason and original bytes. */
   public static final Table<DeadLetter> DEAD_LETTERS =
       new Table<>(
           "dead_letters",
-          "Records Tidemark could not use, with the reason and the original bytes.",
+          "Records Tidemark could not use, with the reason and the original bytes (cut to"
+              + " --maxDeadLetterPayloadBytes, with their size and SHA-256).",
           "dead_letter_id",
           List.of(
               column(
@@ -373,17 +380,37 @@ public final class BigQueryTables {
                   "payload",
                   "STRING",
                   NULLABLE,
-                  "The original record, when it is valid UTF-8.",
+                  "The original record (its first part when truncated), when it is valid UTF-8.",
                   DeadLetter::payloadText),
               column(
                   "payload_base64",
                   "STRING",
                   NULLABLE,
-                  "The original record in base64, when it is not valid UTF-8.",
+                  "The original record (its first part when truncated) in base64, when it is not"
+                      + " valid UTF-8.",
                   d ->
                       d.payloadText() == null
                           ? Base64.getEncoder().encodeToString(d.payload())
-                          : null)));
+                          : null),
+              column(
+                  "payload_bytes",
+                  "INTEGER",
+                  NULLABLE,
+                  "Size of the original record in bytes, whether or not it was truncated.",
+                  DeadLetter::payloadBytes),
+              column(
+                  "payload_sha256",
+                  "STRING",
+                  NULLABLE,
+                  "Hex SHA-256 of the original record's bytes.",
+                  DeadLetter::payloadSha256),
+              column(
+                  "truncated",
+                  "BOOLEAN",
+                  NULLABLE,
+                  "Whether the payload holds only the first part of the record"
+                      + " (--maxDeadLetterPayloadBytes).",
+                  DeadLetter::truncated)));
 
   /** Duplicates: deliveries of an identity already seen inside the dedup horizon. */
   public static final Table<DuplicateRecord> DUPLICATES =
