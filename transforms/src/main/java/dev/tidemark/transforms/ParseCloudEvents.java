@@ -424,6 +424,12 @@ public abstract class ParseCloudEvents
               DeadLetterReason.MISSING_ATTRIBUTE,
               "required attribute '" + attribute + "' is missing, empty or not a string");
         }
+        String unsafe = unsafeCharacter(value.asText());
+        if (unsafe != null && !attribute.equals("time")) {
+          throw new Rejection(
+              DeadLetterReason.INVALID_ATTRIBUTE,
+              "attribute '" + attribute + "' holds " + unsafe + "; identifiers must be plain text");
+        }
       }
       Instant eventTime;
       String timeText = root.get("time").asText();
@@ -543,6 +549,10 @@ public abstract class ParseCloudEvents
             "data.accountId is missing, empty or not a string");
       }
       String accountId = node.asText();
+      String unsafe = unsafeCharacter(accountId);
+      if (unsafe != null) {
+        throw new Rejection(DeadLetterReason.INVALID_ACCOUNT_ID, "data.accountId holds " + unsafe);
+      }
       int characters = accountId.codePointCount(0, accountId.length());
       if (characters > MAX_ACCOUNT_ID_LENGTH) {
         throw new Rejection(
@@ -598,7 +608,34 @@ public abstract class ParseCloudEvents
         throw new Rejection(
             DeadLetterReason.INVALID_MERCHANT_ID, "data.merchantId is not a non-empty string");
       }
+      String unsafe = unsafeCharacter(node.asText());
+      if (unsafe != null) {
+        throw new Rejection(
+            DeadLetterReason.INVALID_MERCHANT_ID, "data.merchantId holds " + unsafe);
+      }
       return node.asText();
+    }
+
+    /**
+     * The first character of an identifier that is not plain text, described with its position (a
+     * control character, U+0000 to U+001F or U+007F to U+009F, or an unpaired surrogate, which no
+     * UTF-8 output can carry), or null when there is none.
+     */
+    static @Nullable String unsafeCharacter(String text) {
+      for (int i = 0; i < text.length(); i++) {
+        char c = text.charAt(i);
+        if (Character.isISOControl(c)) {
+          return String.format("the control character U+%04X at index %d", (int) c, i);
+        }
+        if (Character.isHighSurrogate(c)
+            && i + 1 < text.length()
+            && Character.isLowSurrogate(text.charAt(i + 1))) {
+          i++;
+        } else if (Character.isSurrogate(c)) {
+          return String.format("the unpaired surrogate U+%04X at index %d", (int) c, i);
+        }
+      }
+      return null;
     }
 
     private static @Nullable String optionalCountry(ObjectNode data) throws Rejection {

@@ -355,6 +355,52 @@ public class ParseCloudEventsTest {
   }
 
   @Test
+  public void controlCharactersAndUnpairedSurrogatesInIdentifiersAreDeadLettered() {
+    ObjectNode nulInId = validEvent("a\u0000b");
+    ObjectNode escapeInSource = validEvent("ctl-2");
+    escapeInSource.put("source", "/web\u001b[31m");
+    ObjectNode c1InType = validEvent("ctl-4");
+    c1InType.put("type", "payments.transaction.v1\u0085");
+    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> result =
+        p.apply(
+                Create.of(
+                        record("replay:line 1", bytes(nulInId)),
+                        record("replay:line 2", bytes(escapeInSource)),
+                        record("replay:line 3", escapedId("x\\ud800")),
+                        record("replay:line 4", bytes(c1InType)),
+                        record("replay:line 5", escapedId("pay-\\ud83d\\udcb3")))
+                    .withCoder(RawRecord.RawRecordCoder.of()))
+            .apply(ParseCloudEvents.create());
+
+    PAssert.that(ids(result.output())).containsInAnyOrder("pay-\ud83d\udcb3");
+    PAssert.that(messages(result.failures()))
+        .containsInAnyOrder(
+            "invalid_attribute: attribute 'id' holds the control character U+0000 at index 1;"
+                + " identifiers must be plain text",
+            "invalid_attribute: attribute 'source' holds the control character U+001B at index 4;"
+                + " identifiers must be plain text",
+            "invalid_attribute: attribute 'id' holds the unpaired surrogate U+D800 at index 1;"
+                + " identifiers must be plain text",
+            "invalid_attribute: attribute 'type' holds the control character U+0085 at index 23;"
+                + " identifiers must be plain text");
+    p.run().waitUntilFinish();
+  }
+
+  /** A valid event whose id is written into the JSON text as given (escapes and all). */
+  private static byte[] escapedId(String jsonEscapedId) {
+    return new String(bytes(validEvent("ID-PLACEHOLDER")), StandardCharsets.UTF_8)
+        .replace("ID-PLACEHOLDER", jsonEscapedId)
+        .getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static PCollection<String> messages(PCollection<DeadLetter> deadLetters) {
+    return deadLetters.apply(
+        "Messages",
+        MapElements.into(TypeDescriptors.strings())
+            .via(d -> d.reason().code() + ": " + d.message()));
+  }
+
+  @Test
   public void invalidTimeIsDeadLettered() {
     ObjectNode yesterday = validEvent("time-1");
     yesterday.put("time", "yesterday");

@@ -18,6 +18,12 @@ public enum DeadLetterReason {
   UNSUPPORTED_SPECVERSION("unsupported_specversion"),
   /** A required context attribute (id, source, type, time) is missing, empty or not a string. */
   MISSING_ATTRIBUTE("missing_attribute"),
+  /**
+   * The {@code id}, {@code source} or {@code type} attribute holds a control character (U+0000 to
+   * U+001F, U+007F to U+009F) or an unpaired surrogate: an identity that logs, terminals and other
+   * consumers would show or encode differently.
+   */
+  INVALID_ATTRIBUTE("invalid_attribute"),
   /** The {@code time} attribute is not an RFC 3339 timestamp. */
   INVALID_TIME("invalid_time"),
   /**
