@@ -163,7 +163,9 @@ public final class TidemarkPipeline {
         try {
           ReplayFile replay =
               ReplayFile.read(
-                  file, Durations.parse("maxOutOfOrderness", options.getMaxOutOfOrderness()));
+                  file,
+                  Durations.parse("maxOutOfOrderness", options.getMaxOutOfOrderness()),
+                  maxFutureSkewOf(options));
           return pipeline.apply("ReadReplay", replay.stream());
         } catch (IOException e) {
           throw new UncheckedIOException("cannot read replay file " + file, e);
@@ -189,7 +191,8 @@ public final class TidemarkPipeline {
             .withStartOffset(options.getKafkaStartOffset())
             .withWatermark(
                 Durations.parse("maxOutOfOrderness", options.getMaxOutOfOrderness()),
-                Durations.parse("kafkaIdleTimeout", options.getKafkaIdleTimeout()));
+                Durations.parse("kafkaIdleTimeout", options.getKafkaIdleTimeout()))
+            .withMaxFutureSkew(maxFutureSkewOf(options));
     Long maxRecords = options.getKafkaMaxRecords();
     return maxRecords == null ? source : source.withMaxRecords(maxRecords);
   }
@@ -209,7 +212,20 @@ public final class TidemarkPipeline {
             : PubsubSource.fromTopic(topic);
     return source
         .withTimestampAttribute(options.getPubsubTimestampAttribute())
-        .withIdAttribute(options.getPubsubIdAttribute());
+        .withIdAttribute(options.getPubsubIdAttribute())
+        .withMaxFutureSkew(maxFutureSkewOf(options));
+  }
+
+  /** {@code --maxFutureSkew} as a duration the sources take by value; it must not be negative. */
+  static Duration maxFutureSkewOf(TidemarkOptions options) {
+    Duration skew = Durations.parse("maxFutureSkew", options.getMaxFutureSkew());
+    if (skew.isShorterThan(Duration.ZERO)) {
+      throw new IllegalArgumentException(
+          "--maxFutureSkew="
+              + options.getMaxFutureSkew()
+              + " must not be negative; use e.g. PT10M");
+    }
+    return skew;
   }
 
   /** Writes the outputs where {@code --sink} says. */
