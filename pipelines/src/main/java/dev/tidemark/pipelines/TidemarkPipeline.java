@@ -171,7 +171,9 @@ public final class TidemarkPipeline {
           throw new UncheckedIOException("cannot read replay file " + file, e);
         }
       case backfill:
-        return pipeline.apply("ReadBackfill", BackfillSource.from(options.getInput()));
+        return pipeline.apply(
+            "ReadBackfill",
+            BackfillSource.from(options.getInput()).withMaxEventBytes(options.getMaxEventBytes()));
       case kafka:
         return pipeline.apply("ReadKafka", kafkaSource(options));
       case pubsub:
