@@ -218,6 +218,19 @@ public final class TidemarkPipeline {
         .withMaxFutureSkew(maxFutureSkewOf(options));
   }
 
+  /** {@code --fileRollInterval} as a duration; it must be positive. */
+  static Duration fileRollIntervalOf(TidemarkOptions options) {
+    Duration interval = Durations.parse("fileRollInterval", options.getFileRollInterval());
+    if (!interval.isLongerThan(Duration.ZERO)) {
+      throw new IllegalArgumentException(
+          "--fileRollInterval="
+              + options.getFileRollInterval()
+              + " must be positive: it is how often a streaming run with --sink=files starts a"
+              + " new set of files, e.g. PT1M");
+    }
+    return interval;
+  }
+
   /** {@code --maxFutureSkew} as a duration the sources take by value; it must not be negative. */
   static Duration maxFutureSkewOf(TidemarkOptions options) {
     Duration skew = Durations.parse("maxFutureSkew", options.getMaxFutureSkew());
@@ -234,7 +247,10 @@ public final class TidemarkPipeline {
   static void writeOutputs(Outputs outputs, TidemarkOptions options) {
     switch (options.getSink()) {
       case files:
-        writeFiles(outputs, options.getOutput());
+        writeFiles(
+            outputs,
+            options.getOutput(),
+            rollsFiles(options, outputs) ? fileRollIntervalOf(options) : null);
         return;
       case kafka:
         KafkaClients clients = KafkaClients.from(options);
@@ -249,8 +265,28 @@ public final class TidemarkPipeline {
     }
   }
 
-  /** Writes the four outputs as NDJSON under {@code --output}. */
+  /**
+   * Whether the file sink rolls its files: a live Kafka or Pub/Sub read never ends, and files
+   * written when the input ends would never appear. A Kafka read with {@code --kafkaMaxRecords} is
+   * bounded and, like a replay or a backfill, writes one set of files at its end.
+   */
+  static boolean rollsFiles(TidemarkOptions options, Outputs outputs) {
+    TidemarkOptions.SourceKind source = options.getSource();
+    return (source == TidemarkOptions.SourceKind.kafka
+            || source == TidemarkOptions.SourceKind.pubsub)
+        && outputs.decisions.isBounded() == PCollection.IsBounded.UNBOUNDED;
+  }
+
+  /** Writes the four outputs as NDJSON under {@code --output}, once, when the input ends. */
   static void writeFiles(Outputs outputs, String outputDirectory) {
+    writeFiles(outputs, outputDirectory, null);
+  }
+
+  /**
+   * Writes the four outputs as NDJSON under {@code --output}: once when the input ends, or, with a
+   * {@code rollInterval}, a new set of files per output every interval ({@link NdjsonFiles}).
+   */
+  static void writeFiles(Outputs outputs, String outputDirectory, @Nullable Duration rollInterval) {
     Map<String, PCollection<String>> lines = new LinkedHashMap<>();
     lines.put(
         Outputs.NAMES.get(0),
@@ -271,7 +307,14 @@ public final class TidemarkPipeline {
         outputs.tooLate.apply(
             "TooLateToJson",
             MapElements.into(TypeDescriptors.strings()).via(TooLateRecord::toJson)));
-    outputs.decisions.getPipeline().apply("WriteFiles", NdjsonFiles.write(lines, outputDirectory));
+    outputs
+        .decisions
+        .getPipeline()
+        .apply(
+            "WriteFiles",
+            rollInterval == null
+                ? NdjsonFiles.write(lines, outputDirectory)
+                : NdjsonFiles.write(lines, outputDirectory).withRollInterval(rollInterval));
   }
 
   /**
@@ -315,6 +358,10 @@ public final class TidemarkPipeline {
    */
   public static void checkOptions(TidemarkOptions options) {
     KafkaChecks.checkOptions(options);
+    maxFutureSkewOf(options);
+    if (options.getSink() == TidemarkOptions.SinkKind.files) {
+      fileRollIntervalOf(options);
+    }
     if (options.getSink() == TidemarkOptions.SinkKind.bigquery
         && options.getAccumulationMode() == TidemarkOptions.AccumulationKind.DISCARDING) {
       throw new IllegalArgumentException(
