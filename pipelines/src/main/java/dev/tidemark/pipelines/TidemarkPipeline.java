@@ -417,10 +417,39 @@ public final class TidemarkPipeline {
    * outputs; the caller runs it.
    */
   public static Pipeline build(TidemarkOptions options) {
+    for (String warning : startupWarnings(options)) {
+      System.err.println("tidemark: warning: " + warning);
+    }
     clearOutputs(Paths.get(options.getOutput()));
     Pipeline pipeline = Pipeline.create(options);
     writeOutputs(expand(readSource(pipeline, options), options), options);
     return pipeline;
+  }
+
+  /**
+   * What the configuration cannot guarantee, said once when the job is built. The DirectRunner
+   * reading Kafka commits the consumer group's offsets as it finalizes checkpoints, while its dedup
+   * and window state live only in this process: the committed offsets run ahead of anything a
+   * restart could recover.
+   */
+  public static List<String> startupWarnings(TidemarkOptions options) {
+    if (Runners.isDirect(options) && options.getSource() == TidemarkOptions.SourceKind.kafka) {
+      return List.of(directKafkaWarning(options.getKafkaConsumerGroup()));
+    }
+    return List.of();
+  }
+
+  /** The warning of the DirectRunner reading Kafka; see {@link #startupWarnings}. */
+  static String directKafkaWarning(String consumerGroup) {
+    return "the DirectRunner keeps dedup and window state in this process's memory only, while"
+        + " the Kafka source commits consumer group '"
+        + consumerGroup
+        + "' offsets as it reads. If the process stops before its input ends (a crash, a kill,"
+        + " Ctrl-C), a restart resumes after the committed offsets with empty state: the events"
+        + " of windows that had not fired, and results not yet written to the sink, are lost"
+        + " (never re-read, in no output), and copies of events read before the restart are not"
+        + " recognised as duplicates. For restarts without loss use the flink profile, which"
+        + " restores offsets and state together from a checkpoint.";
   }
 
   /** An output with no records still gets its (empty) file, so readers find every output. */
