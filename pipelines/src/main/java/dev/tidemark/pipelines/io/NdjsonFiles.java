@@ -133,10 +133,18 @@ public final class NdjsonFiles extends PTransform<PBegin, PDone> {
                       (rolled ? "Roll" : "GatherUntilEnd") + output.getKey(),
                       rollInterval != null ? roll(rollInterval) : gatherUntilEnd()));
     }
-    named
-        .apply("AllOutputs", Flatten.pCollections())
-        .apply("GatherGroups", GroupByKey.create())
-        .apply("JoinGroups", ParDo.of(new JoinFn()))
+    PCollection<KV<KV<String, Integer>, String>> all =
+        named.apply("AllOutputs", Flatten.pCollections());
+    // A rolled write leaves the grouping to FileIO, whose first grouping then fires on the roll's
+    // own processing-time trigger. Grouped here first, FileIO would receive the continuation
+    // trigger (synchronized processing time), which the DirectRunner did not fire during a live
+    // Kafka read: no file appeared.
+    PCollection<KV<String, String>> toWrite =
+        rolled
+            ? all.apply("DropGroups", ParDo.of(new DropGroupFn()))
+            : all.apply("GatherGroups", GroupByKey.create())
+                .apply("JoinGroups", ParDo.of(new JoinFn()));
+    toWrite
         .setCoder(KvCoder.of(StringUtf8Coder.of(), StringUtf8Coder.of()))
         .apply(
             "WriteFiles",
@@ -160,8 +168,8 @@ public final class NdjsonFiles extends PTransform<PBegin, PDone> {
 
   /**
    * Keys a line by its output's name and one of {@code groups} groups, by the line's hash: {@value
-   * #SPREAD} for a bounded write, one for a rolled write, whose trigger then fires once per output
-   * and roll (a processing-time trigger runs per key).
+   * #SPREAD} for a bounded write, one for a rolled write (whose group is dropped again before
+   * FileIO's grouping, where the roll's trigger fires once per output).
    */
   static final class SpreadFn extends DoFn<String, KV<KV<String, Integer>, String>> {
     private final String name;
@@ -176,6 +184,15 @@ public final class NdjsonFiles extends PTransform<PBegin, PDone> {
     public void processElement(
         @Element String line, OutputReceiver<KV<KV<String, Integer>, String>> out) {
       out.output(KV.of(KV.of(name, Math.floorMod(line.hashCode(), groups)), line));
+    }
+  }
+
+  /** A line keyed by its output's name alone. */
+  static final class DropGroupFn extends DoFn<KV<KV<String, Integer>, String>, KV<String, String>> {
+    @ProcessElement
+    public void processElement(
+        @Element KV<KV<String, Integer>, String> line, OutputReceiver<KV<String, String>> out) {
+      out.output(KV.of(line.getKey().getKey(), line.getValue()));
     }
   }
 
