@@ -351,6 +351,9 @@ public final class TidemarkPipeline {
    * may hold an accumulator with elements from after its barrier, counted twice on restore). In
    * batch and without checkpoints it is safe.
    *
+   * <p>Also refuses a negative {@code --maxFutureSkew}, and with {@code --sink=files} a {@code
+   * --fileRollInterval} that is not positive.
+   *
    * <p>Also refuses {@code --sink=bigquery} with {@code --accumulationMode=DISCARDING}: the CDC
    * upsert keeps one row per window, the one with the highest pane index, and a discarding pane
    * holds only what arrived since the pane before it, so the table would keep the last pane's delta
