@@ -176,13 +176,17 @@ public final class TidemarkPipeline {
         try {
           ReplayFile replay =
               ReplayFile.read(
-                  file, Durations.parse("maxOutOfOrderness", options.getMaxOutOfOrderness()));
+                  file,
+                  Durations.parse("maxOutOfOrderness", options.getMaxOutOfOrderness()),
+                  maxFutureSkewOf(options));
           return pipeline.apply("ReadReplay", replay.stream());
         } catch (IOException e) {
           throw new UncheckedIOException("cannot read replay file " + file, e);
         }
       case backfill:
-        return pipeline.apply("ReadBackfill", BackfillSource.from(options.getInput()));
+        return pipeline.apply(
+            "ReadBackfill",
+            BackfillSource.from(options.getInput()).withMaxEventBytes(options.getMaxEventBytes()));
       case kafka:
         return pipeline.apply("ReadKafka", kafkaSource(options));
       case pubsub:
@@ -202,7 +206,8 @@ public final class TidemarkPipeline {
             .withStartOffset(options.getKafkaStartOffset())
             .withWatermark(
                 Durations.parse("maxOutOfOrderness", options.getMaxOutOfOrderness()),
-                Durations.parse("kafkaIdleTimeout", options.getKafkaIdleTimeout()));
+                Durations.parse("kafkaIdleTimeout", options.getKafkaIdleTimeout()))
+            .withMaxFutureSkew(maxFutureSkewOf(options));
     Long maxRecords = options.getKafkaMaxRecords();
     return maxRecords == null ? source : source.withMaxRecords(maxRecords);
   }
@@ -222,14 +227,43 @@ public final class TidemarkPipeline {
             : PubsubSource.fromTopic(topic);
     return source
         .withTimestampAttribute(options.getPubsubTimestampAttribute())
-        .withIdAttribute(options.getPubsubIdAttribute());
+        .withIdAttribute(options.getPubsubIdAttribute())
+        .withMaxFutureSkew(maxFutureSkewOf(options));
+  }
+
+  /** {@code --fileRollInterval} as a duration; it must be positive. */
+  static Duration fileRollIntervalOf(TidemarkOptions options) {
+    Duration interval = Durations.parse("fileRollInterval", options.getFileRollInterval());
+    if (!interval.isLongerThan(Duration.ZERO)) {
+      throw new IllegalArgumentException(
+          "--fileRollInterval="
+              + options.getFileRollInterval()
+              + " must be positive: it is how often a streaming run with --sink=files starts a"
+              + " new set of files, e.g. PT1M");
+    }
+    return interval;
+  }
+
+  /** {@code --maxFutureSkew} as a duration the sources take by value; it must not be negative. */
+  static Duration maxFutureSkewOf(TidemarkOptions options) {
+    Duration skew = Durations.parse("maxFutureSkew", options.getMaxFutureSkew());
+    if (skew.isShorterThan(Duration.ZERO)) {
+      throw new IllegalArgumentException(
+          "--maxFutureSkew="
+              + options.getMaxFutureSkew()
+              + " must not be negative; use e.g. PT10M");
+    }
+    return skew;
   }
 
   /** Writes the outputs where {@code --sink} says. */
   static void writeOutputs(Outputs outputs, TidemarkOptions options) {
     switch (options.getSink()) {
       case files:
-        writeFiles(outputs, options.getOutput());
+        writeFiles(
+            outputs,
+            options.getOutput(),
+            rollsFiles(options, outputs) ? fileRollIntervalOf(options) : null);
         return;
       case kafka:
         KafkaClients clients = KafkaClients.from(options);
@@ -244,8 +278,28 @@ public final class TidemarkPipeline {
     }
   }
 
-  /** Writes the four outputs as NDJSON under {@code --output}. */
+  /**
+   * Whether the file sink rolls its files: a live Kafka or Pub/Sub read never ends, and files
+   * written when the input ends would never appear. A Kafka read with {@code --kafkaMaxRecords} is
+   * bounded and, like a replay or a backfill, writes one set of files at its end.
+   */
+  static boolean rollsFiles(TidemarkOptions options, Outputs outputs) {
+    TidemarkOptions.SourceKind source = options.getSource();
+    return (source == TidemarkOptions.SourceKind.kafka
+            || source == TidemarkOptions.SourceKind.pubsub)
+        && outputs.decisions.isBounded() == PCollection.IsBounded.UNBOUNDED;
+  }
+
+  /** Writes the four outputs as NDJSON under {@code --output}, once, when the input ends. */
   static void writeFiles(Outputs outputs, String outputDirectory) {
+    writeFiles(outputs, outputDirectory, null);
+  }
+
+  /**
+   * Writes the four outputs as NDJSON under {@code --output}: once when the input ends, or, with a
+   * {@code rollInterval}, a new set of files per output every interval ({@link NdjsonFiles}).
+   */
+  static void writeFiles(Outputs outputs, String outputDirectory, @Nullable Duration rollInterval) {
     Map<String, PCollection<String>> lines = new LinkedHashMap<>();
     lines.put(
         Outputs.NAMES.get(0),
@@ -266,7 +320,14 @@ public final class TidemarkPipeline {
         outputs.tooLate.apply(
             "TooLateToJson",
             MapElements.into(TypeDescriptors.strings()).via(TooLateRecord::toJson)));
-    outputs.decisions.getPipeline().apply("WriteFiles", NdjsonFiles.write(lines, outputDirectory));
+    outputs
+        .decisions
+        .getPipeline()
+        .apply(
+            "WriteFiles",
+            rollInterval == null
+                ? NdjsonFiles.write(lines, outputDirectory)
+                : NdjsonFiles.write(lines, outputDirectory).withRollInterval(rollInterval));
   }
 
   /**
@@ -303,6 +364,9 @@ public final class TidemarkPipeline {
    * may hold an accumulator with elements from after its barrier, counted twice on restore). In
    * batch and without checkpoints it is safe.
    *
+   * <p>Also refuses a negative {@code --maxFutureSkew}, and with {@code --sink=files} a {@code
+   * --fileRollInterval} that is not positive.
+   *
    * <p>Also refuses {@code --sink=bigquery} with {@code --accumulationMode=DISCARDING}: the CDC
    * upsert keeps one row per window, the one with the highest pane index, and a discarding pane
    * holds only what arrived since the pane before it, so the table would keep the last pane's delta
@@ -310,6 +374,10 @@ public final class TidemarkPipeline {
    */
   public static void checkOptions(TidemarkOptions options) {
     KafkaChecks.checkOptions(options);
+    maxFutureSkewOf(options);
+    if (options.getSink() == TidemarkOptions.SinkKind.files) {
+      fileRollIntervalOf(options);
+    }
     if (options.getSink() == TidemarkOptions.SinkKind.bigquery
         && options.getAccumulationMode() == TidemarkOptions.AccumulationKind.DISCARDING) {
       throw new IllegalArgumentException(
@@ -365,10 +433,39 @@ public final class TidemarkPipeline {
    * outputs; the caller runs it.
    */
   public static Pipeline build(TidemarkOptions options) {
+    for (String warning : startupWarnings(options)) {
+      System.err.println("tidemark: warning: " + warning);
+    }
     clearOutputs(Paths.get(options.getOutput()));
     Pipeline pipeline = Pipeline.create(options);
     writeOutputs(expand(readSource(pipeline, options), options), options);
     return pipeline;
+  }
+
+  /**
+   * What the configuration cannot guarantee, said once when the job is built. The DirectRunner
+   * reading Kafka commits the consumer group's offsets as it finalizes checkpoints, while its dedup
+   * and window state live only in this process: the committed offsets run ahead of anything a
+   * restart could recover.
+   */
+  public static List<String> startupWarnings(TidemarkOptions options) {
+    if (Runners.isDirect(options) && options.getSource() == TidemarkOptions.SourceKind.kafka) {
+      return List.of(directKafkaWarning(options.getKafkaConsumerGroup()));
+    }
+    return List.of();
+  }
+
+  /** The warning of the DirectRunner reading Kafka; see {@link #startupWarnings}. */
+  static String directKafkaWarning(String consumerGroup) {
+    return "the DirectRunner keeps dedup and window state in this process's memory only, while"
+        + " the Kafka source commits consumer group '"
+        + consumerGroup
+        + "' offsets as it reads. If the process stops before its input ends (a crash, a kill,"
+        + " Ctrl-C), a restart resumes after the committed offsets with empty state: the events"
+        + " of windows that had not fired, and results not yet written to the sink, are lost"
+        + " (never re-read, in no output), and copies of events read before the restart are not"
+        + " recognised as duplicates. For restarts without loss use the flink profile, which"
+        + " restores offsets and state together from a checkpoint.";
   }
 
   /** An output with no records still gets its (empty) file, so readers find every output. */

@@ -388,6 +388,58 @@ public class BigQuerySinkTest {
     assertThat(counter(result, BigQuerySinks.SINK_REJECTED_PREFIX + "decisions"), is(1L));
   }
 
+  /**
+   * A dead letter the dead-letter table itself rejects is counted and logged with its origin and
+   * hash; its payload (personal data, as far as the pipeline knows) never reaches the log.
+   */
+  @Test
+  public void aRowTheDeadLetterTableRejectsIsLoggedWithoutItsPayload() throws Exception {
+    String secret = "card-4111-1111-1111-1111";
+    datasets.setShouldFailRow(
+        (Function<TableRow, Boolean> & Serializable)
+            row -> String.valueOf(row.get("payload")).contains("card-4111"));
+    DeadLetter letter =
+        new DeadLetter(
+            dev.tidemark.transforms.values.DeadLetterReason.INVALID_JSON,
+            "not JSON",
+            "ParseCloudEvents",
+            "kafka:payments/1@77",
+            ("{\"pan\":\"" + secret).getBytes(StandardCharsets.UTF_8),
+            null);
+
+    TidemarkOptions options = options(FOLDER.getRoot().toPath().resolve("unused"));
+    Pipeline pipeline = Pipeline.create(options);
+    BigQuerySinks.write(
+        new Outputs(
+            pipeline.apply("NoDecisions", Create.empty(Decision.DecisionCoder.of())),
+            pipeline.apply(
+                "OneDeadLetter",
+                Create.of(List.of(letter)).withCoder(DeadLetter.DeadLetterCoder.of())),
+            pipeline.apply("NoDuplicates", Create.empty(DuplicateRecord.DuplicateRecordCoder.of())),
+            pipeline.apply("NoTooLate", Create.empty(TooLateRecord.TooLateRecordCoder.of()))),
+        options,
+        services);
+    java.io.PrintStream stderr = System.err;
+    java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+    PipelineResult result;
+    System.setErr(new java.io.PrintStream(captured, true, StandardCharsets.UTF_8));
+    try {
+      result = pipeline.run();
+      result.waitUntilFinish();
+    } finally {
+      System.setErr(stderr);
+    }
+    String log = captured.toString(StandardCharsets.UTF_8);
+    stderr.print(log);
+
+    assertThat(rows(BigQueryTables.DEAD_LETTERS), empty());
+    assertThat(counter(result, BigQuerySinks.SINK_REJECTED_PREFIX + "dead_letters"), is(1L));
+    assertThat(log, containsString("rejected a dead letter"));
+    assertThat(log, containsString("origin=kafka:payments/1@77"));
+    assertThat(log, containsString("rowSha256="));
+    assertThat(log, not(containsString("card-4111")));
+  }
+
   private static long counter(PipelineResult result, String name) {
     MetricQueryResults metrics =
         result

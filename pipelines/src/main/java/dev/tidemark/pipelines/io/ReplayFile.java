@@ -31,9 +31,12 @@ import org.joda.time.format.ISOPeriodFormat;
  * {"advanceWatermarkToInfinity": true}}. Consecutive event lines form one arrival batch. Without
  * watermark directives the watermark follows a bounded-out-of-orderness policy: after each batch it
  * advances to the latest event time seen minus {@code maxOutOfOrderness}, when that moves it
- * forward, and to infinity at the end. Anything else on a line (bad JSON, a broken directive, a
- * directive that would move the watermark backwards) becomes a record for the pipeline to
- * dead-letter; nothing stops the replay.
+ * forward, and to infinity at the end. An event whose time lies more than {@code maxFutureSkew}
+ * after the replay clock (its ingestion time) does not count towards the latest event time: a
+ * producer clock in the future must not move the watermark past the honest events (the parser
+ * dead-letters such an event as {@code time_in_future}). Anything else on a line (bad JSON, a
+ * broken directive, a directive that would move the watermark backwards) becomes a record for the
+ * pipeline to dead-letter; nothing stops the replay.
  *
  * <p>The replay clock starts at the {@code time} of the first event line and moves only with {@code
  * advanceProcessingTime}; each record's ingestion time is the replay clock when its line was read.
@@ -49,6 +52,9 @@ public final class ReplayFile {
   static final String WATERMARK_TO_INFINITY = "advanceWatermarkToInfinity";
   private static final Set<String> DIRECTIVES =
       Set.of(WATERMARK_TO, PROCESSING_TIME, WATERMARK_TO_INFINITY);
+
+  /** The default bound on how far an event time may lie after the replay clock. */
+  public static final Duration DEFAULT_MAX_FUTURE_SKEW = Duration.standardMinutes(10);
 
   private final TestStream<RawRecord> stream;
   private final int lines;
@@ -90,8 +96,18 @@ public final class ReplayFile {
     return rejected;
   }
 
-  /** Reads {@code file}; see the class documentation for the format. */
+  /** Reads {@code file} with the {@link #DEFAULT_MAX_FUTURE_SKEW}. */
   public static ReplayFile read(Path file, Duration maxOutOfOrderness) throws IOException {
+    return read(file, maxOutOfOrderness, DEFAULT_MAX_FUTURE_SKEW);
+  }
+
+  /** Reads {@code file}; see the class documentation for the format. */
+  public static ReplayFile read(Path file, Duration maxOutOfOrderness, Duration maxFutureSkew)
+      throws IOException {
+    if (maxFutureSkew.isShorterThan(Duration.ZERO)) {
+      throw new IllegalArgumentException(
+          "--maxFutureSkew must not be negative, got " + maxFutureSkew + "; use e.g. PT10M");
+    }
     List<byte[]> lines = splitLines(Files.readAllBytes(file));
     List<JsonNode> parsed = new ArrayList<>(lines.size());
     boolean watermarkDirectives = false;
@@ -109,7 +125,8 @@ public final class ReplayFile {
         new Builder(
             file.getFileName().toString(),
             clock == null ? new Instant(0) : clock,
-            watermarkDirectives ? null : maxOutOfOrderness);
+            watermarkDirectives ? null : maxOutOfOrderness,
+            maxFutureSkew);
     for (int i = 0; i < lines.size(); i++) {
       builder.line(i + 1, lines.get(i), parsed.get(i));
     }
@@ -172,6 +189,7 @@ public final class ReplayFile {
   private static final class Builder {
     private final String fileName;
     private final @Nullable Duration maxOutOfOrderness;
+    private final Duration maxFutureSkew;
     private final List<TimestampedValue<RawRecord>> batch = new ArrayList<>();
     private TestStream.Builder<RawRecord> stream = TestStream.create(RawRecord.RawRecordCoder.of());
     private Instant clock;
@@ -182,10 +200,15 @@ public final class ReplayFile {
     private int directives;
     private int rejected;
 
-    Builder(String fileName, Instant clockStart, @Nullable Duration maxOutOfOrderness) {
+    Builder(
+        String fileName,
+        Instant clockStart,
+        @Nullable Duration maxOutOfOrderness,
+        Duration maxFutureSkew) {
       this.fileName = fileName;
       this.clock = clockStart;
       this.maxOutOfOrderness = maxOutOfOrderness;
+      this.maxFutureSkew = maxFutureSkew;
     }
 
     void line(int number, byte[] bytes, @Nullable JsonNode node) {
@@ -200,7 +223,10 @@ public final class ReplayFile {
       }
       if (!isDirectiveShaped(node)) {
         Instant eventTime = eventTime(node);
-        if (eventTime != null && eventTime.isAfter(maxEventTime)) {
+        // An event too far after the replay clock has a wrong clock: it moves no watermark.
+        if (eventTime != null
+            && eventTime.isAfter(maxEventTime)
+            && !eventTime.isAfter(clock.plus(maxFutureSkew))) {
           maxEventTime = eventTime;
         }
         add(RawRecord.of(bytes, clock, origin));

@@ -19,6 +19,7 @@ import org.apache.beam.sdk.testing.TestStream;
 import org.apache.beam.sdk.transforms.Create;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.TimestampedValue;
+import org.joda.time.Duration;
 import org.joda.time.Instant;
 import org.junit.Rule;
 import org.junit.Test;
@@ -69,5 +70,66 @@ public class NdjsonFilesTest {
     assertThat(
         sortedLines(out.resolve("few/few-00000-of-00001.ndjson")),
         contains("{\"b\":1}", "{\"b\":2}"));
+  }
+
+  /** Every line of an output's {@code *.ndjson} files, sorted, and the files' names. */
+  private static List<String> allLines(Path dir, List<String> names) throws IOException {
+    List<String> lines = new ArrayList<>();
+    try (Stream<Path> files = Files.list(dir)) {
+      for (Path file : (Iterable<Path>) files.sorted()::iterator) {
+        names.add(file.getFileName().toString());
+        lines.addAll(Files.readAllLines(file, StandardCharsets.UTF_8));
+      }
+    }
+    return lines.stream().sorted().collect(Collectors.toList());
+  }
+
+  /**
+   * A stream that never ends by itself (until the last step here) writes a new file per output for
+   * each roll of processing time, and the files together hold exactly the lines, once each: a line
+   * far behind the watermark is written too, not dropped as late by the re-windowing.
+   */
+  @Test
+  public void rolledFilesHoldEveryLineOnceAcrossRolls() throws IOException {
+    Duration roll = Duration.standardMinutes(1);
+    TestStream<String> stream =
+        TestStream.create(StringUtf8Coder.of())
+            .addElements(
+                TimestampedValue.of("{\"a\":1}", new Instant(0)),
+                TimestampedValue.of("{\"a\":2}", new Instant(1)))
+            .advanceWatermarkTo(new Instant(0).plus(Duration.standardHours(1)))
+            .advanceProcessingTime(roll.multipliedBy(2))
+            .addElements(
+                // Behind the watermark by an hour.
+                TimestampedValue.of("{\"a\":3}", new Instant(2)),
+                TimestampedValue.of("{\"a\":4}", new Instant(0).plus(Duration.standardHours(2))))
+            .advanceProcessingTime(roll.multipliedBy(2))
+            .addElements(TimestampedValue.of("{\"a\":5}", new Instant(3)))
+            .advanceProcessingTime(roll.multipliedBy(2))
+            .advanceWatermarkToInfinity();
+    PCollection<String> lines = p.apply("Stream", stream);
+    Path out = folder.getRoot().toPath();
+
+    p.apply(
+        "Write", NdjsonFiles.write(Map.of("rolled", lines), out.toString()).withRollInterval(roll));
+    p.run().waitUntilFinish();
+
+    List<String> names = new ArrayList<>();
+    assertThat(
+        allLines(out.resolve("rolled"), names),
+        contains("{\"a\":1}", "{\"a\":2}", "{\"a\":3}", "{\"a\":4}", "{\"a\":5}"));
+    assertThat(names.toString(), names.size(), is(3));
+    for (String name : names) {
+      assertThat(name, name.matches("rolled-roll-\\d{6}-00000-of-00001\\.ndjson"), is(true));
+    }
+  }
+
+  @Test
+  public void rollIntervalMustBePositive() {
+    IllegalArgumentException e =
+        org.junit.Assert.assertThrows(
+            IllegalArgumentException.class,
+            () -> NdjsonFiles.write(Map.of(), "out").withRollInterval(Duration.ZERO));
+    assertThat(e.getMessage().startsWith("--fileRollInterval must be a positive"), is(true));
   }
 }

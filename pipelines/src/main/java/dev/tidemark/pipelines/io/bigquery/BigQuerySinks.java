@@ -5,11 +5,13 @@ import com.google.api.services.bigquery.model.TableRow;
 import dev.tidemark.pipelines.BigQuerySinkOptions;
 import dev.tidemark.pipelines.io.Outputs;
 import dev.tidemark.transforms.util.Json;
+import dev.tidemark.transforms.util.Sha256;
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.DeadLetterReason;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import org.apache.beam.sdk.io.gcp.bigquery.BigQueryIO;
 import org.apache.beam.sdk.io.gcp.bigquery.BigQueryServices;
@@ -52,7 +54,9 @@ import org.slf4j.LoggerFactory;
  * <p>Rows BigQuery rejects ({@link WriteResult#getFailedStorageApiInserts()}) become dead letters
  * with reason {@code sink_rejected} in the dead-letter table, the rejected row as payload. Rows the
  * dead-letter table itself rejects cannot go anywhere else in BigQuery: they are counted ({@code
- * tidemark/sinkRejected.dead_letters}) and logged at ERROR with the row, never dropped silently.
+ * tidemark/sinkRejected.dead_letters}) and logged at ERROR, never dropped silently. The log line
+ * names the row (its origin, key and reason) with its size and SHA-256, never its payload: logs are
+ * no place for the personal data a payload may hold, and the hash finds the record at its origin.
  * Transient errors (quota, unavailability) are retried by BigQueryIO; on a streaming runner that
  * retry is unbounded and shows up as a stuck write step, not as lost rows.
  */
@@ -232,12 +236,50 @@ public final class BigQuerySinks {
     @ProcessElement
     public void process(@Element BigQueryStorageApiInsertError error) {
       rejected.inc();
-      LOG.error(
-          "BigQuery table {} rejected a dead letter ({}); the row is kept only in this log: {}",
-          table,
-          error.getErrorMessage(),
-          rowJson(error.getRow()));
+      LOG.error(logLine(table, error));
     }
+  }
+
+  /** Characters of BigQuery's error message kept in a log line. */
+  static final int MAX_LOGGED_ERROR_CHARS = 1024;
+
+  /** Stands in the logged error message for a value of the row. */
+  static final String REDACTED = "<redacted>";
+
+  /**
+   * What is logged of a row the dead-letter table rejected: the table, the row's origin, key and
+   * reason, the size and SHA-256 of the row as JSON, and BigQuery's error with every value of the
+   * row replaced by {@value #REDACTED} (an error message may quote the row); no payload.
+   */
+  static String logLine(String table, BigQueryStorageApiInsertError error) {
+    TableRow row = error.getRow();
+    byte[] json = rowJson(row).getBytes(StandardCharsets.UTF_8);
+    String message = String.valueOf(error.getErrorMessage());
+    for (Object value : row.values()) {
+      String text = String.valueOf(value);
+      if (value != null && text.length() >= 4) {
+        message = message.replace(text, REDACTED).replace(escapeJson(text), REDACTED);
+      }
+    }
+    if (message.length() > MAX_LOGGED_ERROR_CHARS) {
+      message = message.substring(0, MAX_LOGGED_ERROR_CHARS) + "...";
+    }
+    return "BigQuery table "
+        + table
+        + " rejected a dead letter and it cannot be written anywhere else: origin="
+        + row.get("origin")
+        + " "
+        + primaryKeyOf(table)
+        + "="
+        + row.get(primaryKeyOf(table))
+        + " reason="
+        + row.get("reason")
+        + " rowBytes="
+        + json.length
+        + " rowSha256="
+        + HexFormat.of().formatHex(Sha256.newDigest().digest(json))
+        + " error: "
+        + message;
   }
 
   private static String primaryKeyOf(String table) {
@@ -247,6 +289,16 @@ public final class BigQuerySinks {
       }
     }
     throw new IllegalArgumentException("unknown table " + table);
+  }
+
+  /** A string as it appears inside a JSON string literal, without the quotes. */
+  private static String escapeJson(String text) {
+    try {
+      String quoted = Json.MAPPER.writeValueAsString(text);
+      return quoted.substring(1, quoted.length() - 1);
+    } catch (JsonProcessingException e) {
+      return text;
+    }
   }
 
   static String rowJson(TableRow row) {

@@ -10,6 +10,8 @@ import org.apache.kafka.common.TopicPartition;
 import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Duration;
 import org.joda.time.Instant;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Event time and the watermark of one Kafka partition.
@@ -26,30 +28,70 @@ import org.joda.time.Instant;
  * never had a record assumes live traffic and follows the wall clock ({@code now - idleTimeout -
  * maxOutOfOrderness}). Records that arrive after such an advance are judged late or too late by the
  * windowing step, never dropped silently.
+ *
+ * <p>Future events: a record whose event time lies more than {@code maxFutureSkew} after its
+ * ingestion time (its Kafka record timestamp) comes from a producer with a wrong clock. It does not
+ * count towards the latest event time, so it cannot move the watermark, and it is timestamped with
+ * its ingestion time (never after it), which is the moment the parser measures the skew from: the
+ * parser dead-letters it as {@code time_in_future} and its dead letter holds nothing back. A
+ * watermark restored from a checkpoint that lies more than {@code maxFutureSkew} after the wall
+ * clock cannot come from honest events (a checkpoint taken before this bound existed): it is
+ * discarded and the partition starts again from the minimum.
  */
 public final class EventTimePolicy extends TimestampPolicy<byte[], byte[]> {
+  private static final Logger LOG = LoggerFactory.getLogger(EventTimePolicy.class);
+
   private final Duration maxOutOfOrderness;
   private final Duration idleTimeout;
+  private final Duration maxFutureSkew;
   private final Instant created;
   private @Nullable Instant maxEventTime;
   private @Nullable Instant lastArrival;
   private Instant watermark;
 
-  EventTimePolicy(Duration maxOutOfOrderness, Duration idleTimeout, Instant initialWatermark) {
+  EventTimePolicy(
+      Duration maxOutOfOrderness,
+      Duration idleTimeout,
+      Duration maxFutureSkew,
+      Instant initialWatermark) {
     this.maxOutOfOrderness = maxOutOfOrderness;
     this.idleTimeout = idleTimeout;
+    this.maxFutureSkew = maxFutureSkew;
     this.watermark = initialWatermark;
     this.created = Instant.now();
   }
 
-  /** The factory KafkaIO calls per partition; restores the checkpointed watermark. */
+  /**
+   * The factory KafkaIO calls per partition; restores the checkpointed watermark unless it lies
+   * more than {@code maxFutureSkew} after the wall clock.
+   */
   public static TimestampPolicyFactory<byte[], byte[]> factory(
-      Duration maxOutOfOrderness, Duration idleTimeout) {
+      Duration maxOutOfOrderness, Duration idleTimeout, Duration maxFutureSkew) {
     return (TopicPartition partition, Optional<Instant> previousWatermark) ->
         new EventTimePolicy(
             maxOutOfOrderness,
             idleTimeout,
-            previousWatermark.orElse(BoundedWindow.TIMESTAMP_MIN_VALUE));
+            maxFutureSkew,
+            restored(partition, previousWatermark, Instant.now(), maxFutureSkew));
+  }
+
+  /** The checkpointed watermark, or the minimum when there is none or it is in the future. */
+  static Instant restored(
+      TopicPartition partition, Optional<Instant> previous, Instant now, Duration maxFutureSkew) {
+    if (previous.isEmpty()) {
+      return BoundedWindow.TIMESTAMP_MIN_VALUE;
+    }
+    if (previous.get().isAfter(now.plus(maxFutureSkew))) {
+      LOG.warn(
+          "partition {}: discarding the checkpointed watermark {}, more than {} after the wall"
+              + " clock {}; it was moved by an event with a wrong clock",
+          partition,
+          previous.get(),
+          maxFutureSkew,
+          now);
+      return BoundedWindow.TIMESTAMP_MIN_VALUE;
+    }
+    return previous.get();
   }
 
   @Override
@@ -61,6 +103,11 @@ public final class EventTimePolicy extends TimestampPolicy<byte[], byte[]> {
         || eventTime.isBefore(BoundedWindow.TIMESTAMP_MIN_VALUE)
         || !eventTime.isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE)) {
       return BoundedWindow.TIMESTAMP_MIN_VALUE;
+    }
+    Instant ingestionTime = KafkaSource.ingestionTime(record.getTimestamp());
+    if (eventTime.isAfter(ingestionTime.plus(maxFutureSkew))) {
+      // A wrong producer clock: neither the watermark nor the timestamp may follow it.
+      return ingestionTime;
     }
     if (maxEventTime == null || eventTime.isAfter(maxEventTime)) {
       maxEventTime = eventTime;

@@ -25,7 +25,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * headers {@code version} and {@code paneTiming}. Each window's panes share the key and carry
  * increasing versions, so a consumer that keeps the highest version per key (or a compacted topic)
  * holds exactly the final state of every window, however many times a pane was delivered. Dead
- * letters are keyed by their origin, duplicates and too-late records by {@code id@source}.
+ * letters are keyed by their origin and never exceed the producer's request size ({@link
+ * DeadLetterRecords}), duplicates and too-late records by {@code id@source}.
  *
  * <p>{@link KafkaOptions.KafkaSinkMode#transactional}: {@code KafkaIO.write().withEOS()} per topic,
  * with its own sink group id ({@code <kafkaSinkGroupId>.<output>}), producers wrapped in {@link
@@ -42,6 +43,19 @@ public final class KafkaSinks {
    * benchmark's latency job used more CPU and had a longer tail (see docs/benchmarks.md).
    */
   public static final int IDEMPOTENT_LINGER_MS = 20;
+
+  /**
+   * The producers' {@code max.request.size}, set explicitly: Kafka's default, 1 MiB, which is also
+   * about the default {@code max.message.bytes} of a topic. A record over it fails its bundle on
+   * every retry.
+   */
+  public static final int MAX_REQUEST_BYTES = 1024 * 1024;
+
+  /**
+   * The most key and value bytes of one dead-letter record ({@link DeadLetterRecords}): the request
+   * size less room for the batch and record headers.
+   */
+  public static final int MAX_DEAD_LETTER_RECORD_BYTES = MAX_REQUEST_BYTES - 16 * 1024;
 
   private KafkaSinks() {}
 
@@ -77,7 +91,7 @@ public final class KafkaSinks {
     write(
         "DeadLetters",
         outputs.deadLetters,
-        letter -> KV.of(letter.origin(), HeaderedValue.of(letter.toJson())),
+        new DeadLetterRecords(MAX_DEAD_LETTER_RECORD_BYTES),
         topics,
         "dead-letters",
         options,
@@ -142,6 +156,7 @@ public final class KafkaSinks {
     Map<String, Object> producer = new LinkedHashMap<>();
     producer.put(ProducerConfig.ACKS_CONFIG, "all");
     producer.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    producer.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, MAX_REQUEST_BYTES);
     KafkaIO.Write<String, HeaderedValue> write =
         KafkaIO.<String, HeaderedValue>write()
             .withBootstrapServers(clients.bootstrapServers())

@@ -22,15 +22,28 @@ import org.joda.time.Instant;
  * commitOffsetsInFinalize}, auto-commit off), transactional input read {@code read_committed}. Each
  * record's ingestion time is its Kafka record timestamp and its origin {@code
  * kafka:topic/partition@offset}; binary and structured mode are both accepted ({@link
- * KafkaCloudEvents}).
+ * KafkaCloudEvents}). A record whose event time is more than {@link #withMaxFutureSkew} after its
+ * ingestion time moves no watermark and is timestamped with its ingestion time; the parser
+ * dead-letters it as {@code time_in_future}.
+ *
+ * <pre>{@code
+ * PCollection<RawRecord> raw =
+ *     pipeline.apply("ReadKafka",
+ *         KafkaSource.of(clients, "payments", "tidemark")
+ *             .withMaxFutureSkew(Duration.standardMinutes(10)));
+ * }</pre>
  */
 public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>> {
+  /** The default bound on how far an event time may lie after its ingestion time. */
+  public static final Duration DEFAULT_MAX_FUTURE_SKEW = Duration.standardMinutes(10);
+
   private final KafkaClients clients;
   private final String topic;
   private final String consumerGroup;
   private final String startOffset;
   private final Duration maxOutOfOrderness;
   private final Duration idleTimeout;
+  private final Duration maxFutureSkew;
   private final @Nullable Long maxRecords;
 
   private KafkaSource(
@@ -40,6 +53,7 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
       String startOffset,
       Duration maxOutOfOrderness,
       Duration idleTimeout,
+      Duration maxFutureSkew,
       @Nullable Long maxRecords) {
     this.clients = clients;
     this.topic = topic;
@@ -47,6 +61,7 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
     this.startOffset = startOffset;
     this.maxOutOfOrderness = maxOutOfOrderness;
     this.idleTimeout = idleTimeout;
+    this.maxFutureSkew = maxFutureSkew;
     this.maxRecords = maxRecords;
   }
 
@@ -59,6 +74,7 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
         "earliest",
         Duration.standardSeconds(30),
         Duration.standardSeconds(10),
+        DEFAULT_MAX_FUTURE_SKEW,
         null);
   }
 
@@ -69,13 +85,47 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
           "--kafkaStartOffset=" + reset + ": use earliest or latest");
     }
     return new KafkaSource(
-        clients, topic, consumerGroup, reset, maxOutOfOrderness, idleTimeout, maxRecords);
+        clients,
+        topic,
+        consumerGroup,
+        reset,
+        maxOutOfOrderness,
+        idleTimeout,
+        maxFutureSkew,
+        maxRecords);
   }
 
   /** The watermark policy: out-of-orderness bound and idle-partition timeout. */
   public KafkaSource withWatermark(Duration outOfOrderness, Duration idle) {
     return new KafkaSource(
-        clients, topic, consumerGroup, startOffset, outOfOrderness, idle, maxRecords);
+        clients,
+        topic,
+        consumerGroup,
+        startOffset,
+        outOfOrderness,
+        idle,
+        maxFutureSkew,
+        maxRecords);
+  }
+
+  /**
+   * How far an event time may lie after the record's ingestion time (its Kafka timestamp) and still
+   * move the watermark; later records are timestamped with their ingestion time instead.
+   */
+  public KafkaSource withMaxFutureSkew(Duration skew) {
+    if (skew == null || skew.isShorterThan(Duration.ZERO)) {
+      throw new IllegalArgumentException(
+          "--maxFutureSkew must not be negative, got " + skew + "; use e.g. PT10M");
+    }
+    return new KafkaSource(
+        clients,
+        topic,
+        consumerGroup,
+        startOffset,
+        maxOutOfOrderness,
+        idleTimeout,
+        skew,
+        maxRecords);
   }
 
   /** Stops after {@code records} records: a bounded read that ends by itself. */
@@ -84,7 +134,14 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
       throw new IllegalArgumentException("--kafkaMaxRecords must be positive, got " + records);
     }
     return new KafkaSource(
-        clients, topic, consumerGroup, startOffset, maxOutOfOrderness, idleTimeout, records);
+        clients,
+        topic,
+        consumerGroup,
+        startOffset,
+        maxOutOfOrderness,
+        idleTimeout,
+        maxFutureSkew,
+        records);
   }
 
   @Override
@@ -102,7 +159,8 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
             .withValueDeserializer(ByteArrayDeserializer.class)
             .withConsumerConfigUpdates(consumer)
             .withConsumerFactoryFn(clients.consumerFactory())
-            .withTimestampPolicyFactory(EventTimePolicy.factory(maxOutOfOrderness, idleTimeout))
+            .withTimestampPolicyFactory(
+                EventTimePolicy.factory(maxOutOfOrderness, idleTimeout, maxFutureSkew))
             .commitOffsetsInFinalize();
     if (maxRecords != null) {
       read = read.withMaxNumRecords(maxRecords);
@@ -111,6 +169,14 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
         .apply("ReadKafka", read)
         .apply("ToRawRecords", ParDo.of(new ToRawRecordFn()))
         .setCoder(RawRecord.RawRecordCoder.of());
+  }
+
+  /**
+   * A record's ingestion time: its Kafka timestamp, or the time of reading for a record without one
+   * (a negative timestamp, from a pre-0.10 message format).
+   */
+  static Instant ingestionTime(long recordTimestamp) {
+    return recordTimestamp < 0 ? Instant.now() : new Instant(recordTimestamp);
   }
 
   /** KafkaRecord to RawRecord, keeping the event-time timestamp the policy assigned. */
@@ -122,7 +188,7 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
           KafkaCloudEvents.toRawRecord(
               record.getHeaders(),
               record.getKV().getValue(),
-              new Instant(record.getTimestamp()),
+              ingestionTime(record.getTimestamp()),
               KafkaCloudEvents.origin(
                   record.getTopic(), record.getPartition(), record.getOffset())));
     }

@@ -30,6 +30,9 @@ import org.checkerframework.checker.nullness.qual.Nullable;
  *       when there is one);
  *   <li>timestamps the message with the attribute's time when it parses (RFC 3339, or milliseconds
  *       since the epoch, within Beam's timestamp range);
+ *   <li>keeps the publish time as its timestamp when the attribute's time lies more than the
+ *       maximum future skew after the publish time: a producer clock that far ahead must not move
+ *       the watermark (the parser dead-letters the message as {@code time_in_future});
  *   <li>otherwise keeps the publish time as its timestamp and marks it with {@value
  *       #TIMESTAMP_ERROR_ATTRIBUTE} ({@code missing} or {@code invalid}); {@link PubsubSource}
  *       dead-letters marked messages.
@@ -57,9 +60,11 @@ final class EventTimeClientFactory implements PubsubClient.PubsubClientFactory {
   static final String INVALID = "invalid";
 
   private final PubsubClient.PubsubClientFactory delegate;
+  private final long maxFutureSkewMillis;
 
-  EventTimeClientFactory(PubsubClient.PubsubClientFactory delegate) {
+  EventTimeClientFactory(PubsubClient.PubsubClientFactory delegate, long maxFutureSkewMillis) {
     this.delegate = delegate;
+    this.maxFutureSkewMillis = maxFutureSkewMillis;
   }
 
   @Override
@@ -70,14 +75,17 @@ final class EventTimeClientFactory implements PubsubClient.PubsubClientFactory {
       @Nullable String rootUrlOverride)
       throws IOException {
     return new EventTimeClient(
-        delegate.newClient(null, idAttribute, options, rootUrlOverride), timestampAttribute);
+        delegate.newClient(null, idAttribute, options, rootUrlOverride),
+        timestampAttribute,
+        maxFutureSkewMillis);
   }
 
   @Override
   public PubsubClient newClient(
       @Nullable String timestampAttribute, @Nullable String idAttribute, PubsubOptions options)
       throws IOException {
-    return new EventTimeClient(delegate.newClient(null, idAttribute, options), timestampAttribute);
+    return new EventTimeClient(
+        delegate.newClient(null, idAttribute, options), timestampAttribute, maxFutureSkewMillis);
   }
 
   @Override
@@ -111,10 +119,13 @@ final class EventTimeClientFactory implements PubsubClient.PubsubClientFactory {
   static final class EventTimeClient extends PubsubClient {
     private final PubsubClient delegate;
     private final @Nullable String timestampAttribute;
+    private final long maxFutureSkewMillis;
 
-    EventTimeClient(PubsubClient delegate, @Nullable String timestampAttribute) {
+    EventTimeClient(
+        PubsubClient delegate, @Nullable String timestampAttribute, long maxFutureSkewMillis) {
       this.delegate = delegate;
       this.timestampAttribute = timestampAttribute;
+      this.maxFutureSkewMillis = maxFutureSkewMillis;
     }
 
     @Override
@@ -148,6 +159,8 @@ final class EventTimeClientFactory implements PubsubClient.PubsubClientFactory {
           message.putAttributes(TIMESTAMP_ERROR_ATTRIBUTE, MISSING);
         } else if (parsed == null) {
           message.putAttributes(TIMESTAMP_ERROR_ATTRIBUTE, INVALID);
+        } else if (parsed - publishTime > maxFutureSkewMillis) {
+          // The producer's clock is too far ahead: the publish time stays the timestamp.
         } else {
           timestamp = parsed;
         }

@@ -16,6 +16,7 @@ import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.values.PBegin;
 import org.apache.beam.sdk.values.PCollection;
 import org.checkerframework.checker.nullness.qual.Nullable;
+import org.joda.time.Duration;
 import org.joda.time.Instant;
 
 /**
@@ -32,12 +33,15 @@ import org.joda.time.Instant;
  * backlog; on other runners Beam's reference source estimates it from the last minute of messages.
  * No out-of-orderness bound is configured: an event published after the watermark passed its time
  * is late and is judged by the windowing step (allowed lateness, too-late output), never dropped by
- * the source. Reading the publish time instead would put the watermark on ingestion time and make
- * every event look early-stamped; taking the time from the body instead is not possible in {@code
- * PubsubIO}, and on Dataflow only the attribute feeds the service's watermark. Binary-mode
- * publishers set {@code ce-time} anyway; structured-mode publishers must also set the {@code
- * ce-time} attribute to the event's {@code time} (an attribute earlier than the body's time is
- * allowed, a later one is dead-lettered by the parser).
+ * the source. A message whose timestamp attribute lies more than {@link #withMaxFutureSkew} after
+ * its publish time (a producer with a wrong clock) is timestamped with its publish time instead, so
+ * it cannot move the watermark; the parser dead-letters it as {@code time_in_future}. Reading the
+ * publish time instead would put the watermark on ingestion time and make every event look
+ * early-stamped; taking the time from the body instead is not possible in {@code PubsubIO}, and on
+ * Dataflow only the attribute feeds the service's watermark. Binary-mode publishers set {@code
+ * ce-time} anyway; structured-mode publishers must also set the {@code ce-time} attribute to the
+ * event's {@code time} (an attribute earlier than the body's time is allowed, a later one is
+ * dead-lettered by the parser).
  *
  * <p><b>Messages without a readable timestamp attribute</b> (missing, not RFC 3339 or epoch
  * milliseconds, outside Beam's range) are dead-lettered, not lost and not retried: the client
@@ -71,12 +75,16 @@ public final class PubsubSource extends PTransform<PBegin, PCollection<RawRecord
   /** An id attribute of its own for {@link #withIdAttribute}: a copy of the CloudEvents id. */
   public static final String SUGGESTED_ID_ATTRIBUTE = "tidemark-id";
 
+  /** The default bound on how far an event time may lie after its publish time. */
+  public static final Duration DEFAULT_MAX_FUTURE_SKEW = Duration.standardMinutes(10);
+
   private final @Nullable String subscription;
   private final @Nullable String topic;
   private final String timestampAttribute;
   private final @Nullable String idAttribute;
   private final PubsubClient.PubsubClientFactory clientFactory;
   private final @Nullable Clock clock;
+  private final Duration maxFutureSkew;
 
   private PubsubSource(
       @Nullable String subscription,
@@ -84,20 +92,28 @@ public final class PubsubSource extends PTransform<PBegin, PCollection<RawRecord
       String timestampAttribute,
       @Nullable String idAttribute,
       PubsubClient.PubsubClientFactory clientFactory,
-      @Nullable Clock clock) {
+      @Nullable Clock clock,
+      Duration maxFutureSkew) {
     this.subscription = subscription;
     this.topic = topic;
     this.timestampAttribute = timestampAttribute;
     this.idAttribute = idAttribute;
     this.clientFactory = clientFactory;
     this.clock = clock;
+    this.maxFutureSkew = maxFutureSkew;
   }
 
   /** Reads an existing subscription, {@code projects/PROJECT/subscriptions/NAME}. */
   public static PubsubSource fromSubscription(String subscription) {
     PubsubIO.PubsubSubscription.fromPath(required("--pubsubSubscription", subscription));
     return new PubsubSource(
-        subscription, null, DEFAULT_TIMESTAMP_ATTRIBUTE, null, PubsubJsonClient.FACTORY, null);
+        subscription,
+        null,
+        DEFAULT_TIMESTAMP_ATTRIBUTE,
+        null,
+        PubsubJsonClient.FACTORY,
+        null,
+        DEFAULT_MAX_FUTURE_SKEW);
   }
 
   /**
@@ -107,7 +123,13 @@ public final class PubsubSource extends PTransform<PBegin, PCollection<RawRecord
   public static PubsubSource fromTopic(String topic) {
     PubsubIO.PubsubTopic.fromPath(required("--pubsubTopic", topic));
     return new PubsubSource(
-        null, topic, DEFAULT_TIMESTAMP_ATTRIBUTE, null, PubsubJsonClient.FACTORY, null);
+        null,
+        topic,
+        DEFAULT_TIMESTAMP_ATTRIBUTE,
+        null,
+        PubsubJsonClient.FACTORY,
+        null,
+        DEFAULT_MAX_FUTURE_SKEW);
   }
 
   /** The attribute holding the event time (RFC 3339 or epoch milliseconds). */
@@ -117,7 +139,8 @@ public final class PubsubSource extends PTransform<PBegin, PCollection<RawRecord
           "the timestamp attribute must name the message attribute holding the event time, e.g."
               + " ce-time; set it with --pubsubTimestampAttribute");
     }
-    return new PubsubSource(subscription, topic, attribute, idAttribute, clientFactory, clock);
+    return new PubsubSource(
+        subscription, topic, attribute, idAttribute, clientFactory, clock, maxFutureSkew);
   }
 
   /**
@@ -142,7 +165,8 @@ public final class PubsubSource extends PTransform<PBegin, PCollection<RawRecord
               + SUGGESTED_ID_ATTRIBUTE
               + ", and name that");
     }
-    return new PubsubSource(subscription, topic, timestampAttribute, id, clientFactory, clock);
+    return new PubsubSource(
+        subscription, topic, timestampAttribute, id, clientFactory, clock, maxFutureSkew);
   }
 
   /**
@@ -154,7 +178,8 @@ public final class PubsubSource extends PTransform<PBegin, PCollection<RawRecord
     if (factory == null) {
       throw new IllegalArgumentException("the Pub/Sub client factory must not be null");
     }
-    return new PubsubSource(subscription, topic, timestampAttribute, idAttribute, factory, clock);
+    return new PubsubSource(
+        subscription, topic, timestampAttribute, idAttribute, factory, clock, maxFutureSkew);
   }
 
   /**
@@ -163,7 +188,26 @@ public final class PubsubSource extends PTransform<PBegin, PCollection<RawRecord
    */
   public PubsubSource withClock(Clock testClock) {
     return new PubsubSource(
-        subscription, topic, timestampAttribute, idAttribute, clientFactory, testClock);
+        subscription,
+        topic,
+        timestampAttribute,
+        idAttribute,
+        clientFactory,
+        testClock,
+        maxFutureSkew);
+  }
+
+  /**
+   * How far the timestamp attribute may lie after the publish time and still be the message's
+   * timestamp; a later one is replaced by the publish time, so it cannot move the watermark.
+   */
+  public PubsubSource withMaxFutureSkew(Duration skew) {
+    if (skew == null || skew.isShorterThan(Duration.ZERO)) {
+      throw new IllegalArgumentException(
+          "--maxFutureSkew must not be negative, got " + skew + "; use e.g. PT10M");
+    }
+    return new PubsubSource(
+        subscription, topic, timestampAttribute, idAttribute, clientFactory, clock, skew);
   }
 
   @Override
@@ -171,7 +215,8 @@ public final class PubsubSource extends PTransform<PBegin, PCollection<RawRecord
     PubsubIO.Read<PubsubMessage> read =
         PubsubIO.readMessagesWithAttributesAndMessageId()
             .withTimestampAttribute(timestampAttribute)
-            .withClientFactory(new EventTimeClientFactory(clientFactory));
+            .withClientFactory(
+                new EventTimeClientFactory(clientFactory, maxFutureSkew.getMillis()));
     read = subscription != null ? read.fromSubscription(subscription) : read.fromTopic(topic);
     if (idAttribute != null) {
       read = read.withIdAttribute(idAttribute);

@@ -39,6 +39,7 @@ import org.apache.beam.sdk.transforms.MapElements;
 import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.TypeDescriptors;
+import org.joda.time.Instant;
 import org.junit.After;
 import org.junit.Test;
 import org.junit.runner.RunWith;
@@ -189,6 +190,105 @@ public class PubsubSourceTest {
                 MapElements.into(TypeDescriptors.strings())
                     .via((DuplicateRecord d) -> d.id() + "@" + d.eventTime())))
         .containsInAnyOrder("e2@" + seconds(20));
+    PAssert.that(outputs.tooLate).empty();
+    PAssert.that(outputs.decisions).satisfies(PubsubSourceTest::aliceSawTwoUniquePayments);
+    pipeline.run().waitUntilFinish();
+  }
+
+  /** A publisher clock in 2099 between two honest messages: f1 is structured, f2 binary. */
+  private static List<IncomingMessage> futureMessages() {
+    Instant from2099 = Instant.parse("2099-01-01T00:00:00Z");
+    List<IncomingMessage> messages = new ArrayList<>();
+    messages.add(
+        incoming(
+            "h1",
+            binaryAttributes("h1", seconds(10).toString()),
+            data(ALICE, "10.00"),
+            seconds(11)));
+    messages.add(
+        incoming(
+            "f1",
+            structuredAttributes(from2099),
+            structured("f1", from2099, data(ALICE, "99.00")),
+            seconds(12)));
+    messages.add(
+        incoming(
+            "f2", binaryAttributes("f2", from2099.toString()), data(ALICE, "98.00"), seconds(13)));
+    messages.add(
+        incoming(
+            "h2",
+            binaryAttributes("h2", seconds(20).toString()),
+            data(ALICE, "20.00"),
+            seconds(21)));
+    return messages;
+  }
+
+  /**
+   * A timestamp attribute more than the skew after the publish time is not the message's timestamp
+   * (which feeds the reader's watermark): the publish time is, and the body keeps its time for the
+   * parser to judge. Within the skew the attribute is the timestamp.
+   */
+  @Test
+  public void aFutureTimestampAttributeIsReplacedByThePublishTime() throws IOException {
+    Pipeline pipeline = Pipeline.create(PipelineOptionsFactory.create());
+    factory = PubsubTestClient.createFactoryForPull(CLOCK, SUBSCRIPTION, 60, futureMessages());
+    PCollection<String> records =
+        pipeline
+            .apply(
+                "ReadPubsub",
+                PubsubSource.fromSubscription(SUBSCRIPTION.getPath())
+                    .withClientFactory(factory)
+                    .withClock(CLOCK)
+                    .withMaxFutureSkew(org.joda.time.Duration.standardMinutes(10)))
+            .apply("Describe", ParDo.of(new PubsubFixtures.DescribeFn()));
+    PAssert.that(records)
+        .containsInAnyOrder(
+            ORIGIN
+                + "h1 ts=2026-01-01T00:00:10.000Z ingested=2026-01-01T00:00:11.000Z id=h1"
+                + " time=2026-01-01T00:00:10.000Z data="
+                + canonicalData(ALICE, "10.00"),
+            ORIGIN
+                + "f1 ts=2026-01-01T00:00:12.000Z ingested=2026-01-01T00:00:12.000Z id=f1"
+                + " time=2099-01-01T00:00:00.000Z data="
+                + canonicalData(ALICE, "99.00"),
+            ORIGIN
+                + "f2 ts=2026-01-01T00:00:13.000Z ingested=2026-01-01T00:00:13.000Z id=f2"
+                + " time=2099-01-01T00:00:00.000Z data="
+                + canonicalData(ALICE, "98.00"),
+            ORIGIN
+                + "h2 ts=2026-01-01T00:00:20.000Z ingested=2026-01-01T00:00:21.000Z id=h2"
+                + " time=2026-01-01T00:00:20.000Z data="
+                + canonicalData(ALICE, "20.00"));
+    pipeline.run().waitUntilFinish();
+  }
+
+  /**
+   * The whole pipeline over the same messages: nothing is too late, and the two 2099 events are
+   * {@code time_in_future} dead letters (the parser's half of the bound).
+   */
+  @Test
+  public void futureEventsAreDeadLetteredAndMoveNothing() {
+    TidemarkOptions options =
+        PipelineOptionsFactory.fromArgs(
+                "--runner=DirectRunner",
+                "--source=pubsub",
+                "--pubsubSubscription=" + SUBSCRIPTION.getPath(),
+                "--earlyFiringDelay=none")
+            .withValidation()
+            .as(TidemarkOptions.class);
+    Pipeline pipeline = Pipeline.create(options);
+    factory = PubsubTestClient.createFactoryForPull(CLOCK, SUBSCRIPTION, 60, futureMessages());
+    PCollection<RawRecord> raw =
+        pipeline.apply(
+            "ReadPubsub",
+            TidemarkPipeline.pubsubSource(options).withClientFactory(factory).withClock(CLOCK));
+    Outputs outputs = TidemarkPipeline.expand(raw, options);
+    PAssert.that(
+            outputs.deadLetters.apply(
+                "DeadLetterReasons",
+                MapElements.into(TypeDescriptors.strings())
+                    .via((DeadLetter d) -> d.reason().code() + "@" + d.origin())))
+        .containsInAnyOrder("time_in_future@" + ORIGIN + "f1", "time_in_future@" + ORIGIN + "f2");
     PAssert.that(outputs.tooLate).empty();
     PAssert.that(outputs.decisions).satisfies(PubsubSourceTest::aliceSawTwoUniquePayments);
     pipeline.run().waitUntilFinish();

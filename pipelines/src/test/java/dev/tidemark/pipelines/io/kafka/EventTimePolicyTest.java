@@ -1,0 +1,109 @@
+package dev.tidemark.pipelines.io.kafka;
+
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.is;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+import org.apache.beam.sdk.io.kafka.KafkaRecord;
+import org.apache.beam.sdk.io.kafka.KafkaTimestampType;
+import org.apache.beam.sdk.io.kafka.TimestampPolicy;
+import org.apache.beam.sdk.io.kafka.TimestampPolicy.PartitionContext;
+import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.joda.time.Duration;
+import org.joda.time.Instant;
+import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.junit.runners.JUnit4;
+
+/** The Kafka partition's event time and watermark, with honest and future-dated records. */
+@RunWith(JUnit4.class)
+public class EventTimePolicyTest {
+  private static final Instant INGESTED = Instant.parse("2026-01-01T00:10:00Z");
+  private static final Instant HONEST = Instant.parse("2026-01-01T00:09:00Z");
+  private static final Instant LATER_HONEST = Instant.parse("2026-01-01T00:09:30Z");
+  private static final Instant FROM_2099 = Instant.parse("2099-01-01T00:00:00Z");
+  private static final Duration OUT_OF_ORDERNESS = Duration.standardSeconds(30);
+  private static final Duration SKEW = Duration.standardMinutes(10);
+  private static final TopicPartition PARTITION = new TopicPartition("payments", 0);
+
+  /** A partition with a backlog, so the idle rule never applies. */
+  private static final PartitionContext BUSY =
+      new PartitionContext() {
+        @Override
+        public long getMessageBacklog() {
+          return 100;
+        }
+
+        @Override
+        public Instant getBacklogCheckTime() {
+          return INGESTED;
+        }
+      };
+
+  private static KafkaRecord<byte[], byte[]> record(long offset, Instant eventTime) {
+    String json =
+        "{\"specversion\":\"1.0\",\"id\":\"e"
+            + offset
+            + "\",\"time\":\""
+            + eventTime
+            + "\",\"data\":{}}";
+    return new KafkaRecord<>(
+        PARTITION.topic(),
+        PARTITION.partition(),
+        offset,
+        INGESTED.getMillis(),
+        KafkaTimestampType.CREATE_TIME,
+        new RecordHeaders(),
+        new byte[0],
+        json.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static TimestampPolicy<byte[], byte[]> policy(Optional<Instant> previous) {
+    return EventTimePolicy.factory(OUT_OF_ORDERNESS, Duration.standardSeconds(10), SKEW)
+        .createTimestampPolicy(PARTITION, previous);
+  }
+
+  @Test
+  public void aFutureRecordGetsItsIngestionTimeAndDoesNotMoveTheWatermark() {
+    TimestampPolicy<byte[], byte[]> policy = policy(Optional.empty());
+    assertThat(policy.getTimestampForRecord(BUSY, record(1, HONEST)), is(HONEST));
+    assertThat(policy.getWatermark(BUSY), is(HONEST.minus(OUT_OF_ORDERNESS)));
+
+    assertThat(policy.getTimestampForRecord(BUSY, record(2, FROM_2099)), is(INGESTED));
+    assertThat(policy.getWatermark(BUSY), is(HONEST.minus(OUT_OF_ORDERNESS)));
+
+    // Honest records after it still drive the watermark.
+    assertThat(policy.getTimestampForRecord(BUSY, record(3, LATER_HONEST)), is(LATER_HONEST));
+    assertThat(policy.getWatermark(BUSY), is(LATER_HONEST.minus(OUT_OF_ORDERNESS)));
+  }
+
+  @Test
+  public void anEventWithinTheSkewKeepsItsEventTime() {
+    TimestampPolicy<byte[], byte[]> policy = policy(Optional.empty());
+    Instant justWithin = INGESTED.plus(SKEW);
+    assertThat(policy.getTimestampForRecord(BUSY, record(1, justWithin)), is(justWithin));
+    assertThat(policy.getWatermark(BUSY), is(justWithin.minus(OUT_OF_ORDERNESS)));
+    Instant justBeyond = INGESTED.plus(SKEW).plus(Duration.millis(1));
+    assertThat(policy.getTimestampForRecord(BUSY, record(2, justBeyond)), is(INGESTED));
+  }
+
+  @Test
+  public void aCheckpointedWatermarkInTheFutureIsNotRestored() {
+    Instant now = Instant.now();
+    assertThat(
+        EventTimePolicy.restored(PARTITION, Optional.of(FROM_2099), now, SKEW),
+        is(BoundedWindow.TIMESTAMP_MIN_VALUE));
+    Instant honest = now.minus(Duration.standardMinutes(1));
+    assertThat(EventTimePolicy.restored(PARTITION, Optional.of(honest), now, SKEW), is(honest));
+    assertThat(
+        EventTimePolicy.restored(PARTITION, Optional.empty(), now, SKEW),
+        is(BoundedWindow.TIMESTAMP_MIN_VALUE));
+
+    TimestampPolicy<byte[], byte[]> policy = policy(Optional.of(FROM_2099));
+    assertThat(policy.getTimestampForRecord(BUSY, record(1, HONEST)), is(HONEST));
+    assertThat(policy.getWatermark(BUSY), is(HONEST.minus(OUT_OF_ORDERNESS)));
+  }
+}
