@@ -38,9 +38,13 @@ import org.joda.time.format.ISOPeriodFormat;
  * broken directive, a directive that would move the watermark backwards) becomes a record for the
  * pipeline to dead-letter; nothing stops the replay.
  *
- * <p>The replay clock starts at the {@code time} of the first event line and moves only with {@code
- * advanceProcessingTime}; each record's ingestion time is the replay clock when its line was read.
- * Records carry the minimum timestamp: the parser moves each event to its event time.
+ * <p>The replay clock starts at the {@code time} of the first event line; each record's ingestion
+ * time is the replay clock when its line was read. In a file with {@code advanceProcessingTime}
+ * directives the clock moves only with them. In a file without any, it follows the data: before
+ * each event line it moves up to the latest event time accepted so far, so a hand-written file
+ * needs no clock directives and an event more than {@code maxFutureSkew} after its predecessors is
+ * still recognised as coming from a clock in the future. Records carry the minimum timestamp: the
+ * parser moves each event to its event time.
  *
  * <p>Limit: the whole file is held in memory and in the pipeline definition (about twice its size
  * on the heap). It is for incident-sized captures, up to a few hundred thousand lines; reprocess
@@ -111,12 +115,14 @@ public final class ReplayFile {
     List<byte[]> lines = splitLines(Files.readAllBytes(file));
     List<JsonNode> parsed = new ArrayList<>(lines.size());
     boolean watermarkDirectives = false;
+    boolean clockDirectives = false;
     Instant clock = null;
     for (byte[] line : lines) {
       JsonNode node = tryParse(line);
       parsed.add(node);
       if (isDirectiveShaped(node)) {
         watermarkDirectives |= node.has(WATERMARK_TO) || node.has(WATERMARK_TO_INFINITY);
+        clockDirectives |= node.has(PROCESSING_TIME);
       } else if (clock == null) {
         clock = eventTime(node);
       }
@@ -126,7 +132,8 @@ public final class ReplayFile {
             file.getFileName().toString(),
             clock == null ? new Instant(0) : clock,
             watermarkDirectives ? null : maxOutOfOrderness,
-            maxFutureSkew);
+            maxFutureSkew,
+            !clockDirectives);
     for (int i = 0; i < lines.size(); i++) {
       builder.line(i + 1, lines.get(i), parsed.get(i));
     }
@@ -190,6 +197,7 @@ public final class ReplayFile {
     private final String fileName;
     private final @Nullable Duration maxOutOfOrderness;
     private final Duration maxFutureSkew;
+    private final boolean clockFollowsEvents;
     private final List<TimestampedValue<RawRecord>> batch = new ArrayList<>();
     private TestStream.Builder<RawRecord> stream = TestStream.create(RawRecord.RawRecordCoder.of());
     private Instant clock;
@@ -204,8 +212,10 @@ public final class ReplayFile {
         String fileName,
         Instant clockStart,
         @Nullable Duration maxOutOfOrderness,
-        Duration maxFutureSkew) {
+        Duration maxFutureSkew,
+        boolean clockFollowsEvents) {
       this.fileName = fileName;
+      this.clockFollowsEvents = clockFollowsEvents;
       this.clock = clockStart;
       this.maxOutOfOrderness = maxOutOfOrderness;
       this.maxFutureSkew = maxFutureSkew;
@@ -222,6 +232,9 @@ public final class ReplayFile {
         return;
       }
       if (!isDirectiveShaped(node)) {
+        if (clockFollowsEvents && maxEventTime.isAfter(clock)) {
+          clock = maxEventTime;
+        }
         Instant eventTime = eventTime(node);
         // An event too far after the replay clock has a wrong clock: it moves no watermark.
         if (eventTime != null

@@ -128,4 +128,45 @@ public class ReplayFileTest {
             });
     p.run().waitUntilFinish();
   }
+
+  @Test
+  public void withoutClockDirectivesTheClockFollowsTheAcceptedEventTimes() throws IOException {
+    Path file =
+        write(
+            event("e1", "2026-01-01T00:00:00Z", "1.00"),
+            event("e2", "2026-01-01T00:09:00Z", "2.00"),
+            event("e3", "2026-01-01T00:18:00Z", "3.00"),
+            event("future", "2099-01-01T00:00:00Z", "4.00"),
+            event("e4", "2026-01-01T00:17:00Z", "5.00"));
+    ReplayFile replay = ReplayFile.read(file, Duration.standardSeconds(30));
+    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> parsed =
+        p.apply(replay.stream()).apply(ParseCloudEvents.create());
+
+    PAssert.that(parsed.output())
+        .satisfies(
+            events -> {
+              java.util.Map<String, Instant> ingested = new java.util.TreeMap<>();
+              events.forEach(e -> ingested.put(e.id(), e.ingestionTime()));
+              // Each line is ingested at the latest event time accepted before it; the 2099
+              // event is not accepted, so it moves the clock no more than the watermark.
+              assertThat(
+                  ingested,
+                  is(
+                      java.util.Map.of(
+                          "e1", Instant.parse("2026-01-01T00:00:00Z"),
+                          "e2", Instant.parse("2026-01-01T00:00:00Z"),
+                          "e3", Instant.parse("2026-01-01T00:09:00Z"),
+                          "e4", Instant.parse("2026-01-01T00:18:00Z"))));
+              return null;
+            });
+    PAssert.that(parsed.failures())
+        .satisfies(
+            failures -> {
+              DeadLetter only = failures.iterator().next();
+              assertThat(only.reason(), is(DeadLetterReason.TIME_IN_FUTURE));
+              assertThat(only.origin(), is("replay:replay.ndjson:4"));
+              return null;
+            });
+    p.run().waitUntilFinish();
+  }
 }
