@@ -3,6 +3,7 @@ package dev.tidemark.pipelines.io.bigquery;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.google.api.services.bigquery.model.TableRow;
 import dev.tidemark.pipelines.BigQuerySinkOptions;
+import dev.tidemark.pipelines.OutputOptions;
 import dev.tidemark.pipelines.io.Outputs;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.Sha256;
@@ -91,11 +92,12 @@ public final class BigQuerySinks {
             "WriteTooLateToBigQuery",
             write(BigQueryTables.TOO_LATE, dataset, options, testServices, t -> 0L));
 
+    int maxPayload = options.as(OutputOptions.class).getMaxDeadLetterPayloadBytes();
     List<PCollection<DeadLetter>> deadLetters = new ArrayList<>();
     deadLetters.add(outputs.deadLetters);
-    deadLetters.add(rejected(decisions, BigQueryTables.DECISIONS, dataset));
-    deadLetters.add(rejected(duplicates, BigQueryTables.DUPLICATES, dataset));
-    deadLetters.add(rejected(tooLate, BigQueryTables.TOO_LATE, dataset));
+    deadLetters.add(rejected(decisions, BigQueryTables.DECISIONS, dataset, maxPayload));
+    deadLetters.add(rejected(duplicates, BigQueryTables.DUPLICATES, dataset, maxPayload));
+    deadLetters.add(rejected(tooLate, BigQueryTables.TOO_LATE, dataset, maxPayload));
     WriteResult deadLetterWrite =
         PCollectionList.of(deadLetters)
             .apply("CollectSinkDeadLetters", Flatten.pCollections())
@@ -170,7 +172,7 @@ public final class BigQuerySinks {
 
   /** The rows a table rejected, as dead letters in the global window. */
   private static PCollection<DeadLetter> rejected(
-      WriteResult result, BigQueryTables.Table<?> table, String dataset) {
+      WriteResult result, BigQueryTables.Table<?> table, String dataset, int maxPayloadBytes) {
     StringBuilder name = new StringBuilder();
     for (String part : table.name().split("_")) {
       name.append(Character.toUpperCase(part.charAt(0))).append(part.substring(1));
@@ -179,7 +181,9 @@ public final class BigQuerySinks {
         .getFailedStorageApiInserts()
         .apply(
             "Rejected" + name + "ToDeadLetters",
-            ParDo.of(new RejectedToDeadLetterFn(table.name(), tableSpec(dataset, table))))
+            ParDo.of(
+                new RejectedToDeadLetterFn(
+                    table.name(), tableSpec(dataset, table), maxPayloadBytes)))
         .setCoder(DeadLetter.DeadLetterCoder.of())
         .apply(
             "Unwindow" + name + "Rejects",
@@ -189,18 +193,23 @@ public final class BigQuerySinks {
                 .discardingFiredPanes());
   }
 
-  /** A rejected row as a {@code sink_rejected} dead letter. */
+  /**
+   * A rejected row as a {@code sink_rejected} dead letter, its payload bounded as every other dead
+   * letter's is.
+   */
   static final class RejectedToDeadLetterFn
       extends DoFn<BigQueryStorageApiInsertError, DeadLetter> {
     private static final long serialVersionUID = 1L;
 
     private final String table;
     private final String tableSpec;
+    private final int maxPayloadBytes;
     private final Counter rejected;
 
-    RejectedToDeadLetterFn(String table, String tableSpec) {
+    RejectedToDeadLetterFn(String table, String tableSpec, int maxPayloadBytes) {
       this.table = table;
       this.tableSpec = tableSpec;
+      this.maxPayloadBytes = maxPayloadBytes;
       this.rejected = Metrics.counter(TidemarkMetrics.NAMESPACE, SINK_REJECTED_PREFIX + table);
     }
 
@@ -212,12 +221,13 @@ public final class BigQuerySinks {
       Object key = row.get(primaryKeyOf(table));
       out.output(
           new DeadLetter(
-              DeadLetterReason.SINK_REJECTED,
-              "BigQuery rejected the row: " + error.getErrorMessage(),
-              STEP_PREFIX + table,
-              "bigquery:" + tableSpec + (key == null ? "" : "/" + key),
-              rowJson(row).getBytes(StandardCharsets.UTF_8),
-              null));
+                  DeadLetterReason.SINK_REJECTED,
+                  "BigQuery rejected the row: " + error.getErrorMessage(),
+                  STEP_PREFIX + table,
+                  "bigquery:" + tableSpec + (key == null ? "" : "/" + key),
+                  rowJson(row).getBytes(StandardCharsets.UTF_8),
+                  null)
+              .withPayloadLimit(maxPayloadBytes));
     }
   }
 
