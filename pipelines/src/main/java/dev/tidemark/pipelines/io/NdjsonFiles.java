@@ -203,10 +203,17 @@ public final class NdjsonFiles extends PTransform<PBegin, PDone> {
     public void processElement(
         @Element KV<KV<String, Integer>, Iterable<String>> group,
         OutputReceiver<KV<String, String>> out) {
-      if (!group.getValue().iterator().hasNext()) {
-        return; // An empty pane would write an empty line.
+      // One pass: Flink's batch GroupByKey result can be iterated only once.
+      StringBuilder lines = new StringBuilder();
+      for (String line : group.getValue()) {
+        if (lines.length() > 0) {
+          lines.append('\n');
+        }
+        lines.append(line);
       }
-      out.output(KV.of(group.getKey().getKey(), String.join("\n", group.getValue())));
+      if (lines.length() > 0) { // An empty pane would write an empty line.
+        out.output(KV.of(group.getKey().getKey(), lines.toString()));
+      }
     }
   }
 }
