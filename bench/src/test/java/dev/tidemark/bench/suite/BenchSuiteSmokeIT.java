@@ -8,6 +8,7 @@ import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.not;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.tidemark.bench.latency.LatencyPart;
 import dev.tidemark.transforms.util.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -16,8 +17,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Set;
 import org.junit.ClassRule;
 import org.junit.Test;
@@ -26,11 +29,12 @@ import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
 
 /**
- * Runs the suite's default parts with the {@code small} profile, narrowed to one measured run per
- * point without warm-up, into a temporary directory and checks the outputs: {@code latest.json}
- * with every contract key (a number, or null with a note naming it), the machine, notes, at least
- * one measurement, and a PNG per chart. It checks that the suite ran and produced numbers, never
- * how fast anything was. {@code -Dtidemark.bench.output=DIR} keeps the outputs in {@code DIR}.
+ * Runs the suite's default parts but the latency part with the {@code small} profile, narrowed to
+ * one measured run per point without warm-up, into a temporary directory and checks the outputs:
+ * {@code latest.json} with every contract key (a number, or null with a note naming it), the
+ * machine, notes, at least one measurement, and a PNG per chart. It checks that the suite ran and
+ * produced numbers, never how fast anything was. {@code -Dtidemark.bench.output=DIR} keeps the
+ * outputs in {@code DIR}.
  */
 @RunWith(JUnit4.class)
 public class BenchSuiteSmokeIT {
@@ -49,8 +53,12 @@ public class BenchSuiteSmokeIT {
 
     // One measured run per point and no warm-up: the smoke test checks the contract, not figures.
     BenchProfile profile = BenchProfile.SMALL.with(null, null, 0, 1);
-    new BenchSuite(BenchSuite.defaultParts())
-        .run(profile, out, new PrintStream(log, true, StandardCharsets.UTF_8));
+    // The latency part (four minutes of capacity probes) is left out: its measurement runs in
+    // KafkaSinkBenchmarkIT and its logic in LatencyPartTest; its keys must then be null with a
+    // note.
+    List<BenchPart> parts = new ArrayList<>(BenchSuite.defaultParts());
+    parts.removeIf(part -> part instanceof LatencyPart);
+    new BenchSuite(parts).run(profile, out, new PrintStream(log, true, StandardCharsets.UTF_8));
 
     JsonNode root = Json.MAPPER.readTree(Files.readAllBytes(out.resolve("latest.json")));
     String printed = log.toString(StandardCharsets.UTF_8);
