@@ -5,6 +5,8 @@ import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -28,6 +30,15 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -46,8 +57,9 @@ import org.junit.Test;
 /**
  * The local cluster end to end, on free ports in a temporary state directory: {@code up} (over a
  * stale pid file), the JobManager's view of both TaskManagers and their slots, a topic, a produce
- * and a consume on the broker, a TaskManager's Prometheus endpoint, a SIGKILLed TaskManager noticed
- * and replaced, {@code status}, and {@code down} leaving no process behind.
+ * and a consume on the broker, a TaskManager's Prometheus endpoint, a keyed job of parallelism 2
+ * checkpointing with RocksDB into the state directory on both TaskManagers, a SIGKILLed TaskManager
+ * noticed and replaced, {@code status}, and {@code down} leaving no process behind.
  */
 public class LocalClusterIT {
   private Path dir;
@@ -124,6 +136,8 @@ public class LocalClusterIT {
     // The resource id, with Prometheus' label characters ('-' becomes '_').
     assertTrue(metrics, metrics.contains("tm_id=\"taskmanager_0\""));
 
+    checkpointsWithRocksDb(cluster.settings());
+
     long killed = cluster.killTaskManager(0);
     assertFalse(ProcessHandle.of(killed).map(ProcessHandle::isAlive).orElse(false));
     assertTrue(cluster.pid(LocalCluster.taskManager(0)).isEmpty());
@@ -152,6 +166,126 @@ public class LocalClusterIT {
     }
     assertTrue(cluster.status().noneRunning());
     assertEquals(ClusterCommand.FAILED, runCommand("status", "--dir", dir.toString()).exitCode());
+  }
+
+  /**
+   * A keyed streaming job of parallelism 2 on the cluster's defaults: it checkpoints with RocksDB
+   * (incremental) into the state directory, on both TaskManagers (evenly spread slots).
+   */
+  private void checkpointsWithRocksDb(ClusterSettings settings) throws Exception {
+    StreamExecutionEnvironment env =
+        StreamExecutionEnvironment.createRemoteEnvironment(
+            ClusterSettings.HOST,
+            settings.restPort(),
+            System.getProperty("tidemark.cluster.testJar"));
+    env.setParallelism(2);
+    env.enableCheckpointing(500);
+    env.fromSequence(0, Long.MAX_VALUE)
+        .map(new ThrottleFn())
+        .keyBy(new ModuloKey())
+        .map(new CountPerKeyFn())
+        .sinkTo(new DiscardingSink<>());
+    JobClient job = env.executeAsync("local-cluster-it");
+    try {
+      String checkpoints = "/jobs/" + job.getJobID() + "/checkpoints";
+      JsonNode counts =
+          awaitRest(
+              settings, checkpoints, node -> node.path("counts").path("completed").asInt() >= 2);
+      assertTrue(
+          counts.toString(),
+          counts
+              .path("latest")
+              .path("completed")
+              .path("external_path")
+              .asText()
+              .startsWith("file:" + settings.dir().resolve("checkpoints")));
+      JsonNode config =
+          awaitRest(settings, checkpoints + "/config", node -> node.has("state_backend"));
+      assertEquals(
+          config.toString(), "EmbeddedRocksDBStateBackend", config.path("state_backend").asText());
+      Set<String> used = new HashSet<>();
+      for (JsonNode vertex : restGet(settings, "/jobs/" + job.getJobID()).path("vertices")) {
+        JsonNode managers =
+            restGet(
+                settings,
+                "/jobs/"
+                    + job.getJobID()
+                    + "/vertices/"
+                    + vertex.path("id").asText()
+                    + "/taskmanagers");
+        for (JsonNode tm : managers.path("taskmanagers")) {
+          used.add(tm.path("taskmanager-id").asText());
+        }
+      }
+      assertEquals(Set.of("taskmanager-0", "taskmanager-1"), used);
+    } finally {
+      job.cancel().get(60, TimeUnit.SECONDS);
+    }
+    awaitRest(settings, "/overview", node -> node.path("jobs-running").asInt() == 0);
+  }
+
+  /** Keys a number by its remainder modulo 16. */
+  static final class ModuloKey implements KeySelector<Long, Long> {
+    @Override
+    public Long getKey(Long value) {
+      return value % 16;
+    }
+  }
+
+  /**
+   * Passes each element on after a millisecond (about 1,000 a second a subtask). Chained to the
+   * source, so that no buffers fill up in front of a checkpoint barrier.
+   */
+  static final class ThrottleFn implements MapFunction<Long, Long> {
+    @Override
+    public Long map(Long value) throws InterruptedException {
+      Thread.sleep(1);
+      return value;
+    }
+  }
+
+  /** Counts the elements of each key in keyed state. */
+  static final class CountPerKeyFn extends RichMapFunction<Long, Long> {
+    private transient ValueState<Long> count;
+
+    @Override
+    public void open(OpenContext context) {
+      count = getRuntimeContext().getState(new ValueStateDescriptor<>("count", Long.class));
+    }
+
+    @Override
+    public Long map(Long value) throws Exception {
+      long next = (count.value() == null ? 0 : count.value()) + 1;
+      count.update(next);
+      return next;
+    }
+  }
+
+  private static JsonNode restGet(ClusterSettings settings, String path) throws Exception {
+    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    HttpResponse<String> response =
+        http.send(
+            HttpRequest.newBuilder(URI.create(settings.restAddress() + path))
+                .timeout(Duration.ofSeconds(5))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    return new ObjectMapper().readTree(response.body());
+  }
+
+  private static JsonNode awaitRest(
+      ClusterSettings settings, String path, java.util.function.Predicate<JsonNode> done)
+      throws Exception {
+    JsonNode last = null;
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (System.nanoTime() < deadline) {
+      last = restGet(settings, path);
+      if (done.test(last)) {
+        return last;
+      }
+      Thread.sleep(250);
+    }
+    fail("GET " + path + " did not reach the expected state: " + last);
+    return last;
   }
 
   private void recordPids() {
