@@ -299,7 +299,10 @@ public final class LocalCluster {
 
   // ------------------------------------------------------------------ readiness and status
 
-  /** Waits until the JobManager's REST API reports exactly {@code count} TaskManagers. */
+  /**
+   * Waits until the JobManager's REST API reports exactly {@code count} TaskManagers and their
+   * slots (a TaskManager registers before it reports its slots).
+   */
   public Overview awaitTaskManagers(int count, Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     Overview last = null;
@@ -311,7 +314,8 @@ public final class LocalCluster {
       Optional<Overview> overview = overview();
       if (overview.isPresent()) {
         last = overview.get();
-        if (last.taskManagers() == count) {
+        if (last.taskManagers() == count
+            && last.slotsTotal() == count * settings.slotsPerTaskManager()) {
           return last;
         }
       }
@@ -328,7 +332,9 @@ public final class LocalCluster {
                 + " TaskManagers in "
                 + timeout.toSeconds()
                 + " s (last: "
-                + (last == null ? "no answer" : last.taskManagers() + " TaskManagers")
+                + (last == null
+                    ? "no answer"
+                    : last.taskManagers() + " TaskManagers, " + last.slotsTotal() + " slots")
                 + ")\n"
                 + logs);
       }
