@@ -177,6 +177,7 @@ public final class LocalCluster {
     if (missing.isEmpty()) {
       return false;
     }
+    checkPortsFree(missing);
     if (missing.size() == processNames().size()) {
       writeConfiguration();
     }
@@ -205,6 +206,31 @@ public final class LocalCluster {
         processes.stop(started.get(i), Duration.ofSeconds(10));
       }
       throw e;
+    }
+  }
+
+  /**
+   * Refuses to start a process whose fixed port already answers: another cluster there would answer
+   * for this one while its own process fails to bind.
+   */
+  private void checkPortsFree(List<String> names) {
+    for (String name : names) {
+      for (String port : ports(name)) {
+        int number = Integer.parseInt(port.substring(port.indexOf('=') + 1));
+        if (portAnswers(number)) {
+          throw new IllegalStateException(
+              "port "
+                  + number
+                  + " ("
+                  + name
+                  + " "
+                  + port.substring(0, port.indexOf('='))
+                  + ") is in use on "
+                  + ClusterSettings.HOST
+                  + ": stop what listens there (another cluster: ./tidemark cluster down"
+                  + " --dir=...), or choose other ports (./tidemark cluster up --help)");
+        }
+      }
     }
   }
 

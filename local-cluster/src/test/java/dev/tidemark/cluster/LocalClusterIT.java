@@ -2,6 +2,7 @@ package dev.tidemark.cluster;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 
@@ -118,6 +119,31 @@ public class LocalClusterIT {
     recordPids();
     assertEquals(cluster.processNames().size(), pids.size());
     assertFalse("a second up finds it running", cluster.up(Duration.ofMinutes(1)));
+    // A second cluster on the same ports is refused before it starts anything.
+    Path other = Files.createTempDirectory("tidemark-local-cluster-it-other");
+    try {
+      ClusterSettings s = cluster.settings();
+      LocalCluster clash =
+          new LocalCluster(
+              new ClusterSettings(
+                  other,
+                  s.restPort(),
+                  s.rpcPort(),
+                  s.kafkaPort(),
+                  s.kafkaControllerPort(),
+                  s.prometheusPort(),
+                  s.taskManagers(),
+                  s.slotsPerTaskManager(),
+                  s.taskManagerMemory()),
+              classPath(),
+              System.out);
+      IllegalStateException refused =
+          assertThrows(IllegalStateException.class, () -> clash.up(Duration.ofSeconds(30)));
+      assertTrue(refused.getMessage(), refused.getMessage().contains("is in use"));
+      assertFalse(clash.anyRunning());
+    } finally {
+      Files.deleteIfExists(other);
+    }
 
     LocalCluster.Overview overview = cluster.overview().orElseThrow();
     assertEquals(2, overview.taskManagers());
