@@ -58,9 +58,10 @@ import org.junit.Test;
 /**
  * The local cluster end to end, on free ports in a temporary state directory: {@code up} (over a
  * stale pid file), the JobManager's view of both TaskManagers and their slots, a topic, a produce
- * and a consume on the broker, a TaskManager's Prometheus endpoint, a keyed job of parallelism 2
- * checkpointing with RocksDB into the state directory on both TaskManagers, a SIGKILLed TaskManager
- * noticed and replaced, {@code status}, and {@code down} leaving no process behind.
+ * and a consume on the broker and again after a broker restart, a TaskManager's Prometheus
+ * endpoint, a keyed job of parallelism 2 checkpointing with RocksDB into the state directory on
+ * both TaskManagers, a SIGKILLed TaskManager noticed and replaced, {@code status}, and {@code down}
+ * leaving no process behind.
  */
 public class LocalClusterIT {
   private Path dir;
@@ -157,6 +158,14 @@ public class LocalClusterIT {
     assertTrue(cluster.registeredTaskManagers().stream().allMatch(tm -> tm.slots() == 2));
 
     produceAndConsume(cluster.settings().kafkaBootstrapServers());
+    // The broker restarts on the same data: the records are there for a new group.
+    long brokerPid = cluster.pid(LocalCluster.KAFKA).orElseThrow();
+    cluster.restartBroker();
+    long restartedBroker = cluster.pid(LocalCluster.KAFKA).orElseThrow();
+    pids.add(restartedBroker);
+    assertTrue(brokerPid != restartedBroker);
+    assertFalse(ProcessHandle.of(brokerPid).map(ProcessHandle::isAlive).orElse(false));
+    consume(cluster.settings().kafkaBootstrapServers(), "after-restart");
 
     String metrics = scrape(cluster.settings().taskManagerPrometheusPort(0), "flink_taskmanager_");
     // The resource id, with Prometheus' label characters ('-' becomes '_').
@@ -340,9 +349,15 @@ public class LocalClusterIT {
         client.send(new ProducerRecord<>(topic, "k" + i, "v" + i)).get(30, TimeUnit.SECONDS);
       }
     }
+    consume(bootstrap, "local-cluster-it");
+  }
+
+  /** Reads the test topic from the start with a group of its own: the 10 records. */
+  private static void consume(String bootstrap, String group) {
+    String topic = "local-cluster-it";
     Properties consumer = new Properties();
     consumer.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    consumer.put(ConsumerConfig.GROUP_ID_CONFIG, "local-cluster-it");
+    consumer.put(ConsumerConfig.GROUP_ID_CONFIG, group);
     consumer.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     consumer.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
     consumer.put(
