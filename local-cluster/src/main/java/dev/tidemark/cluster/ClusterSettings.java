@@ -1,0 +1,189 @@
+package dev.tidemark.cluster;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.Properties;
+
+/**
+ * What {@code ./tidemark cluster up} was asked for: the state directory, the ports and the
+ * TaskManagers' size. {@code up} writes it to {@code conf/cluster.properties} under the state
+ * directory, so that {@code status}, {@code down} and a later {@code up} find the same cluster from
+ * {@code --dir} alone.
+ *
+ * @param dir the state directory (absolute): configuration, pids, logs, data, checkpoints
+ * @param restPort the JobManager's web UI and REST API
+ * @param rpcPort the JobManager's RPC port (TaskManagers register there)
+ * @param kafkaPort the broker's client listener
+ * @param kafkaControllerPort the broker's KRaft controller listener
+ * @param prometheusPort the JobManager's Prometheus endpoint; TaskManager {@code i} serves on
+ *     {@code prometheusPort + 1 + i}
+ * @param taskManagers how many TaskManagers run
+ * @param slotsPerTaskManager task slots of each TaskManager
+ * @param taskManagerMemory {@code taskmanager.memory.process.size} of each TaskManager
+ */
+public record ClusterSettings(
+    Path dir,
+    int restPort,
+    int rpcPort,
+    int kafkaPort,
+    int kafkaControllerPort,
+    int prometheusPort,
+    int taskManagers,
+    int slotsPerTaskManager,
+    String taskManagerMemory) {
+
+  /** The only address the cluster's servers listen on. */
+  public static final String HOST = "127.0.0.1";
+
+  public static final int DEFAULT_REST_PORT = 8081;
+  public static final int DEFAULT_RPC_PORT = 6123;
+  public static final int DEFAULT_KAFKA_PORT = 9092;
+  public static final int DEFAULT_KAFKA_CONTROLLER_PORT = 9093;
+  public static final int DEFAULT_PROMETHEUS_PORT = 9250;
+  public static final int DEFAULT_TASK_MANAGERS = 2;
+  public static final int DEFAULT_SLOTS_PER_TASK_MANAGER = 2;
+  public static final String DEFAULT_TASK_MANAGER_MEMORY = "2048m";
+
+  static final String FILE = "conf/cluster.properties";
+
+  public ClusterSettings {
+    dir = dir.toAbsolutePath().normalize();
+    for (int port : new int[] {restPort, rpcPort, kafkaPort, kafkaControllerPort, prometheusPort}) {
+      if (port < 1 || port > 65535) {
+        throw new IllegalArgumentException("port " + port + " is not between 1 and 65535");
+      }
+    }
+    if (taskManagers < 1) {
+      throw new IllegalArgumentException("at least one TaskManager, not " + taskManagers);
+    }
+    if (slotsPerTaskManager < 1) {
+      throw new IllegalArgumentException("at least one slot per TaskManager");
+    }
+  }
+
+  /** The defaults, in {@code dir}. */
+  public static ClusterSettings defaults(Path dir) {
+    return new ClusterSettings(
+        dir,
+        DEFAULT_REST_PORT,
+        DEFAULT_RPC_PORT,
+        DEFAULT_KAFKA_PORT,
+        DEFAULT_KAFKA_CONTROLLER_PORT,
+        DEFAULT_PROMETHEUS_PORT,
+        DEFAULT_TASK_MANAGERS,
+        DEFAULT_SLOTS_PER_TASK_MANAGER,
+        DEFAULT_TASK_MANAGER_MEMORY);
+  }
+
+  public ClusterSettings withPorts(
+      int restPort, int rpcPort, int kafkaPort, int kafkaControllerPort, int prometheusPort) {
+    return new ClusterSettings(
+        dir,
+        restPort,
+        rpcPort,
+        kafkaPort,
+        kafkaControllerPort,
+        prometheusPort,
+        taskManagers,
+        slotsPerTaskManager,
+        taskManagerMemory);
+  }
+
+  public ClusterSettings withTaskManagers(int taskManagers, int slotsPerTaskManager) {
+    return new ClusterSettings(
+        dir,
+        restPort,
+        rpcPort,
+        kafkaPort,
+        kafkaControllerPort,
+        prometheusPort,
+        taskManagers,
+        slotsPerTaskManager,
+        taskManagerMemory);
+  }
+
+  public ClusterSettings withTaskManagerMemory(String taskManagerMemory) {
+    return new ClusterSettings(
+        dir,
+        restPort,
+        rpcPort,
+        kafkaPort,
+        kafkaControllerPort,
+        prometheusPort,
+        taskManagers,
+        slotsPerTaskManager,
+        taskManagerMemory);
+  }
+
+  /** The Prometheus port of TaskManager {@code index}. */
+  public int taskManagerPrometheusPort(int index) {
+    return prometheusPort + 1 + index;
+  }
+
+  /** {@code 127.0.0.1:<rest port>}, the value of Tidemark's {@code --flinkMaster}. */
+  public String flinkMaster() {
+    return HOST + ":" + restPort;
+  }
+
+  /** {@code 127.0.0.1:<kafka port>}, the value of Tidemark's {@code --kafkaBootstrapServers}. */
+  public String kafkaBootstrapServers() {
+    return HOST + ":" + kafkaPort;
+  }
+
+  /** The web UI and REST base address. */
+  public String restAddress() {
+    return "http://" + flinkMaster();
+  }
+
+  void save() throws IOException {
+    Properties properties = new Properties();
+    properties.setProperty("restPort", Integer.toString(restPort));
+    properties.setProperty("rpcPort", Integer.toString(rpcPort));
+    properties.setProperty("kafkaPort", Integer.toString(kafkaPort));
+    properties.setProperty("kafkaControllerPort", Integer.toString(kafkaControllerPort));
+    properties.setProperty("prometheusPort", Integer.toString(prometheusPort));
+    properties.setProperty("taskManagers", Integer.toString(taskManagers));
+    properties.setProperty("slotsPerTaskManager", Integer.toString(slotsPerTaskManager));
+    properties.setProperty("taskManagerMemory", taskManagerMemory);
+    Path file = dir.resolve(FILE);
+    Files.createDirectories(file.getParent());
+    try (Writer writer = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+      properties.store(
+          writer, "./tidemark cluster up: the settings of the cluster in this directory");
+    }
+  }
+
+  /** The settings saved in {@code dir} by an earlier {@code up}, if any. */
+  public static Optional<ClusterSettings> load(Path dir) throws IOException {
+    Path file = dir.toAbsolutePath().normalize().resolve(FILE);
+    if (!Files.isRegularFile(file)) {
+      return Optional.empty();
+    }
+    Properties properties = new Properties();
+    try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+      properties.load(reader);
+    }
+    ClusterSettings defaults = defaults(dir);
+    return Optional.of(
+        new ClusterSettings(
+            dir,
+            intOf(properties, "restPort", defaults.restPort),
+            intOf(properties, "rpcPort", defaults.rpcPort),
+            intOf(properties, "kafkaPort", defaults.kafkaPort),
+            intOf(properties, "kafkaControllerPort", defaults.kafkaControllerPort),
+            intOf(properties, "prometheusPort", defaults.prometheusPort),
+            intOf(properties, "taskManagers", defaults.taskManagers),
+            intOf(properties, "slotsPerTaskManager", defaults.slotsPerTaskManager),
+            properties.getProperty("taskManagerMemory", defaults.taskManagerMemory)));
+  }
+
+  private static int intOf(Properties properties, String key, int fallback) {
+    String value = properties.getProperty(key);
+    return value == null ? fallback : Integer.parseInt(value.trim());
+  }
+}

@@ -1,0 +1,804 @@
+package dev.tidemark.cluster;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.Uuid;
+
+/**
+ * A Flink 1.19 session cluster and a Kafka broker on this machine, each its own JVM: one JobManager
+ * ({@code StandaloneSessionClusterEntrypoint}), {@link ClusterSettings#taskManagers()} TaskManagers
+ * ({@code TaskManagerRunner}) and one KRaft broker ({@code kafka.Kafka}, broker and controller in
+ * one process). Every server listens on 127.0.0.1 only. Configuration, pids, logs, data,
+ * checkpoints and savepoints live under one state directory:
+ *
+ * <pre>
+ * conf/config.yaml         Flink's configuration (all Flink processes)
+ * conf/kafka.properties    the broker's
+ * conf/log4j2.properties   logging of every process
+ * conf/cluster.properties  the ports and sizes 'up' was given
+ * run/NAME.pid             pid of jobmanager, taskmanager-0, taskmanager-1, kafka
+ * log/NAME.log, NAME.out   each process's log, and its standard output and error
+ * checkpoints/, savepoints/  Flink's (file:// URIs every local process reaches)
+ * flink/taskmanager-N/     a TaskManager's temporary files and RocksDB working directory
+ * kafka/data/              the broker's log directory (formatted once)
+ * </pre>
+ *
+ * <p>Processes are started as Flink's scripts start them: the TaskManager's memory options and
+ * {@code -D} properties come from {@code BashJavaUtils GET_TM_RESOURCE_PARAMS} (the JobManager's
+ * from {@code GET_JM_RESOURCE_PARAMS}), run as a process and parsed as {@code config.sh} parses
+ * them; each Flink JVM gets the {@code --add-opens} list Flink's distribution configures for Java
+ * 17 (without {@code java.util} open, the first checkpoint of a Beam job fails). They are stopped
+ * by pid: SIGTERM, a grace period, then SIGKILL.
+ *
+ * <p>The fault drill uses {@link #killTaskManager}, {@link #startTaskManager} and {@link
+ * #restartBroker}.
+ */
+public final class LocalCluster {
+  public static final String JOB_MANAGER = "jobmanager";
+  public static final String KAFKA = "kafka";
+  public static final String TASK_MANAGER_PREFIX = "taskmanager-";
+
+  static final String JOB_MANAGER_MAIN =
+      "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint";
+  static final String TASK_MANAGER_MAIN = "org.apache.flink.runtime.taskexecutor.TaskManagerRunner";
+  static final String BASH_JAVA_UTILS = "org.apache.flink.runtime.util.bash.BashJavaUtils";
+  static final String KAFKA_MAIN = "kafka.Kafka";
+  static final String KAFKA_STORAGE_TOOL = "kafka.tools.StorageTool";
+
+  /** The prefix of BashJavaUtils' result lines ({@code EXECUTION_PREFIX} in Flink's config.sh). */
+  static final String EXECUTION_PREFIX = "BASH_JAVA_UTILS_EXEC_RESULT:";
+
+  /**
+   * The JVM options Flink 1.19's distribution sets for every Flink process on Java 17 ({@code
+   * env.java.default-opts.all} in its {@code conf/config.yaml}); they include the opens Tidemark's
+   * launcher needs ({@code java.util}, {@code java.lang}, {@code java.time}, {@code java.nio}).
+   */
+  static final List<String> FLINK_JAVA_17_OPTIONS =
+      List.of(
+          "--add-exports=java.base/sun.net.util=ALL-UNNAMED",
+          "--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED",
+          "--add-exports=jdk.compiler/com.sun.tools.javac.api=ALL-UNNAMED",
+          "--add-exports=jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED",
+          "--add-exports=jdk.compiler/com.sun.tools.javac.parser=ALL-UNNAMED",
+          "--add-exports=jdk.compiler/com.sun.tools.javac.tree=ALL-UNNAMED",
+          "--add-exports=jdk.compiler/com.sun.tools.javac.util=ALL-UNNAMED",
+          "--add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED",
+          "--add-opens=java.base/java.lang=ALL-UNNAMED",
+          "--add-opens=java.base/java.net=ALL-UNNAMED",
+          "--add-opens=java.base/java.io=ALL-UNNAMED",
+          "--add-opens=java.base/java.nio=ALL-UNNAMED",
+          "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+          "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+          "--add-opens=java.base/java.text=ALL-UNNAMED",
+          "--add-opens=java.base/java.time=ALL-UNNAMED",
+          "--add-opens=java.base/java.util=ALL-UNNAMED",
+          "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+          "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+          "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED");
+
+  /** The broker's JVM options: kafka-server-start.sh's heap, made smaller, and its GC settings. */
+  static final List<String> KAFKA_JVM_OPTIONS =
+      List.of(
+          "-Xms512m",
+          "-Xmx512m",
+          "-XX:+UseG1GC",
+          "-XX:MaxGCPauseMillis=20",
+          "-XX:InitiatingHeapOccupancyPercent=35",
+          "-XX:+ExplicitGCInvokesConcurrent",
+          "-Djava.awt.headless=true");
+
+  private static final Duration STOP_GRACE = Duration.ofSeconds(30);
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final ClusterSettings settings;
+  private final ClusterProcesses processes;
+  private final PrintStream progress;
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+  /**
+   * A handle on the cluster of {@code settings.dir()}; starts nothing.
+   *
+   * @param classPath the class path of the cluster's processes: this module's jar and {@code
+   *     local-cluster/target/classpath.txt}
+   * @param progress where {@code up} and {@code down} say what they do
+   */
+  public LocalCluster(ClusterSettings settings, String classPath, PrintStream progress) {
+    this.settings = settings;
+    this.processes = new ClusterProcesses(settings.dir(), classPath);
+    this.progress = progress;
+  }
+
+  public ClusterSettings settings() {
+    return settings;
+  }
+
+  /** The process names, in start order: the broker, the JobManager, the TaskManagers. */
+  public List<String> processNames() {
+    List<String> names = new ArrayList<>(List.of(KAFKA, JOB_MANAGER));
+    for (int i = 0; i < settings.taskManagers(); i++) {
+      names.add(taskManager(i));
+    }
+    return names;
+  }
+
+  public static String taskManager(int index) {
+    return TASK_MANAGER_PREFIX + index;
+  }
+
+  /** The pid of the running process {@code name}, or empty. */
+  public Optional<Long> pid(String name) {
+    return processes.running(name).map(ProcessHandle::pid);
+  }
+
+  /** Whether any process of this cluster runs. */
+  public boolean anyRunning() {
+    return processNames().stream().anyMatch(name -> processes.running(name).isPresent());
+  }
+
+  /**
+   * Starts every process that does not run yet and waits until the broker accepts clients and the
+   * JobManager reports every TaskManager. Returns false if all of them were running already. If the
+   * cluster does not come up within {@code timeout}, stops what this call started and fails with
+   * the end of the failing process's log.
+   */
+  public boolean up(Duration timeout) throws IOException, InterruptedException {
+    List<String> missing = new ArrayList<>();
+    for (String name : processNames()) {
+      if (processes.running(name).isEmpty()) {
+        missing.add(name);
+      }
+    }
+    if (missing.isEmpty()) {
+      return false;
+    }
+    checkPortsFree(missing);
+    if (missing.size() == processNames().size()) {
+      writeConfiguration();
+    }
+    List<String> started = new ArrayList<>();
+    long deadline = System.nanoTime() + timeout.toNanos();
+    try {
+      if (missing.contains(KAFKA)) {
+        startBroker();
+        started.add(KAFKA);
+      }
+      if (missing.contains(JOB_MANAGER)) {
+        startJobManager();
+        started.add(JOB_MANAGER);
+      }
+      for (int i = 0; i < settings.taskManagers(); i++) {
+        if (missing.contains(taskManager(i))) {
+          startTaskManager(i);
+          started.add(taskManager(i));
+        }
+      }
+      awaitBroker(remaining(deadline));
+      awaitTaskManagers(settings.taskManagers(), remaining(deadline));
+      return true;
+    } catch (RuntimeException | IOException | InterruptedException e) {
+      for (int i = started.size() - 1; i >= 0; i--) {
+        processes.stop(started.get(i), Duration.ofSeconds(10));
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Refuses to start a process whose fixed port already answers: another cluster there would answer
+   * for this one while its own process fails to bind.
+   */
+  private void checkPortsFree(List<String> names) {
+    for (String name : names) {
+      for (String port : ports(name)) {
+        int number = Integer.parseInt(port.substring(port.indexOf('=') + 1));
+        if (portAnswers(number)) {
+          throw new IllegalStateException(
+              "port "
+                  + number
+                  + " ("
+                  + name
+                  + " "
+                  + port.substring(0, port.indexOf('='))
+                  + ") is in use on "
+                  + ClusterSettings.HOST
+                  + ": stop what listens there (another cluster: ./tidemark cluster down"
+                  + " --dir=...), or choose other ports (./tidemark cluster up --help)");
+        }
+      }
+    }
+  }
+
+  /**
+   * Stops every process of this cluster: SIGTERM to all, up to 30 s for each to exit, then SIGKILL.
+   * Returns the names and pids stopped.
+   */
+  public List<String> down() {
+    List<String> names = new ArrayList<>(processNames());
+    // TaskManagers first, the broker last: the jobs fail over to nothing, then their sink closes.
+    Collections.reverse(names);
+    List<ProcessHandle> handles = new ArrayList<>();
+    List<String> stopped = new ArrayList<>();
+    for (String name : names) {
+      Optional<ProcessHandle> handle = processes.running(name);
+      if (handle.isPresent()) {
+        progress.println("Stopping " + name + " (pid " + handle.get().pid() + ")");
+        handle.get().destroy();
+        handles.add(handle.get());
+        stopped.add(name + " (pid " + handle.get().pid() + ")");
+      }
+    }
+    for (ProcessHandle handle : handles) {
+      ClusterProcesses.terminate(handle, STOP_GRACE);
+    }
+    for (String name : names) {
+      try {
+        Files.deleteIfExists(processes.pidFile(name));
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+    return stopped;
+  }
+
+  // ------------------------------------------------------------------ the fault drill's controls
+
+  /** SIGKILL to TaskManager {@code index}, as a crashed machine would; returns its pid. */
+  public long killTaskManager(int index) {
+    checkTaskManager(index);
+    long pid = processes.kill(taskManager(index));
+    if (pid < 0) {
+      throw new IllegalStateException(taskManager(index) + " is not running");
+    }
+    return pid;
+  }
+
+  /**
+   * Starts TaskManager {@code index} unless it runs; returns once its JVM started (registration
+   * with the JobManager follows within seconds: {@link #awaitTaskManagers}). It registers under the
+   * same resource id ({@code taskmanager-N}) as before.
+   */
+  public long startTaskManager(int index) throws IOException, InterruptedException {
+    checkTaskManager(index);
+    String name = taskManager(index);
+    Optional<ProcessHandle> running = processes.running(name);
+    if (running.isPresent()) {
+      return running.get().pid();
+    }
+    Path work = settings.dir().resolve("flink").resolve(name);
+    Path tmp = work.resolve("tmp");
+    Files.createDirectories(tmp);
+    List<String> dynamic =
+        List.of(
+            "-D",
+            "taskmanager.resource-id=" + name,
+            "-D",
+            "metrics.reporter.prom.port=" + settings.taskManagerPrometheusPort(index),
+            "-D",
+            "io.tmp.dirs=" + tmp,
+            "-D",
+            "state.backend.rocksdb.localdir=" + work.resolve("rocksdb"));
+    ResourceParameters parameters = resourceParameters("GET_TM_RESOURCE_PARAMS", dynamic);
+    List<String> jvm = new ArrayList<>(FLINK_JAVA_17_OPTIONS);
+    jvm.addAll(parameters.jvmOptions());
+    List<String> args = new ArrayList<>(List.of("--configDir", confDir().toString()));
+    args.addAll(dynamic);
+    args.addAll(parameters.dynamicProperties());
+    progress.println("Starting " + name);
+    return processes.launch(name, jvm, TASK_MANAGER_MAIN, args).pid();
+  }
+
+  /**
+   * Stops the broker (SIGTERM: a controlled shutdown), starts it again on the same data and waits
+   * until it accepts clients.
+   */
+  public void restartBroker() throws IOException, InterruptedException {
+    processes.stop(KAFKA, STOP_GRACE);
+    startBroker();
+    awaitBroker(Duration.ofMinutes(2));
+  }
+
+  // ------------------------------------------------------------------ readiness and status
+
+  /**
+   * Waits until the JobManager's REST API reports exactly {@code count} TaskManagers and their
+   * slots (a TaskManager registers before it reports its slots).
+   */
+  public Overview awaitTaskManagers(int count, Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    Overview last = null;
+    while (true) {
+      if (processes.running(JOB_MANAGER).isEmpty()) {
+        throw new IllegalStateException(
+            "the JobManager is not running\n" + processes.tail(JOB_MANAGER, 30));
+      }
+      Optional<Overview> overview = overview();
+      if (overview.isPresent()) {
+        last = overview.get();
+        if (last.taskManagers() == count
+            && last.slotsTotal() == count * settings.slotsPerTaskManager()) {
+          return last;
+        }
+      }
+      if (System.nanoTime() > deadline) {
+        StringBuilder logs = new StringBuilder(processes.tail(JOB_MANAGER, 20));
+        for (int i = 0; i < settings.taskManagers(); i++) {
+          logs.append(processes.tail(taskManager(i), 20));
+        }
+        throw new IllegalStateException(
+            "the JobManager at "
+                + settings.restAddress()
+                + " did not report "
+                + count
+                + " TaskManagers in "
+                + timeout.toSeconds()
+                + " s (last: "
+                + (last == null
+                    ? "no answer"
+                    : last.taskManagers() + " TaskManagers, " + last.slotsTotal() + " slots")
+                + ")\n"
+                + logs);
+      }
+      Thread.sleep(250);
+    }
+  }
+
+  /** Waits until the broker answers a cluster description through Kafka's admin client. */
+  public void awaitBroker(Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      if (processes.running(KAFKA).isEmpty()) {
+        throw new IllegalStateException("the broker is not running\n" + processes.tail(KAFKA, 30));
+      }
+      if (brokerAnswers(Duration.ofSeconds(5))) {
+        return;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(
+            "the broker at "
+                + settings.kafkaBootstrapServers()
+                + " did not accept clients in "
+                + timeout.toSeconds()
+                + " s\n"
+                + processes.tail(KAFKA, 30));
+      }
+      Thread.sleep(250);
+    }
+  }
+
+  /** Whether the broker's port takes a connection and the broker describes its cluster. */
+  public boolean brokerAnswers(Duration timeout) throws InterruptedException {
+    if (!portAnswers(settings.kafkaPort())) {
+      return false;
+    }
+    Properties properties = new Properties();
+    properties.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, settings.kafkaBootstrapServers());
+    properties.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
+    properties.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
+    try (Admin admin = Admin.create(properties)) {
+      return !admin
+          .describeCluster()
+          .nodes()
+          .get(timeout.toMillis(), TimeUnit.MILLISECONDS)
+          .isEmpty();
+    } catch (ExecutionException | TimeoutException | RuntimeException e) {
+      return false;
+    }
+  }
+
+  /** What the JobManager's {@code GET /overview} reports, or empty if it does not answer. */
+  public Optional<Overview> overview() throws InterruptedException {
+    return restGet("/overview")
+        .map(
+            node ->
+                new Overview(
+                    node.path("taskmanagers").asInt(),
+                    node.path("slots-total").asInt(),
+                    node.path("slots-available").asInt(),
+                    node.path("jobs-running").asInt(),
+                    node.path("flink-version").asText("")));
+  }
+
+  /** The TaskManagers the JobManager knows ({@code GET /taskmanagers}), or empty. */
+  public List<RegisteredTaskManager> registeredTaskManagers() throws InterruptedException {
+    List<RegisteredTaskManager> result = new ArrayList<>();
+    restGet("/taskmanagers")
+        .ifPresent(
+            node -> {
+              for (JsonNode tm : node.path("taskmanagers")) {
+                result.add(
+                    new RegisteredTaskManager(
+                        tm.path("id").asText(),
+                        tm.path("slotsNumber").asInt(),
+                        tm.path("freeSlots").asInt()));
+              }
+            });
+    return result;
+  }
+
+  private Optional<JsonNode> restGet(String path) throws InterruptedException {
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create(settings.restAddress() + path))
+            .timeout(Duration.ofSeconds(5))
+            .GET()
+            .build();
+    try {
+      HttpResponse<InputStream> response =
+          http.send(request, HttpResponse.BodyHandlers.ofInputStream());
+      try (InputStream body = response.body()) {
+        if (response.statusCode() != 200) {
+          return Optional.empty();
+        }
+        return Optional.of(JSON.readTree(body));
+      }
+    } catch (IOException e) {
+      return Optional.empty();
+    }
+  }
+
+  /** The state of every process, the JobManager's overview and whether the broker answers. */
+  public Status status() throws InterruptedException {
+    List<ProcessStatus> list = new ArrayList<>();
+    for (String name : processNames()) {
+      Optional<ProcessHandle> handle = processes.running(name);
+      long pid = handle.map(ProcessHandle::pid).orElse(processes.recordedPid(name));
+      list.add(new ProcessStatus(name, pid, handle.isPresent(), ports(name)));
+    }
+    return new Status(
+        list, overview(), registeredTaskManagers(), brokerAnswers(Duration.ofSeconds(3)), settings);
+  }
+
+  /** The ports process {@code name} listens on, as {@code what=port} pairs. */
+  List<String> ports(String name) {
+    if (name.equals(KAFKA)) {
+      return List.of(
+          "kafka=" + settings.kafkaPort(), "controller=" + settings.kafkaControllerPort());
+    }
+    if (name.equals(JOB_MANAGER)) {
+      return List.of(
+          "rest=" + settings.restPort(),
+          "rpc=" + settings.rpcPort(),
+          "prometheus=" + settings.prometheusPort());
+    }
+    int index = Integer.parseInt(name.substring(TASK_MANAGER_PREFIX.length()));
+    return List.of("prometheus=" + settings.taskManagerPrometheusPort(index));
+  }
+
+  /** Whether something accepts a TCP connection on 127.0.0.1:{@code port}. */
+  public static boolean portAnswers(int port) {
+    try (Socket socket = new Socket()) {
+      socket.connect(new InetSocketAddress(ClusterSettings.HOST, port), 1000);
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /** The addresses of a running cluster and how to point Tidemark at it. */
+  public String describe() {
+    StringBuilder text = new StringBuilder();
+    text.append("Flink web UI and REST  ").append(settings.restAddress()).append('\n');
+    text.append("Kafka bootstrap        ").append(settings.kafkaBootstrapServers()).append('\n');
+    text.append("Prometheus             ")
+        .append(JOB_MANAGER)
+        .append(" http://")
+        .append(ClusterSettings.HOST)
+        .append(':')
+        .append(settings.prometheusPort())
+        .append("/metrics");
+    for (int i = 0; i < settings.taskManagers(); i++) {
+      text.append(", ")
+          .append(taskManager(i))
+          .append(" :")
+          .append(settings.taskManagerPrometheusPort(i));
+    }
+    text.append('\n');
+    text.append("State directory        ")
+        .append(settings.dir())
+        .append(" (logs in log/, checkpoints in checkpoints/, savepoints in savepoints/)\n");
+    text.append('\n');
+    text.append("Run Tidemark on it (the job jar: pipelines/target/tidemark-flink-job.jar):\n");
+    text.append("  ./tidemark run --profile=flink --flinkMaster=")
+        .append(settings.flinkMaster())
+        .append(" --kafkaBootstrapServers=")
+        .append(settings.kafkaBootstrapServers())
+        .append(" \\\n      --filesToStage=pipelines/target/tidemark-flink-job.jar ...\n");
+    text.append("Stop it: ./tidemark cluster down --dir=").append(settings.dir()).append('\n');
+    return text.toString();
+  }
+
+  // ------------------------------------------------------------------ starting the processes
+
+  private Path confDir() {
+    return settings.dir().resolve("conf");
+  }
+
+  private void writeConfiguration() throws IOException {
+    Path dir = settings.dir();
+    for (String sub : List.of("conf", "run", "log", "checkpoints", "savepoints", "flink/tmp")) {
+      Files.createDirectories(dir.resolve(sub));
+    }
+    settings.save();
+    Files.writeString(
+        confDir().resolve("config.yaml"), flinkConfiguration(), StandardCharsets.UTF_8);
+    Files.writeString(
+        confDir().resolve("kafka.properties"), kafkaConfiguration(), StandardCharsets.UTF_8);
+    try (InputStream logging =
+        LocalCluster.class.getResourceAsStream("log4j2-cluster.properties")) {
+      if (logging == null) {
+        throw new IllegalStateException("log4j2-cluster.properties is missing from the jar");
+      }
+      Files.write(confDir().resolve("log4j2.properties"), logging.readAllBytes());
+    }
+  }
+
+  /**
+   * Flink's configuration: Flink 1.19 reads {@code conf/config.yaml} (standard YAML; the legacy
+   * {@code flink-conf.yaml} only if present, and then first).
+   */
+  String flinkConfiguration() {
+    Path dir = settings.dir();
+    String host = ClusterSettings.HOST;
+    return String.join(
+        "\n",
+        "# Written by ./tidemark cluster up. Every server binds to " + host + ".",
+        "jobmanager.rpc.address: " + host,
+        "jobmanager.rpc.port: " + settings.rpcPort(),
+        "jobmanager.bind-host: " + host,
+        "jobmanager.memory.process.size: 1024m",
+        "taskmanager.host: " + host,
+        "taskmanager.bind-host: " + host,
+        "taskmanager.memory.process.size: " + settings.taskManagerMemory(),
+        "taskmanager.numberOfTaskSlots: " + settings.slotsPerTaskManager(),
+        "# Spread a job's tasks over the TaskManagers instead of filling the first one.",
+        "cluster.evenly-spread-out-slots: true",
+        "parallelism.default: " + settings.taskManagers(),
+        "rest.address: " + host,
+        "rest.bind-address: " + host,
+        "rest.port: " + settings.restPort(),
+        "io.tmp.dirs: '" + dir.resolve("flink/tmp") + "'",
+        "",
+        "# State: RocksDB with incremental checkpoints, in directories every local process reaches.",
+        "state.backend.type: rocksdb",
+        "state.backend.incremental: true",
+        "state.checkpoints.dir: 'file://" + dir.resolve("checkpoints") + "'",
+        "state.savepoints.dir: 'file://" + dir.resolve("savepoints") + "'",
+        "state.checkpoints.num-retained: 3",
+        "execution.checkpointing.externalized-checkpoint-retention: RETAIN_ON_CANCELLATION",
+        "",
+        "# Failures: a job without a restart strategy of its own restarts 10 times, 5 s apart; a",
+        "# killed TaskManager is declared lost after 10 s without heartbeats.",
+        "restart-strategy.type: fixed-delay",
+        "restart-strategy.fixed-delay.attempts: 10",
+        "restart-strategy.fixed-delay.delay: 5 s",
+        "heartbeat.interval: 2000",
+        "heartbeat.timeout: 10000",
+        "",
+        "# Metrics: a Prometheus endpoint on " + host + " in every process (-D port per process).",
+        "metrics.reporter.prom.factory.class: " + LoopbackPrometheusReporterFactory.class.getName(),
+        "metrics.reporter.prom.host: " + host,
+        "metrics.reporter.prom.port: " + settings.prometheusPort(),
+        "");
+  }
+
+  /** The broker's configuration: one KRaft node, broker and controller, on 127.0.0.1. */
+  String kafkaConfiguration() {
+    String host = ClusterSettings.HOST;
+    return String.join(
+        "\n",
+        "# Written by ./tidemark cluster up: one KRaft node, broker and controller, on "
+            + host
+            + ".",
+        "process.roles=broker,controller",
+        "node.id=1",
+        "controller.quorum.voters=1@" + host + ":" + settings.kafkaControllerPort(),
+        "listeners=PLAINTEXT://"
+            + host
+            + ":"
+            + settings.kafkaPort()
+            + ",CONTROLLER://"
+            + host
+            + ":"
+            + settings.kafkaControllerPort(),
+        "advertised.listeners=PLAINTEXT://" + host + ":" + settings.kafkaPort(),
+        "controller.listener.names=CONTROLLER",
+        "inter.broker.listener.name=PLAINTEXT",
+        "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "log.dirs=" + settings.dir().resolve("kafka/data"),
+        "num.partitions=2",
+        "# One node: the internal topics cannot have more than one replica.",
+        "offsets.topic.replication.factor=1",
+        "offsets.topic.num.partitions=4",
+        "transaction.state.log.replication.factor=1",
+        "transaction.state.log.min.isr=1",
+        "transaction.state.log.num.partitions=4",
+        "transaction.max.timeout.ms=3600000",
+        "group.initial.rebalance.delay.ms=0",
+        "");
+  }
+
+  private void startBroker() throws IOException, InterruptedException {
+    Path data = settings.dir().resolve("kafka/data");
+    if (!Files.isRegularFile(data.resolve("meta.properties"))) {
+      Files.createDirectories(data);
+      progress.println("Formatting the broker's storage in " + data);
+      processes.runTool(
+          "kafka-storage",
+          List.of("-Xmx256m"),
+          KAFKA_STORAGE_TOOL,
+          List.of(
+              "format",
+              "-t",
+              Uuid.randomUuid().toString(),
+              "-c",
+              confDir().resolve("kafka.properties").toString()));
+    }
+    List<String> jvm = new ArrayList<>(KAFKA_JVM_OPTIONS);
+    jvm.add("-Dkafka.logs.dir=" + settings.dir().resolve("log"));
+    progress.println("Starting " + KAFKA);
+    processes.launch(
+        KAFKA, jvm, KAFKA_MAIN, List.of(confDir().resolve("kafka.properties").toString()));
+  }
+
+  private void startJobManager() throws IOException, InterruptedException {
+    List<String> dynamic = List.of("-D", "metrics.reporter.prom.port=" + settings.prometheusPort());
+    ResourceParameters parameters = resourceParameters("GET_JM_RESOURCE_PARAMS", dynamic);
+    List<String> jvm = new ArrayList<>(FLINK_JAVA_17_OPTIONS);
+    jvm.addAll(parameters.jvmOptions());
+    List<String> args =
+        new ArrayList<>(List.of("--configDir", confDir().toString(), "--executionMode", "cluster"));
+    args.addAll(dynamic);
+    args.addAll(parameters.dynamicProperties());
+    progress.println("Starting " + JOB_MANAGER);
+    processes.launch(JOB_MANAGER, jvm, JOB_MANAGER_MAIN, args);
+  }
+
+  /**
+   * Runs {@code BashJavaUtils <command> --configDir DIR <dynamic>} and parses its result lines as
+   * Flink's {@code config.sh} does: the lines after {@value #EXECUTION_PREFIX}, the first the JVM
+   * options, the second the {@code -D key=value} properties to pass to the process.
+   */
+  ResourceParameters resourceParameters(String command, List<String> dynamic)
+      throws IOException, InterruptedException {
+    List<String> args = new ArrayList<>(List.of(command, "--configDir", confDir().toString()));
+    args.addAll(dynamic);
+    String output =
+        processes.runTool("bash-java-utils", List.of("-Xmx256m"), BASH_JAVA_UTILS, args);
+    return ResourceParameters.parse(command, output);
+  }
+
+  private void checkTaskManager(int index) {
+    if (index < 0 || index >= settings.taskManagers()) {
+      throw new IllegalArgumentException(
+          "no TaskManager " + index + ": this cluster has " + settings.taskManagers());
+    }
+  }
+
+  private static Duration remaining(long deadline) {
+    return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+  }
+
+  // ------------------------------------------------------------------ values
+
+  /** BashJavaUtils' answer: JVM options, then dynamic properties ({@code -D key=value} tokens). */
+  record ResourceParameters(List<String> jvmOptions, List<String> dynamicProperties) {
+    static ResourceParameters parse(String command, String output) {
+      List<String> results = new ArrayList<>();
+      for (String line : output.split("\\R")) {
+        int at = line.indexOf(EXECUTION_PREFIX);
+        if (at >= 0) {
+          results.add(line.substring(at + EXECUTION_PREFIX.length()).trim());
+        }
+      }
+      if (results.isEmpty() || results.size() > 2) {
+        throw new IllegalStateException(
+            "BashJavaUtils "
+                + command
+                + " printed "
+                + results.size()
+                + " result lines (expected 2) after "
+                + EXECUTION_PREFIX
+                + ":\n"
+                + output);
+      }
+      return new ResourceParameters(
+          tokens(results.get(0)), results.size() > 1 ? tokens(results.get(1)) : List.of());
+    }
+
+    private static List<String> tokens(String line) {
+      return line.isBlank() ? List.of() : Arrays.asList(line.trim().split("\\s+"));
+    }
+  }
+
+  /** The JobManager's {@code /overview}. */
+  public record Overview(
+      int taskManagers, int slotsTotal, int slotsAvailable, int jobsRunning, String flinkVersion) {}
+
+  /** One entry of the JobManager's {@code /taskmanagers}. */
+  public record RegisteredTaskManager(String id, int slots, int freeSlots) {}
+
+  /** One process: its pid (-1 if none is recorded), whether it runs, its ports. */
+  public record ProcessStatus(String name, long pid, boolean alive, List<String> ports) {}
+
+  /** What {@code status} prints. */
+  public record Status(
+      List<ProcessStatus> processes,
+      Optional<Overview> overview,
+      List<RegisteredTaskManager> registered,
+      boolean brokerAnswers,
+      ClusterSettings settings) {
+
+    public boolean allRunning() {
+      return processes.stream().allMatch(ProcessStatus::alive);
+    }
+
+    public boolean noneRunning() {
+      return processes.stream().noneMatch(ProcessStatus::alive);
+    }
+
+    /** The status as lines of text. */
+    public String format() {
+      StringBuilder text = new StringBuilder();
+      text.append("State directory ").append(settings.dir()).append('\n');
+      text.append(String.format("%-14s %-8s %-8s %s%n", "PROCESS", "PID", "ALIVE", "PORTS"));
+      for (ProcessStatus process : processes) {
+        text.append(
+            String.format(
+                "%-14s %-8s %-8s %s%n",
+                process.name(),
+                process.pid() < 0 ? "-" : Long.toString(process.pid()),
+                process.alive() ? "yes" : "no",
+                String.join(" ", process.ports())));
+      }
+      text.append('\n');
+      if (overview.isPresent()) {
+        Overview o = overview.get();
+        text.append(
+            String.format(
+                "Flink %s at %s: %d TaskManagers, %d slots (%d free), %d jobs running%n",
+                o.flinkVersion(),
+                settings.restAddress(),
+                o.taskManagers(),
+                o.slotsTotal(),
+                o.slotsAvailable(),
+                o.jobsRunning()));
+        for (RegisteredTaskManager tm : registered) {
+          text.append(
+              String.format("  %-12s %d slots (%d free)%n", tm.id(), tm.slots(), tm.freeSlots()));
+        }
+      } else {
+        text.append("Flink REST ").append(settings.restAddress()).append("/overview: no answer\n");
+      }
+      text.append("Kafka ")
+          .append(settings.kafkaBootstrapServers())
+          .append(brokerAnswers ? ": answers" : ": no answer")
+          .append('\n');
+      return text.toString();
+    }
+  }
+}

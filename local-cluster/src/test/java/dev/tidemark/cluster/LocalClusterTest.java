@@ -1,0 +1,97 @@
+package dev.tidemark.cluster;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.Test;
+
+/** What the cluster writes and parses, without starting a process. */
+public class LocalClusterTest {
+  private final ClusterSettings settings = ClusterSettings.defaults(Path.of("/tmp/tm-cluster"));
+  private final LocalCluster cluster = new LocalCluster(settings, "", System.out);
+
+  @Test
+  public void parsesBashJavaUtilsResultLinesAmongLogLines() {
+    String output =
+        String.join(
+            "\n",
+            "INFO  [] - Loading configuration property: taskmanager.numberOfTaskSlots, 2",
+            "BASH_JAVA_UTILS_EXEC_RESULT:-Xmx536870902 -Xms536870902 -XX:MaxMetaspaceSize=268435456",
+            "INFO  [] - The derived from fraction jvm overhead memory (204.800mb) is ...",
+            "BASH_JAVA_UTILS_EXEC_RESULT:-D taskmanager.memory.network.min=134217730b -D"
+                + " taskmanager.cpu.cores=2.0 ");
+    LocalCluster.ResourceParameters parameters =
+        LocalCluster.ResourceParameters.parse("GET_TM_RESOURCE_PARAMS", output);
+    assertEquals(
+        List.of("-Xmx536870902", "-Xms536870902", "-XX:MaxMetaspaceSize=268435456"),
+        parameters.jvmOptions());
+    assertEquals(
+        List.of(
+            "-D", "taskmanager.memory.network.min=134217730b", "-D", "taskmanager.cpu.cores=2.0"),
+        parameters.dynamicProperties());
+  }
+
+  @Test
+  public void refusesOutputWithoutResultLines() {
+    IllegalStateException e =
+        assertThrows(
+            IllegalStateException.class,
+            () -> LocalCluster.ResourceParameters.parse("GET_TM_RESOURCE_PARAMS", "ERROR boom"));
+    assertTrue(e.getMessage(), e.getMessage().contains("ERROR boom"));
+  }
+
+  @Test
+  public void everyServerBindsToLoopback() {
+    String flink = cluster.flinkConfiguration();
+    for (String key :
+        List.of(
+            "jobmanager.rpc.address",
+            "jobmanager.bind-host",
+            "taskmanager.host",
+            "taskmanager.bind-host",
+            "rest.address",
+            "rest.bind-address",
+            "metrics.reporter.prom.host")) {
+      assertTrue(key, flink.contains("\n" + key + ": 127.0.0.1\n"));
+    }
+    assertTrue(flink, flink.contains("state.backend.type: rocksdb\n"));
+    assertTrue(
+        flink, flink.contains("state.checkpoints.dir: 'file:///tmp/tm-cluster/checkpoints'"));
+    String kafka = cluster.kafkaConfiguration();
+    assertTrue(
+        kafka,
+        kafka.contains("listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093\n"));
+    assertTrue(kafka, kafka.contains("advertised.listeners=PLAINTEXT://127.0.0.1:9092\n"));
+  }
+
+  @Test
+  public void settingsSurviveASaveAndALoad() throws IOException {
+    Path dir = Files.createTempDirectory("tidemark-cluster-settings");
+    try {
+      ClusterSettings saved =
+          ClusterSettings.defaults(dir)
+              .withPorts(18081, 16123, 19092, 19093, 19250)
+              .withTaskManagers(3, 1)
+              .withTaskManagerMemory("1536m");
+      saved.save();
+      assertEquals(saved, ClusterSettings.load(dir).orElseThrow());
+      assertEquals(19253, saved.taskManagerPrometheusPort(2));
+    } finally {
+      Files.deleteIfExists(dir.resolve(ClusterSettings.FILE));
+      Files.deleteIfExists(dir.resolve("conf"));
+      Files.deleteIfExists(dir);
+    }
+  }
+
+  @Test
+  public void refusesAPortOutOfRange() {
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> ClusterSettings.defaults(Path.of("/tmp/x")).withPorts(0, 1, 2, 3, 4));
+  }
+}
