@@ -380,7 +380,7 @@ public final class TidemarkPipeline {
               + " cannot reach: pass --kafkaBootstrapServers=host:port (the local cluster's"
               + " broker is 127.0.0.1:9092)");
     }
-    checkFilesToStage(flink);
+    checkFilesToStage(options);
     flink.setAttachedMode(false);
     FlinkRestClient cluster = FlinkRestClient.of(flink.getFlinkMaster());
     // Also proves the master answers before the job is translated and its jar uploaded.
@@ -403,8 +403,8 @@ public final class TidemarkPipeline {
    * Refuses a submission whose {@code --filesToStage} names a missing file: the default profile
    * stages the Flink job jar, which {@code mvn package} builds.
    */
-  static void checkFilesToStage(FlinkPipelineOptions flink) {
-    List<String> files = flink.getFilesToStage();
+  static void checkFilesToStage(TidemarkOptions options) {
+    List<String> files = options.as(FlinkPipelineOptions.class).getFilesToStage();
     if (files == null) {
       return;
     }
@@ -474,8 +474,8 @@ public final class TidemarkPipeline {
     if (!Runners.isFlink(options)) {
       return;
     }
+    checkFlinkClusterState(options);
     FlinkPipelineOptions flink = options.as(FlinkPipelineOptions.class);
-    checkFlinkClusterState(flink);
     if (flink.isStreaming()
         && KafkaChecks.checkpointing(flink)
         && Boolean.TRUE.equals(flink.getFasterCopy())) {
@@ -502,8 +502,12 @@ public final class TidemarkPipeline {
    * carry it). On a cluster, state belongs in the cluster's configuration: {@code
    * state.backend.type: rocksdb}, {@code state.backend.incremental: true}, {@code
    * state.checkpoints.dir}.
+   *
+   * <p>No method of this class has a Flink type in its signature: deserializing a lambda of this
+   * class reflects on all its methods, and the Dataflow jar has no Flink classes.
    */
-  static void checkFlinkClusterState(FlinkPipelineOptions flink) {
+  static void checkFlinkClusterState(TidemarkOptions options) {
+    FlinkPipelineOptions flink = options.as(FlinkPipelineOptions.class);
     String master = flink.getFlinkMaster();
     if (!FlinkRestClient.isRemote(master)) {
       return;
