@@ -1,5 +1,8 @@
 package dev.tidemark.pipelines;
 
+import dev.tidemark.pipelines.flink.ClusterPaths;
+import dev.tidemark.pipelines.flink.FlinkJob;
+import dev.tidemark.pipelines.flink.FlinkRestClient;
 import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
 import dev.tidemark.pipelines.io.kafka.KafkaCapture;
@@ -8,6 +11,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -17,8 +21,10 @@ import org.apache.beam.runners.dataflow.options.DataflowPipelineOptions;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Unmatched;
 
@@ -32,7 +38,8 @@ import picocli.CommandLine.Unmatched;
       Tidemark.Run.class,
       Tidemark.Generate.class,
       Tidemark.Train.class,
-      Tidemark.Capture.class
+      Tidemark.Capture.class,
+      Tidemark.Job.class
     },
     footer = {
       "",
@@ -58,10 +65,14 @@ public final class Tidemark implements Callable<Integer> {
   static final Map<String, String> EXIT_CODES =
       new TreeMap<>(
           Map.of(
-              " " + DONE, "done (run: the accounting identity holds)",
-              " " + IDENTITY_BROKEN, "run: the job ended, its accounting identity is broken",
-              " " + USAGE_ERROR, "usage error: a wrong command, option or value",
-              " " + RUN_FAILED, "the run failed: the job, an input or a broker"));
+              " " + DONE,
+              "done (run: the accounting identity holds)",
+              " " + IDENTITY_BROKEN,
+              "run: the job ended, its accounting identity is broken",
+              " " + USAGE_ERROR,
+              "usage error: a wrong command, option or value",
+              " " + RUN_FAILED,
+              "the run failed: the job, an input, a broker or the Flink cluster"));
 
   public static void main(String[] args) {
     System.exit(execute(args));
@@ -113,7 +124,10 @@ public final class Tidemark implements Callable<Integer> {
         "Run the pipeline. With no arguments: the 'local' profile (DirectRunner, the bundled"
             + " sample replay, outputs under ./out).",
         "Pipeline options are Beam-style --name=value flags and override the profile;"
-            + " --help lists them."
+            + " --help lists them.",
+        "On a Flink cluster (--profile=flink-cluster, or a --flinkMaster=host:port) a streaming"
+            + " run returns once the cluster accepted the job and prints its id and web UI page;"
+            + " 'tidemark job' lists, stops and cancels it."
       })
   static final class Run implements Callable<Integer> {
     @Spec CommandSpec spec;
@@ -124,13 +138,22 @@ public final class Tidemark implements Callable<Integer> {
         defaultValue = RunnerProfiles.DEFAULT_PROFILE)
     String profile;
 
+    @Option(
+        names = "--fromSavepoint",
+        paramLabel = "PATH",
+        description =
+            "FlinkRunner: start the job from this savepoint (or retained checkpoint), the path"
+                + " 'job stop --savepoint' printed; Beam's --savepointPath. A plain path is made"
+                + " absolute (file:); the cluster's processes must reach it.")
+    String fromSavepoint;
+
     @Option(names = "--help", description = "Show the pipeline options and exit.")
     boolean help;
 
     @Unmatched List<String> pipelineArgs = new ArrayList<>();
 
     @Override
-    public Integer call() {
+    public Integer call() throws Exception {
       if (help) {
         spec.commandLine().usage(System.out);
         System.out.println();
@@ -138,11 +161,40 @@ public final class Tidemark implements Callable<Integer> {
         PipelineOptionsFactory.printHelp(System.out, TidemarkOptions.class);
         return 0;
       }
-      List<String> arguments = RunnerProfiles.fromEnvironment().arguments(profile, pipelineArgs);
+      List<String> commandLine = new ArrayList<>(pipelineArgs);
+      if (fromSavepoint != null) {
+        if (commandLine.stream().anyMatch(a -> a.startsWith("--savepointPath"))) {
+          throw new IllegalArgumentException(
+              "give one of --fromSavepoint and --savepointPath, not both");
+        }
+        commandLine.add("--savepointPath=" + ClusterPaths.forCluster(fromSavepoint));
+      }
+      List<String> arguments = RunnerProfiles.fromEnvironment().arguments(profile, commandLine);
       TidemarkOptions options =
           PipelineOptionsFactory.fromArgs(arguments.toArray(new String[0]))
               .withValidation()
               .as(TidemarkOptions.class);
+      if (fromSavepoint != null && !Runners.isFlink(options)) {
+        throw new IllegalArgumentException(
+            "--fromSavepoint resumes a Flink job; this run's runner is "
+                + options.getRunner().getSimpleName()
+                + " (use --profile=flink-cluster, or --runner=FlinkRunner)");
+      }
+      if (TidemarkPipeline.submitsToFlinkCluster(options)) {
+        TidemarkPipeline.FlinkSubmission job = TidemarkPipeline.submitToFlinkCluster(options);
+        System.out.println(
+            "Submitted Flink job "
+                + job.jobId()
+                + " ("
+                + job.jobName()
+                + ") to "
+                + job.master()
+                + "; it runs until stopped ('./tidemark job stop "
+                + job.jobId()
+                + " --savepoint DIR') or cancelled.");
+        System.out.println("Web UI: " + job.webUi());
+        return 0;
+      }
       if (TidemarkPipeline.submitsOnly(options)) {
         String jobId = TidemarkPipeline.submit(options);
         System.out.println(
@@ -158,6 +210,159 @@ public final class Tidemark implements Callable<Integer> {
               : TidemarkPipeline.run(options);
       summary.print(System.out, Paths.get(options.getOutput()));
       return exitCode(summary);
+    }
+  }
+
+  /** The {@code --flinkMaster} option of the {@code job} commands. */
+  static final class FlinkMasterOption {
+    @Option(
+        names = "--flinkMaster",
+        paramLabel = "HOST:PORT",
+        defaultValue = FlinkRestClient.DEFAULT_MASTER,
+        description =
+            "The Flink cluster's REST address, the JobManager's web port (default:"
+                + " ${DEFAULT-VALUE}, the local cluster of './tidemark cluster up').")
+    String flinkMaster;
+
+    FlinkRestClient client() {
+      return FlinkRestClient.of(flinkMaster);
+    }
+  }
+
+  /** {@code tidemark job}: the jobs of a Flink cluster, through its REST API. */
+  @Command(
+      name = "job",
+      description = {
+        "List, stop (with a savepoint) or cancel the jobs of a Flink cluster, through its REST"
+            + " API. 'run --profile=flink-cluster' submits them; 'run --fromSavepoint=PATH'"
+            + " resumes a stopped one."
+      },
+      mixinStandardHelpOptions = true,
+      subcommands = {Tidemark.JobList.class, Tidemark.JobStop.class, Tidemark.JobCancel.class})
+  static final class Job implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Override
+    public Integer call() {
+      spec.commandLine().usage(System.err);
+      return USAGE_ERROR;
+    }
+  }
+
+  /** {@code tidemark job list}. */
+  @Command(
+      name = "list",
+      description = "List the cluster's jobs, newest first: id, state, start time, duration, name.",
+      mixinStandardHelpOptions = true)
+  static final class JobList implements Callable<Integer> {
+    @Mixin FlinkMasterOption master;
+
+    @Override
+    public Integer call() throws Exception {
+      FlinkRestClient cluster = master.client();
+      List<FlinkJob> jobs = cluster.jobs();
+      if (jobs.isEmpty()) {
+        System.out.println("no jobs on the Flink cluster at " + cluster.master());
+        return DONE;
+      }
+      String format = "%-32s  %-12s  %-20s  %10s  %s%n";
+      System.out.printf(format, "JOB ID", "STATE", "STARTED (UTC)", "DURATION", "NAME");
+      for (FlinkJob job : jobs) {
+        System.out.printf(
+            format,
+            job.id(),
+            job.state(),
+            job.startTime() == null ? "-" : job.startTime().truncatedTo(ChronoUnit.SECONDS),
+            duration(job.duration()),
+            job.name());
+      }
+      return DONE;
+    }
+  }
+
+  /** A duration as the job list shows it: {@code 2h05m07s}, {@code 4m00s}, {@code 12s}. */
+  static String duration(Duration duration) {
+    long seconds = duration.toSeconds();
+    long hours = seconds / 3600;
+    long minutes = seconds / 60 % 60;
+    long rest = seconds % 60;
+    if (hours > 0) {
+      return String.format("%dh%02dm%02ds", hours, minutes, rest);
+    }
+    return minutes > 0 ? String.format("%dm%02ds", minutes, rest) : rest + "s";
+  }
+
+  /** {@code tidemark job stop}. */
+  @Command(
+      name = "stop",
+      description = {
+        "Stop a running job with a savepoint (Flink's 'stop', without draining: open windows"
+            + " and dedup state go into the savepoint) and print the savepoint's path.",
+        "Resume it with 'run --profile=flink-cluster --fromSavepoint=PATH'."
+      },
+      mixinStandardHelpOptions = true)
+  static final class JobStop implements Callable<Integer> {
+    @Mixin FlinkMasterOption master;
+
+    @Parameters(index = "0", paramLabel = "JOB_ID", description = "The job ('job list').")
+    String jobId;
+
+    @Option(
+        names = "--savepoint",
+        paramLabel = "DIR",
+        description =
+            "Directory for the savepoint, one every Flink process reaches (a plain path is made"
+                + " absolute; s3://, gs://, hdfs:// URIs as given). Default: the cluster's"
+                + " state.savepoints.dir.")
+    String savepoint;
+
+    @Option(
+        names = "--timeout",
+        defaultValue = "PT10M",
+        description = "How long to wait for the savepoint (default: ${DEFAULT-VALUE}).")
+    Duration timeout;
+
+    @Override
+    public Integer call() throws Exception {
+      FlinkRestClient.checkJobId(jobId);
+      String location =
+          master
+              .client()
+              .stopWithSavepoint(
+                  jobId, savepoint == null ? null : ClusterPaths.forCluster(savepoint), timeout);
+      System.out.println("Stopped Flink job " + jobId + " with a savepoint:");
+      System.out.println(location);
+      return DONE;
+    }
+  }
+
+  /** {@code tidemark job cancel}. */
+  @Command(
+      name = "cancel",
+      description = {
+        "Cancel a job without a savepoint and wait until it has ended. A cancelled job cannot"
+            + " resume from where it stopped, except from a retained checkpoint; use 'job stop'"
+            + " to resume later."
+      },
+      mixinStandardHelpOptions = true)
+  static final class JobCancel implements Callable<Integer> {
+    @Mixin FlinkMasterOption master;
+
+    @Parameters(index = "0", paramLabel = "JOB_ID", description = "The job ('job list').")
+    String jobId;
+
+    @Option(
+        names = "--timeout",
+        defaultValue = "PT2M",
+        description = "How long to wait for the job to end (default: ${DEFAULT-VALUE}).")
+    Duration timeout;
+
+    @Override
+    public Integer call() throws Exception {
+      FlinkRestClient.checkJobId(jobId);
+      String state = master.client().cancel(jobId, timeout);
+      System.out.println("Cancelled Flink job " + jobId + ": " + state);
+      return DONE;
     }
   }
 

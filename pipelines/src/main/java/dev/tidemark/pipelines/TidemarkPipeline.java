@@ -2,6 +2,9 @@ package dev.tidemark.pipelines;
 
 import dev.tidemark.model.ModelEngine;
 import dev.tidemark.model.ScoreFeatures;
+import dev.tidemark.pipelines.flink.ClusterPaths;
+import dev.tidemark.pipelines.flink.FlinkRestClient;
+import dev.tidemark.pipelines.flink.FlinkRestException;
 import dev.tidemark.pipelines.io.BackfillSource;
 import dev.tidemark.pipelines.io.NdjsonFiles;
 import dev.tidemark.pipelines.io.Outputs;
@@ -38,9 +41,11 @@ import java.util.stream.Collectors;
 import org.apache.beam.runners.dataflow.DataflowPipelineJob;
 import org.apache.beam.runners.dataflow.util.DataflowTemplateJob;
 import org.apache.beam.runners.direct.DirectOptions;
+import org.apache.beam.runners.flink.FlinkDetachedRunnerResult;
 import org.apache.beam.runners.flink.FlinkPipelineOptions;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;
+import org.apache.beam.sdk.options.StreamingOptions;
 import org.apache.beam.sdk.transforms.Flatten;
 import org.apache.beam.sdk.transforms.MapElements;
 import org.apache.beam.sdk.transforms.WithFailures;
@@ -333,10 +338,86 @@ public final class TidemarkPipeline {
   /**
    * Whether a run only submits the job: on Dataflow the launcher (a Flex Template launch, the CLI)
    * must return once the job is created, and a template run ({@code --templateLocation}) only
-   * writes the job specification. Such runs have no summary.
+   * writes the job specification; on a Flink cluster in other processes ({@link
+   * #submitsToFlinkCluster}) a streaming job runs until it is stopped. Such runs have no summary.
    */
   public static boolean submitsOnly(TidemarkOptions options) {
-    return Runners.isDataflow(options);
+    return Runners.isDataflow(options) || submitsToFlinkCluster(options);
+  }
+
+  /**
+   * Whether the options submit a streaming job to a Flink cluster in other processes: the
+   * FlinkRunner, a {@code --flinkMaster} other than {@code [local]}, {@code [auto]} and {@code
+   * [collection]}, and {@code --streaming=true}. A batch job on a cluster (a backfill) ends by
+   * itself, so {@code run} still waits for it and checks its summary.
+   */
+  public static boolean submitsToFlinkCluster(TidemarkOptions options) {
+    return Runners.isFlink(options)
+        && options.as(StreamingOptions.class).isStreaming()
+        && FlinkRestClient.isRemote(options.as(FlinkPipelineOptions.class).getFlinkMaster());
+  }
+
+  /** A streaming job submitted to a Flink cluster: its id, name and web UI page. */
+  public record FlinkSubmission(String jobId, String jobName, String master, String webUi) {}
+
+  /**
+   * Builds the pipeline and submits it to the Flink cluster at {@code --flinkMaster} through the
+   * FlinkRunner's public remote path, detached ({@code --attachedMode=false}): Beam uploads {@code
+   * --filesToStage} (the Flink job jar) with the job graph and returns once the cluster accepted
+   * it. Beam's detached result does not expose the job id, so it is read from the cluster's REST
+   * API: the new job named {@code --jobName}. {@code --savepointPath} (the command line's {@code
+   * --fromSavepoint}) resumes from a savepoint; Beam passes it with the submission.
+   */
+  public static FlinkSubmission submitToFlinkCluster(TidemarkOptions options)
+      throws FlinkRestException {
+    checkOptions(options);
+    FlinkPipelineOptions flink = options.as(FlinkPipelineOptions.class);
+    if (EmbeddedRun.requested(options)) {
+      throw new IllegalArgumentException(
+          "--kafkaBootstrapServers=embedded starts a broker inside this launcher, which the"
+              + " cluster at --flinkMaster="
+              + flink.getFlinkMaster()
+              + " cannot reach: pass --kafkaBootstrapServers=host:port (the local cluster's"
+              + " broker is 127.0.0.1:9092)");
+    }
+    checkFilesToStage(options);
+    flink.setAttachedMode(false);
+    FlinkRestClient cluster = FlinkRestClient.of(flink.getFlinkMaster());
+    // Also proves the master answers before the job is translated and its jar uploaded.
+    Set<String> before = cluster.jobIds();
+    Pipeline pipeline = Pipeline.create(options);
+    writeOutputs(expand(readSource(pipeline, options), options), options);
+    PipelineResult result = pipeline.run();
+    if (!(result instanceof FlinkDetachedRunnerResult)) {
+      throw new IllegalStateException(
+          "the FlinkRunner ran the job attached ("
+              + result.getClass().getSimpleName()
+              + ") although --attachedMode=false was set");
+    }
+    String jobId =
+        cluster.awaitSubmittedJob(options.getJobName(), before, java.time.Duration.ofMinutes(1));
+    return new FlinkSubmission(jobId, options.getJobName(), cluster.master(), cluster.webUi(jobId));
+  }
+
+  /**
+   * Refuses a submission whose {@code --filesToStage} names a missing file: the default profile
+   * stages the Flink job jar, which {@code mvn package} builds.
+   */
+  static void checkFilesToStage(TidemarkOptions options) {
+    List<String> files = options.as(FlinkPipelineOptions.class).getFilesToStage();
+    if (files == null) {
+      return;
+    }
+    for (String file : files) {
+      if (!Files.exists(Paths.get(file))) {
+        throw new IllegalArgumentException(
+            "--filesToStage="
+                + file
+                + ": no such file. The Flink job jar is built by 'mvn -B package -DskipTests -pl"
+                + " pipelines -am' (or './tidemark' on its first run) as"
+                + " pipelines/target/tidemark-flink-job.jar");
+      }
+    }
   }
 
   /**
@@ -371,6 +452,9 @@ public final class TidemarkPipeline {
    * upsert keeps one row per window, the one with the highest pane index, and a discarding pane
    * holds only what arrived since the pane before it, so the table would keep the last pane's delta
    * as the window's features.
+   *
+   * <p>With a Flink master in other processes, also refuses state the cluster could not use: see
+   * {@link #checkFlinkClusterState}.
    */
   public static void checkOptions(TidemarkOptions options) {
     KafkaChecks.checkOptions(options);
@@ -390,6 +474,7 @@ public final class TidemarkPipeline {
     if (!Runners.isFlink(options)) {
       return;
     }
+    checkFlinkClusterState(options);
     FlinkPipelineOptions flink = options.as(FlinkPipelineOptions.class);
     if (flink.isStreaming()
         && KafkaChecks.checkpointing(flink)
@@ -401,6 +486,63 @@ public final class TidemarkPipeline {
               + " accumulator objects the job keeps updating (checkpoints fail with a"
               + " ConcurrentModificationException, or capture elements from after the barrier)."
               + " Use --fasterCopy=false, or --fasterCopy=true only in batch (--streaming=false)");
+    }
+  }
+
+  /** The class Beam's {@code --stateBackend=rocksdb} creates in the launcher. */
+  static final String BEAM_ROCKSDB_BACKEND =
+      "org.apache.flink.contrib.streaming.state.RocksDBStateBackend";
+
+  /**
+   * With a Flink master in other processes ({@link FlinkRestClient#isRemote}): refuses a
+   * launcher-local {@code --stateBackendStoragePath} ({@link ClusterPaths#isLauncherLocal}: {@code
+   * file:} or no scheme), where each process would write its part of a checkpoint to its own disk
+   * and a restore elsewhere would not find it; and {@code --stateBackend=rocksdb} when the launcher
+   * lacks Flink's RocksDB classes (Beam creates the backend here, and the Tidemark jars do not
+   * carry it). On a cluster, state belongs in the cluster's configuration: {@code
+   * state.backend.type: rocksdb}, {@code state.backend.incremental: true}, {@code
+   * state.checkpoints.dir}.
+   *
+   * <p>No method of this class has a Flink type in its signature: deserializing a lambda of this
+   * class reflects on all its methods, and the Dataflow jar has no Flink classes.
+   */
+  static void checkFlinkClusterState(TidemarkOptions options) {
+    FlinkPipelineOptions flink = options.as(FlinkPipelineOptions.class);
+    String master = flink.getFlinkMaster();
+    if (!FlinkRestClient.isRemote(master)) {
+      return;
+    }
+    String storage = flink.getStateBackendStoragePath();
+    if (storage != null && !storage.isBlank() && ClusterPaths.isLauncherLocal(storage)) {
+      throw new IllegalArgumentException(
+          "--stateBackendStoragePath="
+              + storage
+              + " is a path on this machine (file: or no scheme), but --flinkMaster="
+              + master
+              + " runs the job in other processes: each TaskManager would write its part of a"
+              + " checkpoint to its own disk and a restore would not find it. Use a path every"
+              + " Flink process reaches: leave --stateBackend and --stateBackendStoragePath unset"
+              + " and set state.checkpoints.dir in the cluster's configuration (the local cluster"
+              + " of './tidemark cluster up' does; --profile=flink-cluster leaves them unset), or"
+              + " pass an s3://, gs:// or hdfs:// URI");
+    }
+    String backend = flink.getStateBackend();
+    if (backend != null && backend.trim().equalsIgnoreCase("rocksdb") && !onClassPath()) {
+      throw new IllegalArgumentException(
+          "--stateBackend=rocksdb makes Beam create Flink's RocksDB backend in this launcher, and"
+              + " its classes are not in the Tidemark jars (NoClassDefFoundError:"
+              + " RocksDBStateBackend). Leave --stateBackend unset and configure the cluster:"
+              + " state.backend.type: rocksdb, state.backend.incremental: true,"
+              + " state.checkpoints.dir: a directory every Flink process reaches");
+    }
+  }
+
+  private static boolean onClassPath() {
+    try {
+      Class.forName(BEAM_ROCKSDB_BACKEND, false, TidemarkPipeline.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
     }
   }
 

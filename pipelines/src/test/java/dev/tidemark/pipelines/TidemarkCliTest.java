@@ -187,8 +187,10 @@ public class TidemarkCliTest {
 
   @Test
   public void everySubcommandHasHelpThatListsTheExitCodes() {
-    for (String command : List.of("run", "generate", "train", "capture")) {
-      String help = stdout(command, "--help");
+    for (String command :
+        List.of(
+            "run", "generate", "train", "capture", "job", "job list", "job stop", "job cancel")) {
+      String help = stdout((command + " --help").split(" "));
       assertThat(command, help, org.hamcrest.Matchers.containsString("Usage: tidemark " + command));
       assertThat(command, help, org.hamcrest.Matchers.containsString("Exit codes:"));
       for (String code : List.of("0", "1", "2", "3")) {
