@@ -15,8 +15,6 @@ import dev.tidemark.pipelines.generate.GeneratorConfig;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.io.kafka.KafkaSinks;
 import dev.tidemark.testing.kafka.EmbeddedKafka;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -155,7 +153,7 @@ public class FlinkClusterSubmissionIT {
     run.addAll(kafka);
 
     // run returns once the cluster accepted the job, with its id and web UI page.
-    Output submitted = tidemark(run.toArray(new String[0]));
+    CliRun submitted = CliRun.of(run.toArray(new String[0]));
     assertThat(submitted.err, submitted.exit, is(Tidemark.DONE));
     String first = jobId(submitted.out);
     assertThat(
@@ -163,7 +161,7 @@ public class FlinkClusterSubmissionIT {
         containsString("Web UI: http://" + master + "/#/job/running/" + first + "/overview"));
     FlinkRestClient client = FlinkRestClient.of(master);
     await("job " + first + " runs every task", () -> job(client, first).fullyRunning());
-    Output listed = tidemark("job", "list", "--flinkMaster=" + master);
+    CliRun listed = CliRun.of("job", "list", "--flinkMaster=" + master);
     assertThat(listed.exit, is(Tidemark.DONE));
     assertThat(listed.out, containsString(first + "  RUNNING"));
 
@@ -175,8 +173,8 @@ public class FlinkClusterSubmissionIT {
 
     // job stop --savepoint prints a savepoint that exists.
     Path savepoints = TEMP.newFolder("savepoints").toPath();
-    Output stopped =
-        tidemark(
+    CliRun stopped =
+        CliRun.of(
             "job", "stop", first, "--savepoint", savepoints.toString(), "--flinkMaster=" + master);
     assertThat(stopped.err, stopped.exit, is(Tidemark.DONE));
     String[] stopLines = stopped.out.strip().split("\\R");
@@ -191,7 +189,7 @@ public class FlinkClusterSubmissionIT {
     KafkaFeed.produce(clients, options.getKafkaInputTopic(), secondHalf, KafkaFeed.Mode.MIXED);
     List<String> resume = new ArrayList<>(run);
     resume.add("--fromSavepoint=" + savepoint);
-    Output resumed = tidemark(resume.toArray(new String[0]));
+    CliRun resumed = CliRun.of(resume.toArray(new String[0]));
     assertThat(resumed.err, resumed.exit, is(Tidemark.DONE));
     String second = jobId(resumed.out);
     assertThat(second, is(not(first)));
@@ -207,22 +205,22 @@ public class FlinkClusterSubmissionIT {
                 .asText("")
                 .contains(savepointDir.getFileName().toString()));
     assertThat(
-        tidemark("job", "list", "--flinkMaster=" + master).out,
+        CliRun.of("job", "list", "--flinkMaster=" + master).out,
         containsString(second + "  RUNNING"));
     await(
         "more decisions committed by job " + second,
         () -> KafkaFeed.readAll(clients, topics.get("decisions")).size() > decisionsBeforeStop);
 
     // job cancel ends it; a second cancel, or an unknown id, is a failed run (exit 3).
-    Output cancelled = tidemark("job", "cancel", second, "--flinkMaster=" + master);
+    CliRun cancelled = CliRun.of("job", "cancel", second, "--flinkMaster=" + master);
     assertThat(cancelled.err, cancelled.exit, is(Tidemark.DONE));
     assertThat(cancelled.out, containsString("CANCELED"));
     assertThat(job(client, second).state(), is("CANCELED"));
-    Output again = tidemark("job", "cancel", second, "--flinkMaster=" + master);
+    CliRun again = CliRun.of("job", "cancel", second, "--flinkMaster=" + master);
     assertThat(again.exit, is(Tidemark.RUN_FAILED));
     assertThat(again.err, containsString("has already ended (CANCELED)"));
-    Output unknown =
-        tidemark("job", "stop", "00000000000000000000000000000000", "--flinkMaster=" + master);
+    CliRun unknown =
+        CliRun.of("job", "stop", "00000000000000000000000000000000", "--flinkMaster=" + master);
     assertThat(unknown.exit, is(Tidemark.RUN_FAILED));
     assertThat(unknown.err, containsString("has no job"));
     assertThat(client.jobs().stream().filter(j -> !j.ended()).count(), is(0L));
@@ -256,59 +254,5 @@ public class FlinkClusterSubmissionIT {
   /** A condition that may call the cluster or the broker. */
   private interface Check {
     boolean holds() throws Exception;
-  }
-
-  /** A command's exit code and what it printed. */
-  private static final class Output {
-    int exit;
-    String out;
-    String err;
-  }
-
-  private static Output tidemark(String... args) {
-    PrintStream out = System.out;
-    PrintStream err = System.err;
-    ByteArrayOutputStream stdout = new ByteArrayOutputStream();
-    ByteArrayOutputStream stderr = new ByteArrayOutputStream();
-    Output output = new Output();
-    try {
-      System.setOut(new PrintStream(new Tee(stdout, out), true, StandardCharsets.UTF_8));
-      System.setErr(new PrintStream(new Tee(stderr, err), true, StandardCharsets.UTF_8));
-      output.exit = Tidemark.execute(args);
-    } finally {
-      System.setOut(out);
-      System.setErr(err);
-    }
-    output.out = stdout.toString(StandardCharsets.UTF_8);
-    output.err = stderr.toString(StandardCharsets.UTF_8);
-    return output;
-  }
-
-  /** Writes to the capture and to the test's own output file. */
-  private static final class Tee extends java.io.OutputStream {
-    private final java.io.OutputStream capture;
-    private final java.io.OutputStream original;
-
-    Tee(java.io.OutputStream capture, java.io.OutputStream original) {
-      this.capture = capture;
-      this.original = original;
-    }
-
-    @Override
-    public synchronized void write(int b) throws java.io.IOException {
-      capture.write(b);
-      original.write(b);
-    }
-
-    @Override
-    public synchronized void write(byte[] b, int off, int len) throws java.io.IOException {
-      capture.write(b, off, len);
-      original.write(b, off, len);
-    }
-
-    @Override
-    public void flush() throws java.io.IOException {
-      original.flush();
-    }
   }
 }

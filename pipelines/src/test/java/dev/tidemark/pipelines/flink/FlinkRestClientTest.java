@@ -7,11 +7,10 @@ import static org.junit.Assert.assertThrows;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.tidemark.pipelines.CliRun;
 import dev.tidemark.pipelines.Tidemark;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -235,51 +234,26 @@ public class FlinkRestClientTest {
 
   @Test
   public void theJobCommandsExitWithTheDocumentedCodes() {
-    Output list = run("job", "list", "--flinkMaster=" + master);
+    CliRun list = CliRun.of("job", "list", "--flinkMaster=" + master);
     assertThat(list.exit, is(Tidemark.DONE));
     assertThat(list.out, containsString(RUNNING + "  RUNNING"));
     assertThat(list.out, containsString("1h02m05s"));
 
-    Output stop = run("job", "stop", RUNNING, "--savepoint=s3://b/sp", "--flinkMaster=" + master);
+    CliRun stop =
+        CliRun.of("job", "stop", RUNNING, "--savepoint=s3://b/sp", "--flinkMaster=" + master);
     assertThat(stop.exit, is(Tidemark.DONE));
     assertThat(stop.out, containsString("file:/savepoints/savepoint-0123-abc"));
 
-    Output unknown = run("job", "cancel", UNKNOWN, "--flinkMaster=" + master);
+    CliRun unknown = CliRun.of("job", "cancel", UNKNOWN, "--flinkMaster=" + master);
     assertThat(unknown.exit, is(Tidemark.RUN_FAILED));
     assertThat(unknown.err, containsString("has no job " + UNKNOWN));
 
-    assertThat(run("job", "cancel", "not-a-job", "--flinkMaster=" + master).exit, is(2));
-    assertThat(run("job", "stop").exit, is(Tidemark.USAGE_ERROR));
-    assertThat(run("job", "list", "--flinkMaster=nonsense").exit, is(Tidemark.USAGE_ERROR));
-    assertThat(run("job").exit, is(Tidemark.USAGE_ERROR));
-    Output help = run("job", "stop", "--help");
+    assertThat(CliRun.of("job", "cancel", "not-a-job", "--flinkMaster=" + master).exit, is(2));
+    assertThat(CliRun.of("job", "stop").exit, is(Tidemark.USAGE_ERROR));
+    assertThat(CliRun.of("job", "list", "--flinkMaster=nonsense").exit, is(Tidemark.USAGE_ERROR));
+    assertThat(CliRun.of("job").exit, is(Tidemark.USAGE_ERROR));
+    CliRun help = CliRun.of("job", "stop", "--help");
     assertThat(help.exit, is(Tidemark.DONE));
     assertThat(help.out, containsString("Exit codes:"));
-  }
-
-  /** A command's exit code and what it printed. */
-  private static final class Output {
-    int exit;
-    String out;
-    String err;
-  }
-
-  private static Output run(String... args) {
-    PrintStream out = System.out;
-    PrintStream err = System.err;
-    ByteArrayOutputStream stdout = new ByteArrayOutputStream();
-    ByteArrayOutputStream stderr = new ByteArrayOutputStream();
-    Output output = new Output();
-    try {
-      System.setOut(new PrintStream(stdout, true, StandardCharsets.UTF_8));
-      System.setErr(new PrintStream(stderr, true, StandardCharsets.UTF_8));
-      output.exit = Tidemark.execute(args);
-    } finally {
-      System.setOut(out);
-      System.setErr(err);
-    }
-    output.out = stdout.toString(StandardCharsets.UTF_8);
-    output.err = stderr.toString(StandardCharsets.UTF_8);
-    return output;
   }
 }
