@@ -104,13 +104,7 @@ final class ClusterProcesses {
     // First, so that they are within the part of a long command line the system reports.
     command.add("-D" + PROCESS_PROPERTY + "=" + name);
     command.add("-D" + DIR_PROPERTY + "=" + dir);
-    command.addAll(jvmOptions);
-    command.add("-Dlog.file=" + logFile(name));
-    command.add("-Dlog4j.configurationFile=" + dir.resolve("conf/log4j2.properties").toUri());
-    command.add("-cp");
-    command.add(classPath);
-    command.add(mainClass);
-    command.addAll(args);
+    command.addAll(javaArguments(name, jvmOptions, mainClass, args));
     ProcessBuilder builder =
         new ProcessBuilder(command)
             .directory(dir.toFile())
@@ -125,6 +119,22 @@ final class ClusterProcesses {
   }
 
   /**
+   * What follows {@code java} for process {@code name}: its JVM options, its log file and logging
+   * configuration, the cluster's class path, the main class and its arguments.
+   */
+  private List<String> javaArguments(
+      String name, List<String> jvmOptions, String mainClass, List<String> args) {
+    List<String> arguments = new ArrayList<>(jvmOptions);
+    arguments.add("-Dlog.file=" + logFile(name));
+    arguments.add("-Dlog4j.configurationFile=" + dir.resolve("conf/log4j2.properties").toUri());
+    arguments.add("-cp");
+    arguments.add(classPath);
+    arguments.add(mainClass);
+    arguments.addAll(args);
+    return arguments;
+  }
+
+  /**
    * Runs a short-lived tool ({@code BashJavaUtils}, Kafka's {@code StorageTool}) to its end and
    * returns its standard output and error; fails with that output if it exits non-zero.
    */
@@ -133,13 +143,7 @@ final class ClusterProcesses {
     Files.createDirectories(logFile(name).getParent());
     List<String> command = new ArrayList<>();
     command.add(javaCommand());
-    command.addAll(jvmOptions);
-    command.add("-Dlog.file=" + logFile(name));
-    command.add("-Dlog4j.configurationFile=" + dir.resolve("conf/log4j2.properties").toUri());
-    command.add("-cp");
-    command.add(classPath);
-    command.add(mainClass);
-    command.addAll(args);
+    command.addAll(javaArguments(name, jvmOptions, mainClass, args));
     Process process =
         new ProcessBuilder(command)
             .directory(dir.toFile())
