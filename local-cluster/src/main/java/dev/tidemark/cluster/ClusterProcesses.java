@@ -128,11 +128,45 @@ final class ClusterProcesses {
     arguments.add("-Dlog.file=" + logFile(name));
     arguments.add("-Dlog4j.configurationFile=" + dir.resolve("conf/log4j2.properties").toUri());
     arguments.add("-cp");
-    arguments.add(classPath);
+    // The broker and its storage tool run on the whole class path, Flink on its part of it.
+    arguments.add(name.startsWith(LocalCluster.KAFKA) ? classPath : flinkClassPath(classPath));
     arguments.add(mainClass);
     arguments.addAll(args);
     return arguments;
   }
+
+  /**
+   * The Flink processes' class path: the cluster's without the broker's own libraries. A Flink
+   * distribution's {@code lib/} holds no Kafka broker, and the job jar, loaded child-first, brings
+   * its own Kafka client and Jackson; Jackson modules of the broker (its Scala module) on the
+   * parent class path are found by the job's {@code ServiceLoader} and fail it ("DefaultScalaModule
+   * not a subtype"). The entries are jars of a Maven repository, named by their group's path.
+   */
+  static String flinkClassPath(String classPath) {
+    List<String> kept = new ArrayList<>();
+    for (String entry : classPath.split(java.io.File.pathSeparator)) {
+      String path = entry.replace('\\', '/');
+      if (BROKER_ONLY.stream().noneMatch(path::contains)) {
+        kept.add(entry);
+      }
+    }
+    return String.join(java.io.File.pathSeparator, kept);
+  }
+
+  /** Repository paths of the libraries only the broker uses. */
+  static final List<String> BROKER_ONLY =
+      List.of(
+          "/org/apache/kafka/",
+          "/org/scala-lang/",
+          "/com/typesafe/scala-logging/",
+          "/com/fasterxml/jackson/module/",
+          "/com/fasterxml/jackson/dataformat/",
+          "/com/fasterxml/jackson/datatype/",
+          "/org/apache/zookeeper/",
+          "/com/yammer/metrics/",
+          "/net/sf/jopt-simple/",
+          "/net/sourceforge/argparse4j/",
+          "/org/pcollections/");
 
   /**
    * Runs a short-lived tool ({@code BashJavaUtils}, Kafka's {@code StorageTool}) to its end and

@@ -47,7 +47,7 @@ public record ClusterSettings(
   public static final int DEFAULT_PROMETHEUS_PORT = 9250;
   public static final int DEFAULT_TASK_MANAGERS = 2;
   public static final int DEFAULT_SLOTS_PER_TASK_MANAGER = 2;
-  public static final String DEFAULT_TASK_MANAGER_MEMORY = "2048m";
+  public static final String DEFAULT_TASK_MANAGER_MEMORY = "3072m";
 
   static final String FILE = "conf/cluster.properties";
 

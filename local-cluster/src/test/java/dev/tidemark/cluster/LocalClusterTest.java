@@ -16,6 +16,30 @@ public class LocalClusterTest {
   private final LocalCluster cluster = new LocalCluster(settings, "", System.out);
 
   @Test
+  public void flinkProcessesRunWithoutTheBrokersLibraries() {
+    String repo = "/home/u/.m2/repository";
+    String classPath =
+        String.join(
+            java.io.File.pathSeparator,
+            "/src/local-cluster/target/tidemark-local-cluster.jar",
+            repo + "/org/apache/flink/flink-runtime/1.19.0/flink-runtime-1.19.0.jar",
+            repo + "/org/apache/kafka/kafka_2.13/3.9.1/kafka_2.13-3.9.1.jar",
+            repo + "/org/apache/kafka/kafka-clients/3.9.1/kafka-clients-3.9.1.jar",
+            repo + "/org/scala-lang/scala-library/2.13.15/scala-library-2.13.15.jar",
+            repo
+                + "/com/fasterxml/jackson/module/jackson-module-scala_2.13/2.18.2/"
+                + "jackson-module-scala_2.13-2.18.2.jar",
+            repo + "/com/ververica/frocksdbjni/6.20.3-ververica-2.0/frocksdbjni.jar");
+    assertEquals(
+        String.join(
+            java.io.File.pathSeparator,
+            "/src/local-cluster/target/tidemark-local-cluster.jar",
+            repo + "/org/apache/flink/flink-runtime/1.19.0/flink-runtime-1.19.0.jar",
+            repo + "/com/ververica/frocksdbjni/6.20.3-ververica-2.0/frocksdbjni.jar"),
+        ClusterProcesses.flinkClassPath(classPath));
+  }
+
+  @Test
   public void parsesBashJavaUtilsResultLinesAmongLogLines() {
     String output =
         String.join(
