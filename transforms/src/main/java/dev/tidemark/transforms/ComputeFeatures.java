@@ -6,13 +6,12 @@ import dev.tidemark.transforms.values.FeatureInput;
 import dev.tidemark.transforms.values.Features;
 import dev.tidemark.transforms.values.PaymentEvent;
 import dev.tidemark.transforms.values.TooLateRecord;
-import java.util.ArrayList;
-import java.util.List;
 import org.apache.beam.sdk.coders.InstantCoder;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.NullableCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.coders.VarIntCoder;
+import org.apache.beam.sdk.io.GenerateSequence;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.metrics.Metrics;
 import org.apache.beam.sdk.transforms.Combine;
@@ -38,7 +37,6 @@ import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.PCollectionList;
 import org.apache.beam.sdk.values.PCollectionTuple;
-import org.apache.beam.sdk.values.TimestampedValue;
 import org.apache.beam.sdk.values.TupleTag;
 import org.apache.beam.sdk.values.TupleTagList;
 import org.apache.beam.sdk.values.WindowingStrategy.AccumulationMode;
@@ -342,10 +340,6 @@ public abstract class ComputeFeatures
   private PCollectionTuple gate(PCollection<PaymentEvent> events, SlidingWindows windowFn) {
     KvCoder<Integer, PaymentEvent> shardedCoder =
         KvCoder.of(VarIntCoder.of(), NullableCoder.of(PaymentEvent.PaymentEventCoder.of()));
-    List<TimestampedValue<KV<Integer, PaymentEvent>>> seeds = new ArrayList<>();
-    for (int shard = 0; shard < gateShards(); shard++) {
-      seeds.add(TimestampedValue.of(KV.of(shard, null), BoundedWindow.TIMESTAMP_MIN_VALUE));
-    }
     PCollection<KV<Integer, PaymentEvent>> sharded =
         events
             .apply("ShardForGate", MapElements.via(new ShardFn(gateShards())))
@@ -355,12 +349,27 @@ public abstract class ComputeFeatures
             .and(
                 events
                     .getPipeline()
-                    .apply("GateSeeds", Create.timestamped(seeds).withCoder(shardedCoder)))
+                    .apply("GateSeeds", GenerateSequence.from(0).to(gateShards()))
+                    .apply("SeedPerShard", MapElements.via(new SeedFn()))
+                    .setCoder(shardedCoder))
             .apply("SeedGate", Flatten.pCollections());
     return seeded.apply(
         "GateTooLateEvents",
         ParDo.of(new GateTooLateFn(windowFn, allowedLateness(), GATED_TAG, TOO_LATE_TAG))
             .withOutputTags(GATED_TAG, TupleTagList.of(TOO_LATE_TAG)));
+  }
+
+  /**
+   * Shard {@code n}'s seed: {@code KV(n, null)}. The seeds come from a bounded read, whose elements
+   * carry the minimum timestamp, rather than from {@code Create}: on Flink, {@code Create} is an
+   * {@code Impulse}, the one operator without a stable uid, whose generated id changes with the
+   * job's parallelism (chained or not) and so fails a restore at another parallelism.
+   */
+  static final class SeedFn extends SimpleFunction<Long, KV<Integer, @Nullable PaymentEvent>> {
+    @Override
+    public KV<Integer, @Nullable PaymentEvent> apply(Long shard) {
+      return KV.of(shard.intValue(), null);
+    }
   }
 
   /**
