@@ -140,6 +140,39 @@ public final class FlinkRestClient {
         .orElseThrow(() -> unknownJob(jobId));
   }
 
+  /**
+   * How often the job has restarted after failures: the JobManager's {@code numRestarts} job metric
+   * ({@code GET /jobs/:id/metrics?get=numRestarts}); 0 before it reports one.
+   */
+  public long restarts(String jobId) throws FlinkRestException {
+    checkJobId(jobId);
+    for (JsonNode metric : get("/jobs/" + jobId + "/metrics?get=numRestarts")) {
+      if ("numRestarts".equals(metric.path("id").asText())) {
+        return metric.path("value").asLong(0);
+      }
+    }
+    return 0;
+  }
+
+  /**
+   * The resource ids of the TaskManagers that run the job's tasks now (from {@code GET
+   * /jobs/:id/vertices/:vertex/taskmanagers} of every vertex), sorted.
+   */
+  public Set<String> taskManagersOf(String jobId) throws FlinkRestException {
+    checkJobId(jobId);
+    Set<String> ids = new TreeSet<>();
+    for (JsonNode vertex : get("/jobs/" + jobId).path("vertices")) {
+      String path = "/jobs/" + jobId + "/vertices/" + vertex.path("id").asText() + "/taskmanagers";
+      for (JsonNode taskManager : get(path).path("taskmanagers")) {
+        String id = taskManager.path("taskmanager-id").asText("");
+        if (!id.isEmpty() && "RUNNING".equals(taskManager.path("status").asText())) {
+          ids.add(id);
+        }
+      }
+    }
+    return ids;
+  }
+
   /** The ids of the cluster's jobs, ended ones included. */
   public Set<String> jobIds() throws FlinkRestException {
     return jobs().stream().map(FlinkJob::id).collect(Collectors.toCollection(TreeSet::new));
