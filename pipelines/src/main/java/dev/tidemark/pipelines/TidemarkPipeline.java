@@ -161,6 +161,12 @@ public final class TidemarkPipeline {
 
   /** Reads the configured source into {@code pipeline}. */
   static PCollection<RawRecord> readSource(Pipeline pipeline, TidemarkOptions options) {
+    return readSource(pipeline, options, "ReadKafka");
+  }
+
+  /** As {@link #readSource(Pipeline, TidemarkOptions)}, naming a Kafka read {@code kafkaName}. */
+  static PCollection<RawRecord> readSource(
+      Pipeline pipeline, TidemarkOptions options, String kafkaName) {
     switch (options.getSource()) {
       case replay:
         if (options.getInput() == null) {
@@ -193,7 +199,7 @@ public final class TidemarkPipeline {
             "ReadBackfill",
             BackfillSource.from(options.getInput()).withMaxEventBytes(options.getMaxEventBytes()));
       case kafka:
-        return pipeline.apply("ReadKafka", kafkaSource(options));
+        return pipeline.apply(kafkaName, kafkaSource(options));
       case pubsub:
         return pipeline.apply("ReadPubsub", pubsubSource(options));
       default:
@@ -386,7 +392,7 @@ public final class TidemarkPipeline {
     // Also proves the master answers before the job is translated and its jar uploaded.
     Set<String> before = cluster.jobIds();
     Pipeline pipeline = Pipeline.create(options);
-    writeOutputs(expand(readSource(pipeline, options), options), options);
+    writeOutputs(expand(readSource(pipeline, options, kafkaReadName(options)), options), options);
     PipelineResult result = pipeline.run();
     if (!(result instanceof FlinkDetachedRunnerResult)) {
       throw new IllegalStateException(
@@ -397,6 +403,39 @@ public final class TidemarkPipeline {
     String jobId =
         cluster.awaitSubmittedJob(options.getJobName(), before, java.time.Duration.ofMinutes(1));
     return new FlinkSubmission(jobId, options.getJobName(), cluster.master(), cluster.webUi(jobId));
+  }
+
+  /**
+   * The name of a cluster job's Kafka read, which is its Flink operator's uid: {@code ReadKafka (N
+   * partitions)}. Beam's Kafka source keeps the partitions it found when its job first started, and
+   * a job restored from a savepoint keeps them too. So the read is named by the partition count:
+   * after the topic gained partitions, a resumed job has a new read, which starts from the consumer
+   * group's committed offsets (the savepoint's positions, as the stop committed them) and from the
+   * start of the new partitions; the old read's state is the one part of the savepoint not restored
+   * ({@code --allowNonRestoredState}, set only then). Every other operator restores as before.
+   */
+  static String kafkaReadName(TidemarkOptions options) {
+    if (options.getSource() != TidemarkOptions.SourceKind.kafka) {
+      return "ReadKafka";
+    }
+    KafkaChecks.SourcePartitions partitions =
+        KafkaChecks.sourcePartitions(options, KafkaClients.from(options));
+    FlinkPipelineOptions flink = options.as(FlinkPipelineOptions.class);
+    if (flink.getSavepointPath() != null && partitions.added()) {
+      flink.setAllowNonRestoredState(true);
+      System.err.printf(
+          "tidemark: --kafkaInputTopic=%s has %d partitions; the job of this savepoint read %d."
+              + " The resumed job reads all %d: from the offsets consumer group %s committed at"
+              + " the savepoint, and the new partitions from their start (--kafkaStartOffset=%s)."
+              + " Its old Kafka read's state is not restored (allowNonRestoredState).%n",
+          options.getKafkaInputTopic(),
+          partitions.partitions(),
+          partitions.committed(),
+          partitions.partitions(),
+          options.getKafkaConsumerGroup(),
+          options.getKafkaStartOffset());
+    }
+    return "ReadKafka (" + partitions.partitions() + " partitions)";
   }
 
   /**

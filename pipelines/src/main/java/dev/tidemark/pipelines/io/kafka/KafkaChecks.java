@@ -2,6 +2,7 @@ package dev.tidemark.pipelines.io.kafka;
 
 import dev.tidemark.pipelines.Runners;
 import dev.tidemark.pipelines.TidemarkOptions;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
@@ -101,6 +102,65 @@ public final class KafkaChecks {
    * restart delay that is safe without {@link RecoveringProducer}.
    */
   public static final long EOS_WRITER_CACHE_EVICTION_MS = 70_000;
+
+  /**
+   * The input topic's partitions and how many of them the source's consumer group has committed
+   * offsets for (a job commits its source's positions when a checkpoint or savepoint completes).
+   *
+   * @param partitions the topic's partition count now
+   * @param committed partitions with an offset committed by {@code --kafkaConsumerGroup}
+   */
+  public record SourcePartitions(int partitions, int committed) {
+    /**
+     * Whether partitions were added after a job of this group started: it committed offsets for
+     * some partitions but not all. Beam's Kafka source keeps the partitions it found when its job
+     * first started, also when restored from a savepoint, and would never read the new ones.
+     */
+    public boolean added() {
+      return committed > 0 && committed < partitions;
+    }
+  }
+
+  /** Lists the input topic's partitions and the source group's committed ones. */
+  public static SourcePartitions sourcePartitions(TidemarkOptions options, KafkaClients clients) {
+    String topic = options.getKafkaInputTopic();
+    Properties properties = new Properties();
+    properties.putAll(clients.connectionConfig());
+    try (Admin admin = Admin.create(properties)) {
+      int partitions =
+          admin
+              .describeTopics(List.of(topic))
+              .allTopicNames()
+              .get(30, TimeUnit.SECONDS)
+              .get(topic)
+              .partitions()
+              .size();
+      int committed = 0;
+      for (Map.Entry<TopicPartition, OffsetAndMetadata> offset :
+          admin
+              .listConsumerGroupOffsets(options.getKafkaConsumerGroup())
+              .partitionsToOffsetAndMetadata()
+              .get(30, TimeUnit.SECONDS)
+              .entrySet()) {
+        if (offset.getKey().topic().equals(topic) && offset.getValue() != null) {
+          committed++;
+        }
+      }
+      return new SourcePartitions(partitions, committed);
+    } catch (ExecutionException | TimeoutException e) {
+      throw new IllegalStateException(
+          "cannot list the partitions of --kafkaInputTopic="
+              + topic
+              + " on "
+              + clients.bootstrapServers()
+              + " (does the topic exist?): "
+              + e,
+          e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while listing the input partitions", e);
+    }
+  }
 
   /**
    * Refuses a transactional sink whose group already holds sink state this run cannot own: state
