@@ -60,10 +60,14 @@ public final class KafkaFeed {
     /** The latest event time fed, epoch millis (0 when no line had one). */
     public final long maxEventTimeMillis;
 
-    Fed(int records, int binary, long maxEventTimeMillis) {
+    /** The ingestion clock after the last record (epoch millis), or null when none was fed. */
+    public final @Nullable Long clockMillis;
+
+    Fed(int records, int binary, long maxEventTimeMillis, @Nullable Long clockMillis) {
       this.records = records;
       this.binary = binary;
       this.maxEventTimeMillis = maxEventTimeMillis;
+      this.clockMillis = clockMillis;
     }
   }
 
@@ -76,6 +80,30 @@ public final class KafkaFeed {
    */
   public static Fed produce(KafkaClients clients, String topic, Path replayFile, Mode mode)
       throws IOException {
+    return produce(clients, topic, replayFile, mode, 0, null);
+  }
+
+  /**
+   * As {@link #produce(KafkaClients, String, Path, Mode)}, at a fixed rate: record {@code i} is
+   * sent no earlier than {@code i / recordsPerSecond} seconds after the first ({@code 0}: as fast
+   * as the producer takes them). The rate is of the wall clock; the record timestamps still follow
+   * the replay clock. While the broker is down the producer buffers and retries (delivery within
+   * its default two minutes), and the pace resumes where the schedule stands. {@code startClock}
+   * (epoch millis) continues the ingestion clock of an earlier feed ({@link Fed#clockMillis}) for a
+   * file that carries on where that one stopped; null starts it at the first event's time.
+   */
+  public static Fed produce(
+      KafkaClients clients,
+      String topic,
+      Path replayFile,
+      Mode mode,
+      double recordsPerSecond,
+      @Nullable Long startClock)
+      throws IOException {
+    if (recordsPerSecond < 0) {
+      throw new IllegalArgumentException("recordsPerSecond must be >= 0, got " + recordsPerSecond);
+    }
+    long started = System.nanoTime();
     List<byte[]> lines = ReplayFile.splitLines(Files.readAllBytes(replayFile));
     Map<String, Object> config = clients.merged(new HashMap<>());
     config.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
@@ -86,7 +114,7 @@ public final class KafkaFeed {
     int records = 0;
     int binary = 0;
     long maxEventTime = 0;
-    Long clock = null;
+    Long clock = startClock;
     List<Future<RecordMetadata>> sent = new ArrayList<>();
     try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config)) {
       for (byte[] bytes : lines) {
@@ -126,6 +154,13 @@ public final class KafkaFeed {
         } else {
           binary++;
         }
+        if (recordsPerSecond > 0) {
+          long due = started + (long) (records * 1e9 / recordsPerSecond);
+          long wait = due - System.nanoTime();
+          if (wait > 0) {
+            Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+          }
+        }
         sent.add(producer.send(record));
         records++;
       }
@@ -139,7 +174,7 @@ public final class KafkaFeed {
       Thread.currentThread().interrupt();
       throw new IOException("interrupted while producing to " + topic, e);
     }
-    return new Fed(records, binary, maxEventTime);
+    return new Fed(records, binary, maxEventTime, clock);
   }
 
   /**
