@@ -1,0 +1,224 @@
+package dev.tidemark.drill;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.tidemark.cluster.ClusterSettings;
+import dev.tidemark.cluster.LocalCluster;
+import dev.tidemark.pipelines.KafkaOptions;
+import dev.tidemark.pipelines.generate.EventGenerator;
+import dev.tidemark.pipelines.generate.GeneratorConfig;
+import dev.tidemark.pipelines.io.ReplayFile;
+import dev.tidemark.transforms.util.Json;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code ./tidemark drill}: the fault drill against the local cluster. */
+@Command(
+    name = "drill",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    description = {
+      "Fault drill on the local Flink cluster ('./tidemark cluster up' first): feeds generated"
+          + " events (duplicates, conflicts, late, too-late and malformed records, both CloudEvents"
+          + " Kafka modes) at a fixed rate into a Tidemark job, kills a TaskManager that runs its"
+          + " tasks with SIGKILL at seeded random moments and starts it again, restarts the broker,"
+          + " then reads every output topic with read_committed and compares it with a batch run of"
+          + " the same input. Once per sink mode. Writes drill.json under --output.",
+      "Exit 0 when every mismatch count is 0, 1 when one is not, 3 when the drill could not run."
+    })
+public final class DrillCommand implements Callable<Integer> {
+  @Option(
+      names = "--dir",
+      defaultValue = "${sys:tidemark.home:-.}/out/cluster",
+      description = "The local cluster's state directory (default: out/cluster).")
+  Path clusterDir;
+
+  @Option(
+      names = "--output",
+      defaultValue = "drill",
+      description = "Where drill.json, the input and the logs go (default: ./drill).")
+  Path output;
+
+  @Option(
+      names = "--events",
+      defaultValue = "100000",
+      description =
+          "Distinct valid events generated (default: 100000); duplicates and malformed"
+              + " records come on top.")
+  int events;
+
+  @Option(
+      names = "--rate",
+      defaultValue = "1000",
+      description = "Records fed per second of wall time (default: 1000).")
+  double rate;
+
+  @Option(
+      names = "--kills",
+      defaultValue = "3",
+      description = "TaskManager kills per sink mode (default: 3).")
+  int kills;
+
+  @Option(
+      names = "--brokerRestarts",
+      defaultValue = "1",
+      description = "Broker restarts per sink mode (default: 1).")
+  int brokerRestarts;
+
+  @Option(
+      names = "--seed",
+      defaultValue = "20261203",
+      description = "Seed of the input and of the fault moments (default: 20261203).")
+  long seed;
+
+  @Option(
+      names = "--sinks",
+      split = ",",
+      defaultValue = "transactional,idempotent",
+      description = "Sink modes to drill, in order (default: transactional,idempotent).")
+  List<KafkaOptions.KafkaSinkMode> sinks;
+
+  @Option(
+      names = "--rescale",
+      description =
+          "Also drill a rescale: savepoint at parallelism 2, resume at 1, savepoint, raise the"
+              + " input topic from 2 to 4 partitions, resume at 2.")
+  boolean rescale;
+
+  @Option(
+      names = "--upgrade",
+      description =
+          "Also drill an upgrade: savepoint, resume with the ONNX model, re-send an event from"
+              + " before the savepoint.")
+  boolean upgrade;
+
+  @Option(
+      names = "--timeout",
+      defaultValue = "PT20M",
+      description =
+          "Longest wait, per run, for the outputs to settle after the feed (default:" + " PT20M).")
+  Duration timeout;
+
+  @Override
+  public Integer call() throws Exception {
+    Optional<ClusterSettings> settings = ClusterSettings.load(clusterDir);
+    if (settings.isEmpty()) {
+      System.err.println(
+          "drill: no local cluster in "
+              + clusterDir
+              + "; start one with './tidemark cluster up' (or pass --dir)");
+      return 3;
+    }
+    LocalCluster cluster = new LocalCluster(settings.get(), classPath(), System.out);
+    if (!cluster.status().allRunning()) {
+      System.err.println(
+          "drill: the local cluster in "
+              + clusterDir
+              + " is not fully up:\n"
+              + cluster.status().format()
+              + "start it with './tidemark cluster up'");
+      return 3;
+    }
+    Files.createDirectories(output);
+    Path input = output.resolve("events.ndjson");
+    GeneratorConfig config = inputConfig(seed, events);
+    new EventGenerator(config).writeTo(input);
+    int records = countRecords(input);
+    System.out.printf(
+        "drill: %d records (%d distinct events) in %s, fed at %.0f/s%n",
+        records, events, input, rate);
+
+    DrillReport report = new DrillReport(records);
+    DrillJobs jobs = new DrillJobs(settings.get());
+    long stamp = System.currentTimeMillis() / 1000;
+    for (KafkaOptions.KafkaSinkMode sink : sinks) {
+      FaultPlan plan =
+          FaultPlan.draw(
+              seed + sink.ordinal(),
+              Duration.ofMillis((long) (records * 1000 / rate)),
+              kills,
+              brokerRestarts);
+      FaultRun.Outcome outcome =
+          new FaultRun(cluster, jobs, System.out)
+              .run(
+                  "drill-" + sink + "-" + stamp,
+                  sink,
+                  input,
+                  rate,
+                  plan,
+                  output.resolve(sink.toString()),
+                  timeout);
+      report.add(sink, outcome);
+    }
+    SavepointSteps steps = new SavepointSteps(jobs, home(), System.out);
+    if (rescale) {
+      report.addRescale(
+          steps.rescale("drill-rescale-" + stamp, input, output.resolve("rescale"), timeout));
+    }
+    if (upgrade) {
+      report.addUpgrade(
+          steps.upgrade("drill-upgrade-" + stamp, input, output.resolve("upgrade"), timeout));
+    }
+    ObjectNode json = report.toJson();
+    Files.writeString(
+        output.resolve("drill.json"),
+        Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(json) + "\n",
+        StandardCharsets.UTF_8);
+    System.out.println(Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(json));
+    System.out.println("drill: wrote " + output.resolve("drill.json"));
+    return report.passed() ? 0 : 1;
+  }
+
+  /** The drill's input: the generator's adversarial defaults over a stream long enough for all. */
+  static GeneratorConfig inputConfig(long seed, int events) {
+    return GeneratorConfig.builder()
+        .seed(seed)
+        .numEvents(events)
+        .numAccounts(Math.max(50, events / 100))
+        .eventsPerSecond(Math.min(10.0, events / 7200.0))
+        .build();
+  }
+
+  /** The input's records: its lines without the replay clock's directives. */
+  private static int countRecords(Path input) throws java.io.IOException {
+    int records = 0;
+    for (byte[] line : ReplayFile.splitLines(Files.readAllBytes(input))) {
+      String text = new String(line, StandardCharsets.ISO_8859_1);
+      if (!text.isBlank() && !text.startsWith("{\"advanceProcessingTime\"")) {
+        records++;
+      }
+    }
+    return records;
+  }
+
+  /** The class path of the cluster's processes, as './tidemark cluster' passes it. */
+  static String classPath() {
+    String classPath = System.getProperty("tidemark.cluster.classpath");
+    if (classPath == null) {
+      throw new IllegalStateException(
+          "-Dtidemark.cluster.classpath is not set: run the drill through './tidemark drill'");
+    }
+    return classPath;
+  }
+
+  /** The project directory: the models the upgrade resumes with are read from it. */
+  static Path home() {
+    return Path.of(System.getProperty("tidemark.home", ".")).toAbsolutePath().normalize();
+  }
+
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new DrillCommand()).execute(args));
+  }
+
+  static ArrayNode array() {
+    return Json.MAPPER.createArrayNode();
+  }
+}

@@ -1,0 +1,320 @@
+package dev.tidemark.drill;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.tidemark.harness.KafkaFeed;
+import dev.tidemark.harness.LiveRun;
+import dev.tidemark.pipelines.TidemarkOptions;
+import dev.tidemark.pipelines.io.ReplayFile;
+import dev.tidemark.transforms.util.Json;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.checkerframework.checker.nullness.qual.Nullable;
+
+/**
+ * The drill's planned changes, each through a savepoint: a rescale (parallelism 2, then 1, then 2
+ * again with the input topic's partitions raised from 2 to 4) and a model upgrade (resumed with the
+ * ONNX model). Both use the transactional sink.
+ */
+final class SavepointSteps {
+  /** The ONNX model the upgrade resumes with, as the cluster's processes read it. */
+  static final String UPGRADE_MODEL =
+      "model/src/main/resources/models/tidemark-fraud-logreg-v1.onnx";
+
+  /** What a step did and its committed outputs. */
+  record Outcome(
+      int fed,
+      Map<String, List<ConsumerRecord<byte[], byte[]>>> committed,
+      List<String> savepoints,
+      List<String> log,
+      Map<String, Object> checks) {}
+
+  private final DrillJobs jobs;
+  private final Path home;
+  private final PrintStream progress;
+
+  SavepointSteps(DrillJobs jobs, Path home, PrintStream progress) {
+    this.jobs = jobs;
+    this.home = home;
+    this.progress = progress;
+  }
+
+  /**
+   * Feeds the input in three parts: the first to a job at parallelism 2, stopped with a savepoint;
+   * the second to a job resumed from it at parallelism 1, stopped with a savepoint; then the input
+   * topic goes from 2 to 4 partitions and the third part goes to a job resumed at parallelism 2.
+   */
+  Outcome rescale(String prefix, Path events, Path output, Duration timeout) throws Exception {
+    List<Path> parts = split(events, output, 3);
+    DrillJobs.Topics topics = new DrillJobs.Topics(prefix);
+    List<String> log = new ArrayList<>();
+    List<String> savepoints = new ArrayList<>();
+    TidemarkOptions first = jobs.options(topics, output.resolve("job"), List.of("--parallelism=2"));
+    Map<String, String> outputs = jobs.createTopics(first, 2);
+    int fed = 0;
+    String savepoint = null;
+    KafkaFeed.Fed last = null;
+    long maxEventTime = 0;
+    int[] parallelism = {2, 1, 2};
+    for (int step = 0; step < 3; step++) {
+      if (step == 2) {
+        jobs.raisePartitions(topics.input(), 4);
+        note(log, "raised " + topics.input() + " to 4 partitions");
+      }
+      TidemarkOptions options =
+          jobs.options(
+              topics, output.resolve("job"), List.of("--parallelism=" + parallelism[step]));
+      String jobId = jobs.submit(options, savepoint);
+      note(
+          log,
+          "job "
+              + jobId
+              + " at parallelism "
+              + parallelism[step]
+              + (savepoint == null ? "" : ", restored from " + savepoint));
+      try {
+        last =
+            KafkaFeed.produce(
+                jobs.clients(),
+                topics.input(),
+                parts.get(step),
+                KafkaFeed.Mode.MIXED,
+                0,
+                last == null ? null : last.clockMillis);
+        fed += last.records;
+        maxEventTime = Math.max(maxEventTime, last.maxEventTimeMillis);
+        if (step < 2) {
+          jobs.awaitConsumed(jobId, options, timeout);
+          savepoint = jobs.stopWithSavepoint(jobId, output.resolve("savepoints"));
+          savepoints.add(savepoint);
+          note(log, "fed " + last.records + " records; stopped with savepoint " + savepoint);
+          jobId = null;
+        } else {
+          int markers =
+              LiveRun.sendEndMarkers(
+                  jobs.clients(),
+                  topics.input(),
+                  maxEventTime,
+                  org.joda.time.Duration.standardDays(1));
+          String running = jobId;
+          Map<String, List<ConsumerRecord<byte[], byte[]>>> committed =
+              LiveRun.awaitQuiet(
+                  jobs.clients(),
+                  outputs,
+                  markers,
+                  org.joda.time.Duration.millis(timeout.toMillis()),
+                  () -> jobs.checkRunning(running));
+          note(log, "fed " + last.records + " records and " + markers + " end markers; quiet");
+          return new Outcome(fed, committed, savepoints, log, Map.of());
+        }
+      } finally {
+        jobs.cancelQuietly(jobId);
+      }
+    }
+    throw new IllegalStateException("unreachable");
+  }
+
+  /**
+   * Feeds the first half to a job scoring with the default model, stops it with a savepoint,
+   * resumes with the ONNX model, re-sends an event of the first half that the input holds once,
+   * then feeds the second half. Checks: the re-sent event is a duplicate (dedup state survived the
+   * upgrade), every decision committed after the upgrade names the new model, and none before it.
+   */
+  Outcome upgrade(String prefix, Path events, Path output, Duration timeout) throws Exception {
+    List<Path> parts = split(events, output, 2);
+    DrillJobs.Topics topics = new DrillJobs.Topics(prefix);
+    List<String> log = new ArrayList<>();
+    TidemarkOptions before = jobs.options(topics, output.resolve("job"), List.of());
+    Map<String, String> outputs = jobs.createTopics(before, 2);
+    String jobId = jobs.submit(before, null);
+    String savepoint;
+    KafkaFeed.Fed first;
+    try {
+      first =
+          KafkaFeed.produce(
+              jobs.clients(), topics.input(), parts.get(0), KafkaFeed.Mode.MIXED, 0, null);
+      jobs.awaitConsumed(jobId, before, timeout);
+      savepoint = jobs.stopWithSavepoint(jobId, output.resolve("savepoints"));
+      jobId = null;
+    } finally {
+      jobs.cancelQuietly(jobId);
+    }
+    note(log, "fed " + first.records + " records with the default model; savepoint " + savepoint);
+    Set<String> committedBefore =
+        decisionVersions(KafkaFeed.readAll(jobs.clients(), outputs.get("decisions")));
+
+    String model = home.resolve(UPGRADE_MODEL).toString();
+    TidemarkOptions after =
+        jobs.options(
+            topics,
+            output.resolve("job"),
+            List.of("--modelUri=" + model, "--modelEngine=OnnxRuntime"));
+    jobId = jobs.submit(after, savepoint);
+    note(log, "job " + jobId + " resumed with " + model);
+    try {
+      byte[] resent = eventHeldOnce(parts.get(0), events);
+      JsonNode resentEvent = Json.MAPPER.readTree(resent);
+      Path resend = output.resolve("resend.ndjson");
+      Files.write(resend, resent);
+      KafkaFeed.Fed again =
+          KafkaFeed.produce(
+              jobs.clients(),
+              topics.input(),
+              resend,
+              KafkaFeed.Mode.STRUCTURED,
+              0,
+              first.clockMillis);
+      KafkaFeed.Fed second =
+          KafkaFeed.produce(
+              jobs.clients(),
+              topics.input(),
+              parts.get(1),
+              KafkaFeed.Mode.MIXED,
+              0,
+              again.clockMillis);
+      int markers =
+          LiveRun.sendEndMarkers(
+              jobs.clients(),
+              topics.input(),
+              Math.max(first.maxEventTimeMillis, second.maxEventTimeMillis),
+              org.joda.time.Duration.standardDays(1));
+      String running = jobId;
+      Map<String, List<ConsumerRecord<byte[], byte[]>>> committed =
+          LiveRun.awaitQuiet(
+              jobs.clients(),
+              outputs,
+              markers,
+              org.joda.time.Duration.millis(timeout.toMillis()),
+              () -> jobs.checkRunning(running));
+      String source = resentEvent.path("source").asText();
+      String id = resentEvent.path("id").asText();
+      long resentDuplicates =
+          committed.get("duplicates").stream()
+              .map(record -> json(record.value()))
+              .filter(
+                  d -> source.equals(d.path("source").asText()) && id.equals(d.path("id").asText()))
+              .count();
+      Map<String, Long> modelsAfter = new HashMap<>();
+      Map<String, Long> modelsBefore = new HashMap<>();
+      for (ConsumerRecord<byte[], byte[]> record : committed.get("decisions")) {
+        JsonNode decision = json(record.value());
+        String key = decision.path("decisionId").asText() + "@" + decision.path("version").asLong();
+        String name = decision.path("model").path("name").asText();
+        (committedBefore.contains(key) ? modelsBefore : modelsAfter).merge(name, 1L, Long::sum);
+      }
+      note(
+          log,
+          "re-sent "
+              + source
+              + " "
+              + id
+              + ": "
+              + resentDuplicates
+              + " duplicate record(s); models before "
+              + modelsBefore
+              + ", after "
+              + modelsAfter);
+      Map<String, Object> checks = new HashMap<>();
+      checks.put("resentIdentity", source + " " + id);
+      checks.put("resentRecordedAsDuplicate", resentDuplicates == 1);
+      checks.put("decisionsBefore", modelsBefore);
+      checks.put("decisionsAfter", modelsAfter);
+      return new Outcome(
+          first.records + again.records + second.records,
+          committed,
+          List.of(savepoint),
+          log,
+          checks);
+    } finally {
+      jobs.cancelQuietly(jobId);
+    }
+  }
+
+  /** The decisionId@version of every committed decision. */
+  private static Set<String> decisionVersions(List<ConsumerRecord<byte[], byte[]>> records) {
+    Set<String> keys = new HashSet<>();
+    for (ConsumerRecord<byte[], byte[]> record : records) {
+      JsonNode decision = json(record.value());
+      keys.add(decision.path("decisionId").asText() + "@" + decision.path("version").asLong());
+    }
+    return keys;
+  }
+
+  /**
+   * The first valid payment event of {@code part} whose source and id the whole input holds once.
+   */
+  static byte[] eventHeldOnce(Path part, Path input) throws IOException {
+    Map<String, Integer> counts = new HashMap<>();
+    for (byte[] line : ReplayFile.splitLines(Files.readAllBytes(input))) {
+      @Nullable String identity = identity(line);
+      if (identity != null) {
+        counts.merge(identity, 1, Integer::sum);
+      }
+    }
+    for (byte[] line : ReplayFile.splitLines(Files.readAllBytes(part))) {
+      @Nullable String identity = identity(line);
+      if (identity != null && counts.get(identity) == 1) {
+        return line;
+      }
+    }
+    throw new IllegalStateException(part + " holds no event that the input holds only once");
+  }
+
+  private static @Nullable String identity(byte[] line) {
+    try {
+      JsonNode node = Json.MAPPER.readTree(line);
+      if (node != null
+          && node.isObject()
+          && "1.0".equals(node.path("specversion").asText())
+          && node.path("type").asText().startsWith("payments.")
+          && node.path("data").isObject()) {
+        return node.path("source").asText() + " " + node.path("id").asText();
+      }
+    } catch (IOException e) {
+      // A malformed line: not an identity.
+    }
+    return null;
+  }
+
+  /** Splits the replay file into {@code count} files of about equal line counts, in order. */
+  static List<Path> split(Path events, Path output, int count) throws IOException {
+    List<byte[]> lines = ReplayFile.splitLines(Files.readAllBytes(events));
+    Files.createDirectories(output);
+    List<Path> parts = new ArrayList<>();
+    for (int part = 0; part < count; part++) {
+      ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+      for (byte[] line :
+          lines.subList(lines.size() * part / count, lines.size() * (part + 1) / count)) {
+        bytes.write(line);
+        bytes.write('\n');
+      }
+      Path file = output.resolve("part-" + (part + 1) + "-of-" + count + ".ndjson");
+      Files.write(file, bytes.toByteArray());
+      parts.add(file);
+    }
+    return parts;
+  }
+
+  private static JsonNode json(byte[] value) {
+    try {
+      return Json.MAPPER.readTree(value);
+    } catch (IOException e) {
+      throw new IllegalStateException("an output record is not JSON", e);
+    }
+  }
+
+  private void note(List<String> log, String line) {
+    log.add(line);
+    progress.println("drill: " + line);
+  }
+}
