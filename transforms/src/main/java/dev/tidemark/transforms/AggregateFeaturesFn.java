@@ -167,6 +167,14 @@ public final class AggregateFeaturesFn
 
   /** Compact coder for the accumulator (sets in sorted order, so it is deterministic). */
   static final class AccumulatorCoder extends Codec.DataCoder<Accumulator> {
+    private static final long serialVersionUID = 1L;
+
+    /** Version 1: the fields {@link #write} writes, in its order. */
+    @Override
+    protected int version() {
+      return 1;
+    }
+
     static final AccumulatorCoder INSTANCE = new AccumulatorCoder();
 
     /**
@@ -191,7 +199,7 @@ public final class AggregateFeaturesFn
     }
 
     @Override
-    protected Accumulator read(DataInputStream in) throws IOException {
+    protected Accumulator read(int version, DataInputStream in) throws IOException {
       Accumulator acc = new Accumulator();
       acc.count = in.readLong();
       acc.sumCents = in.readLong();

@@ -64,6 +64,17 @@ import org.joda.time.Instant;
  * same outcome, at a fraction of what Flink's batch translation spends per key ({@link
  * DeduplicateBoundedFn}).
  *
+ * <p>State format: a cell holds {@code KV<byte[], Long>} in Beam's {@code KvCoder}, {@code
+ * ByteArrayCoder} and {@code VarLongCoder}, deliberately without a Tidemark format version (unlike
+ * the {@code Codec.DataCoder} value coders). These are standard coders of Beam's model ({@code
+ * beam:coder:kv:v1}, {@code beam:coder:bytes:v1}, {@code beam:coder:varint:v1}): their encodings
+ * are fixed by Beam's portability spec, shared by every SDK and runner, and cannot change without a
+ * new URN, so a savepoint's cells stay readable by every later Beam and Tidemark release; a version
+ * byte would add a byte per live identity and protect nothing. A change of what a cell holds is a
+ * change of its type: it gets a new state id, not a new version (see the "State compatibility"
+ * section of docs/kafka-and-flink.md). The bounded variant's map state ({@code BigEndianLongCoder}
+ * keys) exists only in batch runs, which have no savepoints.
+ *
  * <p>Why not Beam's {@code Deduplicate}: it defaults to processing time (replays would then depend
  * on the wall clock), has no output for the diverted copies (the audit trail is lost) and does not
  * compare content (a conflicting reuse of an identity would vanish as a mere duplicate). Input must

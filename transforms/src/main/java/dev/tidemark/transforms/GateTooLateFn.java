@@ -55,6 +55,13 @@ import org.joda.time.Instant;
  * source watermark until the next probe; an event judged against a trailing bound may be accepted
  * as late where the true watermark would have called it too late, never the reverse.
  *
+ * <p>State format: the bound and the probe ranges are {@code Long}s and {@code KV<Long, Long>}s in
+ * Beam's standard {@code VarLongCoder} and {@code KvCoder} ({@code beam:coder:varint:v1}, {@code
+ * beam:coder:kv:v1}), without a Tidemark format version: their encodings are fixed by Beam's
+ * portability spec and cannot change without a new URN, so a savepoint's cells stay readable by
+ * later releases. What a cell means changes only with a new state id (see {@link
+ * DeduplicateEvents}).
+ *
  * <p>Input: {@code KV<shard, event>}; one {@code null} seed per shard at the minimum timestamp sets
  * the first hold (until it arrives, its pending element holds the watermark at the minimum). Main
  * output: {@code KV<bound, event>}, the bound the windowing step uses to drop the event's missed

@@ -1,14 +1,19 @@
 package dev.tidemark.transforms;
 
 import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.is;
+import static org.junit.Assert.assertThrows;
 
 import dev.tidemark.transforms.values.FeatureInput;
 import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.FormatBytes;
 import dev.tidemark.transforms.values.PaymentEvent;
+import java.io.ObjectStreamClass;
 import java.math.BigDecimal;
 import java.util.List;
 import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.coders.CoderException;
 import org.apache.beam.sdk.testing.CoderProperties;
 import org.apache.beam.sdk.util.CoderUtils;
 import org.junit.Test;
@@ -124,5 +129,46 @@ public class AggregateFeaturesFnTest {
     Coder<AggregateFeaturesFn.Accumulator> coder = AggregateFeaturesFn.AccumulatorCoder.INSTANCE;
     // Beam's structural value of a decoded copy must equal the original's (no equals() here).
     CoderProperties.structuralValueDecodeEncodeEqual(coder, acc);
+  }
+
+  @Test
+  public void theAccumulatorCoderReadsVersionOneWrittenByHandAndRefusesOthers() throws Exception {
+    AggregateFeaturesFn fn = new AggregateFeaturesFn();
+    AggregateFeaturesFn.Accumulator acc = fn.createAccumulator();
+    fn.addEvent(
+        acc,
+        TestEvents.payment(TestEvents.Account.ALICE, "e1", 1_000, "m-1", "GB", TestEvents.BASE));
+    fn.addEvent(
+        acc, TestEvents.payment(TestEvents.Account.ALICE, "e2", 250, "m-2", "GB", TestEvents.BASE));
+    long eventMillis = acc.latestEventMillis;
+    long ingestionMillis = acc.latestIngestionMillis;
+    byte[] version1 =
+        FormatBytes.version(1)
+            .i64(2)
+            .i64(1_250)
+            .bool(false)
+            .i64(1_000)
+            .i32(2)
+            .str("m-1")
+            .str("m-2")
+            .i32(1)
+            .str("GB")
+            .i64(eventMillis)
+            .i64(ingestionMillis)
+            .toBytes();
+    AggregateFeaturesFn.AccumulatorCoder coder = AggregateFeaturesFn.AccumulatorCoder.INSTANCE;
+    AggregateFeaturesFn.Accumulator back = CoderUtils.decodeFromByteArray(coder, version1);
+    assertThat(AggregateFeaturesFn.output(back), is(AggregateFeaturesFn.output(acc)));
+    assertThat(back.merchants, is(acc.merchants));
+    assertThat(CoderUtils.encodeToByteArray(coder, acc), is(version1));
+    CoderProperties.structuralValueDecodeEncodeEqual(coder, acc);
+    assertThat(ObjectStreamClass.lookup(coder.getClass()).getSerialVersionUID(), is(1L));
+
+    version1[0] = 2;
+    CoderException e =
+        assertThrows(CoderException.class, () -> CoderUtils.decodeFromByteArray(coder, version1));
+    assertThat(
+        e.getMessage(),
+        containsString("AggregateFeaturesFn.AccumulatorCoder cannot read format version 2"));
   }
 }

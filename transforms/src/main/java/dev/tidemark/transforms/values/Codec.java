@@ -26,8 +26,9 @@ import org.joda.time.Instant;
  * <p>Every coder built on it is deterministic: equal values encode to equal bytes, so the types can
  * be used as keys and compared across replays.
  *
- * <p>{@link DataCoder} and the list helpers are public for coders outside this package (the
- * accumulator coder of {@code AggregateFeaturesFn}); the other helpers serve the value coders here.
+ * <p>{@link DataCoder} and the string, byte and list helpers are public for coders outside this
+ * package (the accumulator coder of {@code AggregateFeaturesFn}, the Kafka sink's record coder);
+ * the other helpers serve the value coders here.
  */
 public final class Codec {
   private Codec() {}
@@ -39,11 +40,63 @@ public final class Codec {
    * DataOutputStream}'s single-byte writes as a call of their own, so writing fields to them
    * directly costs a call per byte. The buffer takes every field straight into its array, without a
    * stream in between.
+   *
+   * <p>Format versions: every encoding starts with one byte, the format version its fields were
+   * written in ({@link #version()}, from 1), so bytes a runner kept in state (a Flink savepoint, a
+   * Dataflow job's state) can be read by later releases. A coder reads every version from {@link
+   * #oldestVersion()} to {@link #version()} ({@link #read(int, DataInputStream)} gets the version);
+   * any other version fails with a {@link CoderException} naming the coder and the version.
+   * Changing what {@link #write} writes means a new version and a {@code read} that still reads the
+   * old ones. A value written inside another ({@link #writeVersioned}) carries its own version
+   * byte, so it can change without its container changing.
+   *
+   * <p>Flink also keeps every coder object in a savepoint (Java-serialized, in its state
+   * serializer's snapshot), so each coder class declares a fixed {@code serialVersionUID}.
    */
   public abstract static class DataCoder<T> extends AtomicCoder<T> {
+    private static final long serialVersionUID = 1L;
+
+    /** The format version {@link #write} writes: the newest this coder reads. */
+    protected abstract int version();
+
+    /** The oldest format version this coder still reads; every version up to it fails. */
+    protected int oldestVersion() {
+      return 1;
+    }
+
+    /** Writes the fields of {@code value} in format {@link #version()}. */
     protected abstract void write(T value, DataOutput out) throws IOException;
 
-    protected abstract T read(DataInputStream in) throws IOException;
+    /** Reads the fields of a value written in format {@code version}, one this coder reads. */
+    protected abstract T read(int version, DataInputStream in) throws IOException;
+
+    /** Writes the format version, then the fields: a value inside another coder's encoding. */
+    public final void writeVersioned(T value, DataOutput out) throws IOException {
+      out.writeByte(version());
+      write(value, out);
+    }
+
+    /** Reads what {@link #writeVersioned} wrote, in any format version this coder reads. */
+    public final T readVersioned(DataInputStream in) throws IOException {
+      int version = in.readUnsignedByte();
+      if (version < oldestVersion() || version > version()) {
+        throw new CoderException(unknownVersion(version));
+      }
+      return read(version, in);
+    }
+
+    private String unknownVersion(int version) {
+      String coder = getClass().getName().substring(getClass().getPackageName().length() + 1);
+      return coder.replace('$', '.')
+          + " cannot read format version "
+          + version
+          + ": this build reads versions "
+          + oldestVersion()
+          + " to "
+          + version()
+          + ". The bytes were written by another Tidemark release (restore that state with a"
+          + " release that reads it, or drain the job and start fresh) or are not this coder's";
+    }
 
     @Override
     public final void encode(T value, OutputStream outStream) throws IOException {
@@ -56,7 +109,7 @@ public final class Codec {
       buffer.inUse = true;
       try {
         buffer.reset();
-        write(value, buffer);
+        writeVersioned(value, buffer);
         buffer.writeTo(outStream);
       } finally {
         buffer.release(buffer == shared);
@@ -65,7 +118,7 @@ public final class Codec {
 
     @Override
     public final T decode(InputStream inStream) throws IOException {
-      return read(new DataInputStream(inStream));
+      return readVersioned(new DataInputStream(inStream));
     }
 
     @Override
@@ -233,7 +286,7 @@ public final class Codec {
     }
   }
 
-  static void writeString(String value, DataOutput out) throws IOException {
+  public static void writeString(String value, DataOutput out) throws IOException {
     if (out instanceof EncodeBuffer) {
       ((EncodeBuffer) out).writeString(value);
     } else {
@@ -241,7 +294,7 @@ public final class Codec {
     }
   }
 
-  static String readString(DataInputStream in) throws IOException {
+  public static String readString(DataInputStream in) throws IOException {
     return new String(readBytes(in), StandardCharsets.UTF_8);
   }
 
@@ -288,12 +341,12 @@ public final class Codec {
     return in.readBoolean() ? readString(in) : null;
   }
 
-  static void writeBytes(byte[] value, DataOutput out) throws IOException {
+  public static void writeBytes(byte[] value, DataOutput out) throws IOException {
     out.writeInt(value.length);
     out.write(value);
   }
 
-  static byte[] readBytes(DataInputStream in) throws IOException {
+  public static byte[] readBytes(DataInputStream in) throws IOException {
     int length = in.readInt();
     if (length < 0) {
       throw new CoderException("negative length " + length);

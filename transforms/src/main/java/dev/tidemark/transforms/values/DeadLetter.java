@@ -247,6 +247,14 @@ public final class DeadLetter {
 
   /** Compact, deterministic coder. */
   public static final class DeadLetterCoder extends Codec.DataCoder<DeadLetter> {
+    private static final long serialVersionUID = 1L;
+
+    /** Version 1: the fields {@link #write} writes, in its order. */
+    @Override
+    protected int version() {
+      return 1;
+    }
+
     private static final DeadLetterCoder INSTANCE = new DeadLetterCoder();
     private static final int SHA256_BYTES = 32;
 
@@ -275,7 +283,7 @@ public final class DeadLetter {
     }
 
     @Override
-    protected DeadLetter read(DataInputStream in) throws IOException {
+    protected DeadLetter read(int version, DataInputStream in) throws IOException {
       DeadLetterReason reason = DeadLetterReason.valueOf(Codec.readString(in));
       String message = Codec.readString(in);
       String step = Codec.readString(in);

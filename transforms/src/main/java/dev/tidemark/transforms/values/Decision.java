@@ -354,6 +354,14 @@ public final class Decision {
 
   /** Compact, deterministic coder. */
   public static final class DecisionCoder extends Codec.DataCoder<Decision> {
+    private static final long serialVersionUID = 1L;
+
+    /** Version 1: the fields {@link #write} writes, in its order. */
+    @Override
+    protected int version() {
+      return 1;
+    }
+
     private static final DecisionCoder INSTANCE = new DecisionCoder();
 
     public static DecisionCoder of() {
@@ -382,7 +390,7 @@ public final class Decision {
       out.writeLong(value.paneIndex);
       out.writeBoolean(value.firstPane);
       out.writeBoolean(value.lastPane);
-      Features.FeaturesCoder.of().write(value.features, out);
+      Features.FeaturesCoder.of().writeVersioned(value.features, out);
       Codec.writeInstant(value.processingTime, out);
       Codec.writeInstant(value.decisionTime, out);
       out.writeBoolean(value.score != null && value.model != null);
@@ -394,7 +402,7 @@ public final class Decision {
     }
 
     @Override
-    protected Decision read(DataInputStream in) throws IOException {
+    protected Decision read(int version, DataInputStream in) throws IOException {
       String decisionId = Codec.readString(in);
       String accountId = Codec.readString(in);
       Instant windowStart = Codec.readInstant(in);
@@ -403,7 +411,7 @@ public final class Decision {
       long paneIndex = in.readLong();
       boolean first = in.readBoolean();
       boolean last = in.readBoolean();
-      Features features = Features.FeaturesCoder.of().read(in);
+      Features features = Features.FeaturesCoder.of().readVersioned(in);
       Instant processingTime = Codec.readInstant(in);
       Instant decisionTime = Codec.readInstant(in);
       Double score = null;

@@ -106,6 +106,14 @@ public final class DuplicateRecord {
 
   /** Compact, deterministic coder. */
   public static final class DuplicateRecordCoder extends Codec.DataCoder<DuplicateRecord> {
+    private static final long serialVersionUID = 1L;
+
+    /** Version 1: the fields {@link #write} writes, in its order. */
+    @Override
+    protected int version() {
+      return 1;
+    }
+
     private static final DuplicateRecordCoder INSTANCE = new DuplicateRecordCoder();
 
     public static DuplicateRecordCoder of() {
@@ -128,7 +136,7 @@ public final class DuplicateRecord {
     }
 
     @Override
-    protected DuplicateRecord read(DataInputStream in) throws IOException {
+    protected DuplicateRecord read(int version, DataInputStream in) throws IOException {
       return new DuplicateRecord(
           Codec.readString(in),
           Codec.readString(in),

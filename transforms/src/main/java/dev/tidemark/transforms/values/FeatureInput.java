@@ -103,6 +103,14 @@ public final class FeatureInput {
 
   /** Compact, deterministic coder. */
   public static final class FeatureInputCoder extends Codec.DataCoder<FeatureInput> {
+    private static final long serialVersionUID = 1L;
+
+    /** Version 1: the fields {@link #write} writes, in its order. */
+    @Override
+    protected int version() {
+      return 1;
+    }
+
     private static final FeatureInputCoder INSTANCE = new FeatureInputCoder();
 
     public static FeatureInputCoder of() {
@@ -124,7 +132,7 @@ public final class FeatureInput {
     }
 
     @Override
-    protected FeatureInput read(DataInputStream in) throws IOException {
+    protected FeatureInput read(int version, DataInputStream in) throws IOException {
       return new FeatureInput(
           in.readLong(),
           Codec.readNullableString(in),

@@ -194,6 +194,14 @@ public final class Features {
 
   /** Compact, deterministic coder. */
   public static final class FeaturesCoder extends Codec.DataCoder<Features> {
+    private static final long serialVersionUID = 1L;
+
+    /** Version 1: the fields {@link #write} writes, in its order. */
+    @Override
+    protected int version() {
+      return 1;
+    }
+
     private static final FeaturesCoder INSTANCE = new FeaturesCoder();
 
     public static FeaturesCoder of() {
@@ -218,7 +226,7 @@ public final class Features {
     }
 
     @Override
-    protected Features read(DataInputStream in) throws IOException {
+    protected Features read(int version, DataInputStream in) throws IOException {
       return new Features(
           in.readLong(),
           in.readLong(),

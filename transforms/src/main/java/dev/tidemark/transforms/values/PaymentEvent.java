@@ -163,6 +163,14 @@ public final class PaymentEvent {
 
   /** Compact, deterministic coder. */
   public static final class PaymentEventCoder extends Codec.DataCoder<PaymentEvent> {
+    private static final long serialVersionUID = 1L;
+
+    /** Version 1: the fields {@link #write} writes, in its order. */
+    @Override
+    protected int version() {
+      return 1;
+    }
+
     private static final PaymentEventCoder INSTANCE = new PaymentEventCoder();
 
     public static PaymentEventCoder of() {
@@ -190,7 +198,7 @@ public final class PaymentEvent {
     }
 
     @Override
-    protected PaymentEvent read(DataInputStream in) throws IOException {
+    protected PaymentEvent read(int version, DataInputStream in) throws IOException {
       return new PaymentEvent(
           Codec.readString(in),
           Codec.readString(in),

@@ -103,6 +103,14 @@ public final class RawRecord {
 
   /** Compact, deterministic coder. */
   public static final class RawRecordCoder extends Codec.DataCoder<RawRecord> {
+    private static final long serialVersionUID = 1L;
+
+    /** Version 1: the fields {@link #write} writes, in its order. */
+    @Override
+    protected int version() {
+      return 1;
+    }
+
     private static final RawRecordCoder INSTANCE = new RawRecordCoder();
 
     public static RawRecordCoder of() {
@@ -124,7 +132,7 @@ public final class RawRecord {
     }
 
     @Override
-    protected RawRecord read(DataInputStream in) throws IOException {
+    protected RawRecord read(int version, DataInputStream in) throws IOException {
       byte[] payload = Codec.readBytes(in);
       Instant ingestionTime = Codec.readInstant(in);
       String origin = Codec.readString(in);

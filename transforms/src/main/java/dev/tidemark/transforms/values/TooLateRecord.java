@@ -136,6 +136,14 @@ public final class TooLateRecord {
 
   /** Compact, deterministic coder. */
   public static final class TooLateRecordCoder extends Codec.DataCoder<TooLateRecord> {
+    private static final long serialVersionUID = 1L;
+
+    /** Version 1: the fields {@link #write} writes, in its order. */
+    @Override
+    protected int version() {
+      return 1;
+    }
+
     private static final TooLateRecordCoder INSTANCE = new TooLateRecordCoder();
 
     public static TooLateRecordCoder of() {
@@ -164,7 +172,7 @@ public final class TooLateRecord {
     }
 
     @Override
-    protected TooLateRecord read(DataInputStream in) throws IOException {
+    protected TooLateRecord read(int version, DataInputStream in) throws IOException {
       String source = Codec.readString(in);
       String id = Codec.readString(in);
       String accountId = Codec.readString(in);

@@ -84,7 +84,7 @@ public class CodecTest {
     for (String origin : origins) {
       RawRecord value = RawRecord.of(new byte[] {1, 2, 3}, Instant.ofEpochMilli(7), origin);
       java.io.ByteArrayOutputStream reference = new java.io.ByteArrayOutputStream();
-      coder.write(value, new java.io.DataOutputStream(reference));
+      coder.writeVersioned(value, new java.io.DataOutputStream(reference));
       byte[] encoded = CoderUtils.encodeToByteArray(coder, value);
       assertThat("bytes of '" + origin + "'", encoded, equalTo(reference.toByteArray()));
       assertThat(CoderUtils.decodeFromByteArray(coder, encoded).origin(), equalTo(origin));

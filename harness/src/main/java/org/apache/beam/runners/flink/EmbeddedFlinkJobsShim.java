@@ -58,6 +58,8 @@ public final class EmbeddedFlinkJobsShim {
     FlinkPipelineExecutionEnvironment environment = new FlinkPipelineExecutionEnvironment(options);
     JobGraph graph = environment.getJobGraph(pipeline);
     if (options.getSavepointPath() != null) {
+      // allowNonRestoredState off: state that no operator of this job takes (an operator uid that
+      // changed) fails the restore instead of being dropped silently.
       graph.setSavepointRestoreSettings(
           SavepointRestoreSettings.forPath(options.getSavepointPath(), false));
     }

@@ -67,12 +67,37 @@ public final class EventTimePolicy extends TimestampPolicy<byte[], byte[]> {
    */
   public static TimestampPolicyFactory<byte[], byte[]> factory(
       Duration maxOutOfOrderness, Duration idleTimeout, Duration maxFutureSkew) {
-    return (TopicPartition partition, Optional<Instant> previousWatermark) ->
-        new EventTimePolicy(
-            maxOutOfOrderness,
-            idleTimeout,
-            maxFutureSkew,
-            restored(partition, previousWatermark, Instant.now(), maxFutureSkew));
+    return new Factory(maxOutOfOrderness, idleTimeout, maxFutureSkew);
+  }
+
+  /**
+   * {@link #factory}: a named class with a fixed {@code serialVersionUID}, not a lambda, because
+   * Beam's Flink source keeps the Kafka source, this factory in it, Java-serialized in every
+   * savepoint and restores the source from there: a lambda's serialized form names a synthetic
+   * method that any edit of this class may rename.
+   */
+  static final class Factory implements TimestampPolicyFactory<byte[], byte[]> {
+    private static final long serialVersionUID = 1L;
+
+    private final Duration maxOutOfOrderness;
+    private final Duration idleTimeout;
+    private final Duration maxFutureSkew;
+
+    Factory(Duration maxOutOfOrderness, Duration idleTimeout, Duration maxFutureSkew) {
+      this.maxOutOfOrderness = maxOutOfOrderness;
+      this.idleTimeout = idleTimeout;
+      this.maxFutureSkew = maxFutureSkew;
+    }
+
+    @Override
+    public TimestampPolicy<byte[], byte[]> createTimestampPolicy(
+        TopicPartition partition, Optional<Instant> previousWatermark) {
+      return new EventTimePolicy(
+          maxOutOfOrderness,
+          idleTimeout,
+          maxFutureSkew,
+          restored(partition, previousWatermark, Instant.now(), maxFutureSkew));
+    }
   }
 
   /** The checkpointed watermark, or the minimum when there is none or it is in the future. */

@@ -1,16 +1,13 @@
 package dev.tidemark.pipelines.io.kafka;
 
+import dev.tidemark.transforms.values.Codec;
+import java.io.DataInputStream;
+import java.io.DataOutput;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import org.apache.beam.sdk.coders.AtomicCoder;
-import org.apache.beam.sdk.coders.ByteArrayCoder;
-import org.apache.beam.sdk.coders.MapCoder;
-import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.serialization.Serializer;
 import org.checkerframework.checker.nullness.qual.Nullable;
@@ -73,29 +70,43 @@ public final class HeaderedValue {
     }
   }
 
-  /** Deterministic coder. */
-  public static final class Coder extends AtomicCoder<HeaderedValue> {
+  /**
+   * Deterministic coder, versioned ({@link Codec.DataCoder}): the transactional sink keeps records
+   * in Flink state until their turn to be written. Version 1: the value's length and bytes, then
+   * the header count and each header's name and value, in order.
+   */
+  public static final class Coder extends Codec.DataCoder<HeaderedValue> {
+    private static final long serialVersionUID = 1L;
     private static final Coder INSTANCE = new Coder();
-    private static final MapCoder<String, String> HEADERS =
-        MapCoder.of(StringUtf8Coder.of(), StringUtf8Coder.of());
 
     public static Coder of() {
       return INSTANCE;
     }
 
     @Override
-    public void encode(HeaderedValue value, OutputStream out) throws IOException {
-      ByteArrayCoder.of().encode(value.value, out);
-      HEADERS.encode(value.headers, out);
+    protected int version() {
+      return 1;
     }
 
     @Override
-    public HeaderedValue decode(InputStream in) throws IOException {
-      byte[] value = ByteArrayCoder.of().decode(in);
-      return new HeaderedValue(value, HEADERS.decode(in));
+    protected void write(HeaderedValue value, DataOutput out) throws IOException {
+      Codec.writeBytes(value.value, out);
+      out.writeInt(value.headers.size());
+      for (Map.Entry<String, String> header : value.headers.entrySet()) {
+        Codec.writeString(header.getKey(), out);
+        Codec.writeString(header.getValue(), out);
+      }
     }
 
     @Override
-    public void verifyDeterministic() {}
+    protected HeaderedValue read(int version, DataInputStream in) throws IOException {
+      byte[] value = Codec.readBytes(in);
+      int count = in.readInt();
+      Map<String, String> headers = new LinkedHashMap<>();
+      for (int i = 0; i < count; i++) {
+        headers.put(Codec.readString(in), Codec.readString(in));
+      }
+      return new HeaderedValue(value, headers);
+    }
   }
 }

@@ -228,8 +228,29 @@ public final class KafkaClients implements Serializable {
 
   /** A consumer factory for KafkaIO that adds the connection (with secrets) on the worker. */
   public SerializableFunction<Map<String, Object>, Consumer<byte[], byte[]>> consumerFactory() {
-    KafkaClients clients = this;
-    return config -> new KafkaConsumer<>(clients.merged(config));
+    return new ConsumerFactory(this);
+  }
+
+  /**
+   * {@link #consumerFactory}: a named class with a fixed {@code serialVersionUID}, not a lambda,
+   * because Beam's Flink source keeps the Kafka source, this factory in it, Java-serialized in
+   * every savepoint and restores the source from there: a lambda's serialized form names a
+   * synthetic method that any edit of this class may rename.
+   */
+  static final class ConsumerFactory
+      implements SerializableFunction<Map<String, Object>, Consumer<byte[], byte[]>> {
+    private static final long serialVersionUID = 1L;
+
+    private final KafkaClients clients;
+
+    ConsumerFactory(KafkaClients clients) {
+      this.clients = clients;
+    }
+
+    @Override
+    public Consumer<byte[], byte[]> apply(Map<String, Object> config) {
+      return new KafkaConsumer<>(clients.merged(config));
+    }
   }
 
   /**

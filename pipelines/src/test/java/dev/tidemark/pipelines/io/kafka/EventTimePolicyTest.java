@@ -106,4 +106,23 @@ public class EventTimePolicyTest {
     assertThat(policy.getTimestampForRecord(BUSY, record(1, HONEST)), is(HONEST));
     assertThat(policy.getWatermark(BUSY), is(HONEST.minus(OUT_OF_ORDERNESS)));
   }
+
+  @Test
+  public void theSourceFactoriesSerializeAsNamedClassesWithFixedUids() {
+    // Beam's Flink source keeps the Kafka source, with these factories, Java-serialized in every
+    // savepoint: a lambda there would not survive an edit of the class that made it.
+    for (java.io.Serializable factory :
+        new java.io.Serializable[] {
+          EventTimePolicy.factory(
+              Duration.standardSeconds(30), Duration.standardSeconds(10), Duration.ZERO),
+          KafkaClients.plaintext("localhost:9092").consumerFactory()
+        }) {
+      Class<?> type = factory.getClass();
+      assertThat(
+          type.getName(), type.isSynthetic() || type.getName().contains("$$Lambda"), is(false));
+      assertThat(
+          type.getName(), java.io.ObjectStreamClass.lookup(type).getSerialVersionUID(), is(1L));
+      org.apache.beam.sdk.util.SerializableUtils.ensureSerializable(factory);
+    }
+  }
 }
