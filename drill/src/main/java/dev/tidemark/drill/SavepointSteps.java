@@ -12,12 +12,11 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.checkerframework.checker.nullness.qual.Nullable;
 
@@ -128,7 +127,7 @@ final class SavepointSteps {
    * Feeds the first half to a job scoring with the default model, stops it with a savepoint,
    * resumes with the ONNX model, re-sends an event of the first half that the input holds once,
    * then feeds the second half. Checks: the re-sent event is a duplicate (dedup state survived the
-   * upgrade), every decision committed after the upgrade names the new model, and none before it.
+   * upgrade), every decision made after the resume names the new model, and none made before it.
    */
   Outcome upgrade(String prefix, Path events, Path output, Duration timeout) throws Exception {
     List<Path> parts = split(events, output, 2);
@@ -150,8 +149,9 @@ final class SavepointSteps {
       jobs.cancelQuietly(jobId);
     }
     note(log, "fed " + first.records + " records with the default model; savepoint " + savepoint);
-    Set<String> committedBefore =
-        decisionVersions(KafkaFeed.readAll(jobs.clients(), outputs.get("decisions")));
+    // Decisions scored before the savepoint may still be committed after the resume (the
+    // transactional sink's last transaction), so the model is judged by when a decision was made.
+    Instant upgraded = Instant.now();
 
     String model = home.resolve(UPGRADE_MODEL).toString();
     TidemarkOptions after =
@@ -208,9 +208,9 @@ final class SavepointSteps {
       Map<String, Long> modelsBefore = new HashMap<>();
       for (ConsumerRecord<byte[], byte[]> record : committed.get("decisions")) {
         JsonNode decision = json(record.value());
-        String key = decision.path("decisionId").asText() + "@" + decision.path("version").asLong();
+        Instant decided = Instant.parse(decision.path("clocks").path("decisionTime").asText());
         String name = decision.path("model").path("name").asText();
-        (committedBefore.contains(key) ? modelsBefore : modelsAfter).merge(name, 1L, Long::sum);
+        (decided.isBefore(upgraded) ? modelsBefore : modelsAfter).merge(name, 1L, Long::sum);
       }
       note(
           log,
@@ -238,16 +238,6 @@ final class SavepointSteps {
     } finally {
       jobs.cancelQuietly(jobId);
     }
-  }
-
-  /** The decisionId@version of every committed decision. */
-  private static Set<String> decisionVersions(List<ConsumerRecord<byte[], byte[]>> records) {
-    Set<String> keys = new HashSet<>();
-    for (ConsumerRecord<byte[], byte[]> record : records) {
-      JsonNode decision = json(record.value());
-      keys.add(decision.path("decisionId").asText() + "@" + decision.path("version").asLong());
-    }
-    return keys;
   }
 
   /**
