@@ -58,6 +58,8 @@ final class DrillReport {
     run.put("missingVersions", missing);
     run.put("wallTimeSeconds", outcome.wallTime().toMillis() / 1000.0);
     run.put("throughputPerSecond", outcome.fed().records * 1000.0 / outcome.wallTime().toMillis());
+    ObjectNode metrics = run.putObject("taskManagerMetrics");
+    outcome.taskManagerMetrics().forEach(metrics::put);
     ArrayNode log = run.putArray("log");
     outcome.log().forEach(log::add);
     if (missing > 0 || (sink == KafkaOptions.KafkaSinkMode.transactional && duplicates > 0)) {

@@ -30,6 +30,7 @@ final class FaultRun {
       int brokerRestarts,
       long jobRestarts,
       Map<String, List<ConsumerRecord<byte[], byte[]>>> committed,
+      Map<String, Double> taskManagerMetrics,
       Duration wallTime,
       List<String> log) {}
 
@@ -140,7 +141,13 @@ final class FaultRun {
       note(
           log,
           String.format("%.1f s: outputs quiet; %d job restarts", wall.toMillis() / 1e3, restarts));
-      return new Outcome(fed, kills, brokerRestarts, restarts, committed, wall, log);
+      // What the TaskManagers' Prometheus endpoints report while the job still runs.
+      List<Integer> ports = new ArrayList<>();
+      for (int i = 0; i < cluster.settings().taskManagers(); i++) {
+        ports.add(cluster.settings().taskManagerPrometheusPort(i));
+      }
+      Map<String, Double> metrics = TaskManagerMetrics.scrape(ports, jobId);
+      return new Outcome(fed, kills, brokerRestarts, restarts, committed, metrics, wall, log);
     } finally {
       jobs.cancelQuietly(jobId);
     }

@@ -3,11 +3,16 @@ package dev.tidemark.cluster;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.Writer;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * What {@code ./tidemark cluster up} was asked for: the state directory, the ports and the
@@ -78,6 +83,46 @@ public record ClusterSettings(
         DEFAULT_TASK_MANAGERS,
         DEFAULT_SLOTS_PER_TASK_MANAGER,
         DEFAULT_TASK_MANAGER_MEMORY);
+  }
+
+  /**
+   * These settings on free loopback ports (a cluster beside the default one, as the integration
+   * tests start): four free ports and a free run of ports for the Prometheus endpoints.
+   */
+  public ClusterSettings withFreePorts() throws IOException {
+    List<ServerSocket> sockets = new ArrayList<>();
+    int[] ports = new int[4];
+    try {
+      for (int i = 0; i < ports.length; i++) {
+        ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST));
+        sockets.add(socket);
+        ports[i] = socket.getLocalPort();
+      }
+    } finally {
+      for (ServerSocket socket : sockets) {
+        socket.close();
+      }
+    }
+    return withPorts(ports[0], ports[1], ports[2], ports[3], freePortRange(taskManagers + 1));
+  }
+
+  /** The first of {@code count} consecutive free ports. */
+  private static int freePortRange(int count) throws IOException {
+    for (int attempt = 0; attempt < 100; attempt++) {
+      int base = ThreadLocalRandom.current().nextInt(20_000, 32_000);
+      boolean free = true;
+      for (int port = base; port < base + count && free; port++) {
+        try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getByName(HOST))) {
+          free = socket.getLocalPort() == port;
+        } catch (IOException e) {
+          free = false;
+        }
+      }
+      if (free) {
+        return base;
+      }
+    }
+    throw new IOException("no " + count + " consecutive free ports");
   }
 
   public ClusterSettings withPorts(

@@ -11,7 +11,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -27,7 +26,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -71,10 +69,7 @@ public class LocalClusterIT {
   @Before
   public void setUp() throws IOException {
     dir = Files.createTempDirectory("tidemark-local-cluster-it");
-    int prometheus = freePortRange(ClusterSettings.DEFAULT_TASK_MANAGERS + 1);
-    int[] ports = freePorts(4);
-    ClusterSettings settings =
-        ClusterSettings.defaults(dir).withPorts(ports[0], ports[1], ports[2], ports[3], prometheus);
+    ClusterSettings settings = ClusterSettings.defaults(dir).withFreePorts();
     cluster = new LocalCluster(settings, classPath(), System.out);
   }
 
@@ -432,42 +427,5 @@ public class LocalClusterIT {
     entries.add(jar);
     entries.add(Files.readString(Path.of(file), StandardCharsets.UTF_8).trim());
     return String.join(java.io.File.pathSeparator, entries);
-  }
-
-  /** {@code count} distinct free ports (held open together while they are chosen). */
-  private static int[] freePorts(int count) throws IOException {
-    List<ServerSocket> sockets = new ArrayList<>();
-    try {
-      int[] ports = new int[count];
-      for (int i = 0; i < count; i++) {
-        ServerSocket socket = new ServerSocket(0);
-        sockets.add(socket);
-        ports[i] = socket.getLocalPort();
-      }
-      return ports;
-    } finally {
-      for (ServerSocket socket : sockets) {
-        socket.close();
-      }
-    }
-  }
-
-  /** The first of {@code count} consecutive free ports. */
-  private static int freePortRange(int count) throws IOException {
-    for (int attempt = 0; attempt < 100; attempt++) {
-      int base = ThreadLocalRandom.current().nextInt(20_000, 32_000);
-      boolean free = true;
-      for (int port = base; port < base + count && free; port++) {
-        try (ServerSocket socket = new ServerSocket(port)) {
-          free = socket.getLocalPort() == port;
-        } catch (IOException e) {
-          free = false;
-        }
-      }
-      if (free) {
-        return base;
-      }
-    }
-    throw new IOException("no " + count + " consecutive free ports");
   }
 }

@@ -1,0 +1,152 @@
+package dev.tidemark.drill;
+
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.greaterThan;
+import static org.hamcrest.Matchers.greaterThanOrEqualTo;
+import static org.hamcrest.Matchers.is;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.tidemark.cluster.ClusterSettings;
+import dev.tidemark.cluster.LocalCluster;
+import dev.tidemark.transforms.util.Json;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.AfterClass;
+import org.junit.BeforeClass;
+import org.junit.Test;
+import picocli.CommandLine;
+
+/**
+ * A smaller drill on a local cluster of its own (free ports, a temporary state directory): both
+ * sink modes with one TaskManager kill and one broker restart each, the rescale and the upgrade;
+ * every mismatch must be 0, and the TaskManagers' Prometheus endpoints must report Tidemark's
+ * counters while the job runs.
+ */
+public class DrillIT {
+  private static Path dir;
+  private static LocalCluster cluster;
+  private static final Set<Long> PIDS = new HashSet<>();
+
+  @BeforeClass
+  public static void startCluster() throws Exception {
+    dir = Files.createTempDirectory("tidemark-drill-it");
+    String classPath = classPath();
+    System.setProperty("tidemark.cluster.classpath", classPath);
+    cluster =
+        new LocalCluster(
+            ClusterSettings.defaults(dir.resolve("cluster")).withFreePorts(),
+            classPath,
+            System.out);
+    assertThat("the cluster comes up", cluster.up(Duration.ofMinutes(3)), is(true));
+  }
+
+  @AfterClass
+  public static void stopCluster() throws IOException {
+    try {
+      if (cluster != null) {
+        for (String name : cluster.processNames()) {
+          cluster.pid(name).ifPresent(PIDS::add);
+        }
+        cluster.down();
+      }
+    } finally {
+      // Whatever happened, no process of this test outlives it.
+      for (long pid : PIDS) {
+        ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+      }
+      for (long pid : PIDS) {
+        ProcessHandle.of(pid)
+            .ifPresent(
+                handle -> {
+                  try {
+                    handle.onExit().get(30, TimeUnit.SECONDS);
+                  } catch (Exception e) {
+                    // Nothing more to do here.
+                  }
+                });
+      }
+      try (Stream<Path> files = Files.walk(dir)) {
+        files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+      }
+    }
+  }
+
+  @Test
+  public void killsRestartsRescaleAndUpgradeLoseAndDoubleNothing() throws Exception {
+    Path output = dir.resolve("drill");
+    int exit =
+        new CommandLine(new DrillCommand())
+            .execute(
+                "--dir=" + dir.resolve("cluster"),
+                "--output=" + output,
+                "--events=4000",
+                "--rate=400",
+                "--kills=1",
+                "--brokerRestarts=1",
+                "--rescale",
+                "--upgrade");
+    JsonNode drill = Json.MAPPER.readTree(Files.readString(output.resolve("drill.json")));
+    assertThat(drill.toPrettyString(), exit, is(0));
+    for (JsonNode run : drill.get("runs")) {
+      String sink = run.get("sink").asText();
+      assertThat(sink + " kills", run.get("kills").asInt(), is(1));
+      assertThat(sink + " broker restarts", run.get("brokerRestarts").asInt(), is(1));
+      assertThat(sink + " job restarts", run.get("jobRestarts").asLong(), greaterThanOrEqualTo(1L));
+      assertThat(sink + " decisions", run.get("decisionsCommitted").asLong(), greaterThan(1000L));
+      assertThat(sink + " missing versions", run.get("missingVersions").asLong(), is(0L));
+      if (sink.equals("transactional")) {
+        assertThat(sink + " duplicate versions", run.get("duplicateVersions").asLong(), is(0L));
+      }
+      JsonNode metrics = run.get("taskManagerMetrics");
+      for (String counter :
+          List.of(
+              "tidemark_read",
+              "tidemark_duplicates",
+              "tidemark_deadLetters",
+              "tidemark_decisions_EARLY",
+              "tidemark_decisions_ON_TIME",
+              "tidemark_windowed",
+              "BeamML_ScoreFeatures_num_inferences")) {
+        assertThat(
+            sink + " " + counter + " in " + metrics,
+            metrics.path(counter).asDouble(),
+            greaterThan(0.0));
+      }
+      List<String> reasons = new ArrayList<>();
+      metrics
+          .fieldNames()
+          .forEachRemaining(
+              name -> {
+                if (name.startsWith("tidemark_deadLetters_")) {
+                  reasons.add(name);
+                }
+              });
+      assertThat(sink + " dead letters by reason in " + metrics, reasons.size(), greaterThan(1));
+    }
+    assertThat(drill.get("runs").size(), is(2));
+    assertThat(drill.get("upgrade").get("holds").asBoolean(), is(true));
+  }
+
+  /** The local-cluster module's jar and class path, as the launcher script passes them. */
+  private static String classPath() throws IOException {
+    String jar = System.getProperty("tidemark.cluster.jar");
+    String file = System.getProperty("tidemark.cluster.classpath.file");
+    if (jar == null || file == null) {
+      throw new IllegalStateException(
+          "run under Maven (failsafe sets tidemark.cluster.jar and tidemark.cluster.classpath.file)");
+    }
+    return jar
+        + java.io.File.pathSeparator
+        + Files.readString(Path.of(file), StandardCharsets.UTF_8).trim();
+  }
+}
