@@ -522,12 +522,13 @@ public final class LocalCluster {
         .append(settings.dir())
         .append(" (logs in log/, checkpoints in checkpoints/, savepoints in savepoints/)\n");
     text.append('\n');
-    text.append("Run Tidemark on it (the job jar: pipelines/target/tidemark-flink-job.jar):\n");
-    text.append("  ./tidemark run --profile=flink --flinkMaster=")
+    text.append("Run Tidemark on it, and drill it:\n");
+    text.append("  ./tidemark run --profile=flink-cluster --flinkMaster=")
         .append(settings.flinkMaster())
         .append(" --kafkaBootstrapServers=")
         .append(settings.kafkaBootstrapServers())
-        .append(" \\\n      --filesToStage=pipelines/target/tidemark-flink-job.jar ...\n");
+        .append(" ...\n");
+    text.append("  ./tidemark drill --dir=").append(settings.dir()).append('\n');
     text.append("Stop it: ./tidemark cluster down --dir=").append(settings.dir()).append('\n');
     return text.toString();
   }
