@@ -25,6 +25,9 @@ public final class LiveRun {
   /** The CloudEvent type of end-of-stream markers; not a payment type, so it is dead-lettered. */
   public static final String END_OF_STREAM_TYPE = "tidemark.end-of-stream";
 
+  /** The CloudEvent source of end-of-stream markers; their ids are {@code end-of-stream-N}. */
+  public static final String END_MARKER_SOURCE = "/tidemark/live-run";
+
   private LiveRun() {}
 
   /**
@@ -46,7 +49,9 @@ public final class LiveRun {
         String marker =
             "{\"specversion\":\"1.0\",\"id\":\"end-of-stream-"
                 + partition
-                + "\",\"source\":\"/tidemark/live-run\",\"type\":\""
+                + "\",\"source\":\""
+                + END_MARKER_SOURCE
+                + "\",\"type\":\""
                 + END_OF_STREAM_TYPE
                 + "\",\"time\":\""
                 + time
