@@ -1,9 +1,13 @@
 package dev.tidemark.harness;
 
+import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.io.kafka.KafkaCloudEvents;
+import dev.tidemark.pipelines.io.kafka.KafkaSinks;
+import dev.tidemark.testing.kafka.EmbeddedKafka;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -29,6 +33,24 @@ public final class LiveRun {
   public static final String END_MARKER_SOURCE = "/tidemark/live-run";
 
   private LiveRun() {}
+
+  /**
+   * Creates the input topic of {@code options} (kept forever: replayed events carry event times in
+   * the past, which {@code retention.ms} would delete) and its four output topics, each with {@code
+   * partitions} partitions, on the broker at {@code --kafkaBootstrapServers}. Returns output name
+   * ({@code decisions}, {@code dead-letters}, {@code duplicates}, {@code too-late}) to topic.
+   */
+  public static Map<String, String> createTopics(KafkaOptions options, int partitions) {
+    EmbeddedKafka.createTopics(
+        options.getKafkaBootstrapServers(),
+        partitions,
+        List.of(options.getKafkaInputTopic()),
+        Map.of("retention.ms", "-1"));
+    Map<String, String> topics = KafkaSinks.topics(options);
+    EmbeddedKafka.createTopics(
+        options.getKafkaBootstrapServers(), partitions, new ArrayList<>(topics.values()), Map.of());
+    return topics;
+  }
 
   /**
    * Sends one end-of-stream marker to every partition of {@code topic}: a CloudEvent of type {@link

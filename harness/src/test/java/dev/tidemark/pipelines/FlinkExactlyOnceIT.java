@@ -12,13 +12,11 @@ import dev.tidemark.harness.check.OutputView;
 import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
-import dev.tidemark.pipelines.io.kafka.KafkaSinks;
 import dev.tidemark.testing.kafka.EmbeddedKafka;
 import dev.tidemark.transforms.values.RawRecord;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -152,7 +150,7 @@ public class FlinkExactlyOnceIT {
 
     TidemarkOptions first = options("restart", KafkaOptions.KafkaSinkMode.transactional);
     KafkaClients clients = KafkaClients.from(first);
-    Map<String, String> topics = createTopics(first);
+    Map<String, String> topics = LiveRun.createTopics(first, 2);
     KafkaFeed.Fed fedFirst =
         KafkaFeed.produce(clients, first.getKafkaInputTopic(), firstHalf, KafkaFeed.Mode.MIXED);
     EmbeddedFlinkJobsShim.Job job = EmbeddedFlinkJobsShim.start(pipeline(first, "restart"));
@@ -266,19 +264,6 @@ public class FlinkExactlyOnceIT {
         .as(TidemarkOptions.class);
   }
 
-  /** Creates the input topic (kept forever) and the output topics, two partitions each. */
-  private static Map<String, String> createTopics(TidemarkOptions options) {
-    EmbeddedKafka.createTopics(
-        broker.bootstrapServers(),
-        2,
-        List.of(options.getKafkaInputTopic()),
-        Map.of("retention.ms", "-1"));
-    Map<String, String> topics = KafkaSinks.topics(options);
-    EmbeddedKafka.createTopics(
-        broker.bootstrapServers(), 2, new ArrayList<>(topics.values()), Map.of());
-    return topics;
-  }
-
   /** The Tidemark pipeline with a failure injector between the source and the parser. */
   private static Pipeline pipeline(TidemarkOptions options, String name, Long... failAt) {
     TidemarkPipeline.checkOptions(options);
@@ -296,7 +281,7 @@ public class FlinkExactlyOnceIT {
       throws Exception {
     TidemarkOptions options = options(name, mode);
     KafkaClients clients = KafkaClients.from(options);
-    Map<String, String> topics = createTopics(options);
+    Map<String, String> topics = LiveRun.createTopics(options, 2);
     KafkaFeed.Fed fed =
         KafkaFeed.produce(clients, options.getKafkaInputTopic(), events, KafkaFeed.Mode.MIXED);
     int markers =

@@ -13,10 +13,8 @@ import dev.tidemark.pipelines.TidemarkPipeline;
 import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
-import dev.tidemark.pipelines.io.kafka.KafkaSinks;
 import dev.tidemark.testing.kafka.EmbeddedKafka;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -63,6 +61,7 @@ public class StreamingMatchesBatchIT {
     System.setProperty(
         "org.slf4j.simpleLogger.log.org.apache.flink.runtime.executiongraph", "info");
     System.setProperty("org.slf4j.simpleLogger.log.org.apache.flink.runtime.checkpoint", "info");
+    System.setProperty("org.slf4j.simpleLogger.log.org.apache.flink.runtime.taskmanager", "info");
     ExecutorService batch = Executors.newSingleThreadExecutor();
     try (EmbeddedKafka broker = EmbeddedKafka.start()) {
       TidemarkOptions options = options(broker, "check");
@@ -80,14 +79,7 @@ public class StreamingMatchesBatchIT {
       long started;
 
       KafkaClients clients = KafkaClients.from(options);
-      EmbeddedKafka.createTopics(
-          broker.bootstrapServers(),
-          2,
-          List.of(options.getKafkaInputTopic()),
-          Map.of("retention.ms", "-1"));
-      Map<String, String> topics = KafkaSinks.topics(options);
-      EmbeddedKafka.createTopics(
-          broker.bootstrapServers(), 2, new ArrayList<>(topics.values()), Map.of());
+      Map<String, String> topics = LiveRun.createTopics(options, 2);
       KafkaFeed.Fed fed =
           KafkaFeed.produce(clients, options.getKafkaInputTopic(), events, KafkaFeed.Mode.MIXED);
       int markers =
@@ -150,6 +142,11 @@ public class StreamingMatchesBatchIT {
             "--parallelism=2",
             "--checkpointingInterval=1000",
             "--minPauseBetweenCheckpoints=200",
+            // The exactly-once sink's buffered outputs outgrow the 5 MB of in-memory checkpoints.
+            "--stateBackend=filesystem",
+            "--stateBackendStoragePath=" + temp.getRoot().toURI() + "checkpoints",
+            "--numberOfExecutionRetries=3",
+            "--executionRetryDelay=500",
             "--source=kafka",
             "--sink=kafka",
             "--kafkaBootstrapServers=" + broker.bootstrapServers(),
