@@ -14,7 +14,6 @@ import dev.tidemark.pipelines.generate.GeneratorConfig;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.testing.kafka.EmbeddedKafka;
 import dev.tidemark.transforms.values.RawRecord;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
@@ -23,7 +22,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.beam.runners.flink.EmbeddedFlinkJobsShim;
 import org.apache.beam.sdk.Pipeline;
-import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.values.PCollection;
@@ -46,7 +44,7 @@ public class FlinkExactlyOnceIT {
   @ClassRule public static final TemporaryFolder TEMP = new TemporaryFolder();
 
   /** The default {@code --windowSize}, which these runs use. */
-  private static final String WINDOW_SIZE = "PT5M";
+  private static final Duration WINDOW_SIZE = Duration.standardMinutes(5);
 
   private static EmbeddedKafka broker;
   private static Path events;
@@ -97,7 +95,7 @@ public class FlinkExactlyOnceIT {
         run.outputs,
         run.fed,
         run.markers,
-        Duration.parse(WINDOW_SIZE),
+        WINDOW_SIZE,
         delivery,
         rules);
   }
@@ -236,32 +234,9 @@ public class FlinkExactlyOnceIT {
     }
   }
 
-  private static TidemarkOptions options(String name, KafkaOptions.KafkaSinkMode mode)
-      throws IOException {
-    return PipelineOptionsFactory.fromArgs(
-            "--runner=FlinkRunner",
-            "--flinkMaster=[local]",
-            "--streaming=true",
-            "--parallelism=2",
-            "--checkpointingInterval=1000",
-            "--minPauseBetweenCheckpoints=200",
-            "--numberOfExecutionRetries=3",
-            "--executionRetryDelay=500",
-            "--source=kafka",
-            "--sink=kafka",
-            "--kafkaBootstrapServers=" + broker.bootstrapServers(),
-            "--kafkaInputTopic=" + name + ".events",
-            "--kafkaDecisionsTopic=" + name + ".decisions",
-            "--kafkaDeadLettersTopic=" + name + ".dead-letters",
-            "--kafkaDuplicatesTopic=" + name + ".duplicates",
-            "--kafkaTooLateTopic=" + name + ".too-late",
-            "--kafkaConsumerGroup=" + name + "-source",
-            "--kafkaSinkGroupId=" + name + "-sink",
-            "--kafkaSinkMode=" + mode,
-            "--earlyFiringDelay=PT0S",
-            "--output=" + TEMP.getRoot().toPath().resolve(name))
-        .withValidation()
-        .as(TidemarkOptions.class);
+  private static TidemarkOptions options(String name, KafkaOptions.KafkaSinkMode mode) {
+    return EmbeddedFlinkOptions.of(
+        broker.bootstrapServers(), TEMP.getRoot().toPath(), name, mode, "--earlyFiringDelay=PT0S");
   }
 
   /** The Tidemark pipeline with a failure injector between the source and the parser. */

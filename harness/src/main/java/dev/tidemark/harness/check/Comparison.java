@@ -110,7 +110,7 @@ public final class Comparison {
         observed,
         fed,
         markers,
-        Duration.parse(reference.windowSize()),
+        reference.windowSize(),
         delivery,
         rules);
   }

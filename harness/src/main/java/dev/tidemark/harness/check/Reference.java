@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
+import org.joda.time.Duration;
 
 /**
  * The expected outputs of a replay file: a batch run of the real Tidemark pipeline on the
@@ -19,9 +20,9 @@ import org.apache.beam.sdk.options.PipelineOptionsFactory;
 public final class Reference {
   private final OutputView outputs;
   private final Summary summary;
-  private final String windowSize;
+  private final Duration windowSize;
 
-  private Reference(OutputView outputs, Summary summary, String windowSize) {
+  private Reference(OutputView outputs, Summary summary, Duration windowSize) {
     this.outputs = outputs;
     this.summary = summary;
     this.windowSize = windowSize;
@@ -47,7 +48,10 @@ public final class Reference {
               + " does not account for its input: "
               + summary.identityViolations());
     }
-    return new Reference(OutputView.fromFiles(workDirectory), summary, streaming.getWindowSize());
+    return new Reference(
+        OutputView.fromFiles(workDirectory),
+        summary,
+        Duration.millis(java.time.Duration.parse(streaming.getWindowSize()).toMillis()));
   }
 
   /** The command line of the batch run: the replay and file sink, and the shaping options. */
@@ -94,7 +98,7 @@ public final class Reference {
   }
 
   /** {@code --windowSize} of the runs compared. */
-  public String windowSize() {
+  public Duration windowSize() {
     return windowSize;
   }
 }

@@ -7,6 +7,8 @@ import static org.hamcrest.Matchers.is;
 
 import dev.tidemark.harness.KafkaFeed;
 import dev.tidemark.harness.LiveRun;
+import dev.tidemark.pipelines.EmbeddedFlinkOptions;
+import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.Summary;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
@@ -21,7 +23,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.apache.beam.runners.flink.EmbeddedFlinkJobsShim;
-import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.joda.time.Duration;
 import org.junit.Rule;
@@ -135,31 +136,13 @@ public class StreamingMatchesBatchIT {
   }
 
   private TidemarkOptions options(EmbeddedKafka broker, String name) {
-    return PipelineOptionsFactory.fromArgs(
-            "--runner=FlinkRunner",
-            "--flinkMaster=[local]",
-            "--streaming=true",
-            "--parallelism=2",
-            "--checkpointingInterval=1000",
-            "--minPauseBetweenCheckpoints=200",
-            // The exactly-once sink's buffered outputs outgrow the 5 MB of in-memory checkpoints.
-            "--stateBackend=filesystem",
-            "--stateBackendStoragePath=" + temp.getRoot().toURI() + "checkpoints",
-            "--numberOfExecutionRetries=3",
-            "--executionRetryDelay=500",
-            "--source=kafka",
-            "--sink=kafka",
-            "--kafkaBootstrapServers=" + broker.bootstrapServers(),
-            "--kafkaInputTopic=" + name + ".events",
-            "--kafkaDecisionsTopic=" + name + ".decisions",
-            "--kafkaDeadLettersTopic=" + name + ".dead-letters",
-            "--kafkaDuplicatesTopic=" + name + ".duplicates",
-            "--kafkaTooLateTopic=" + name + ".too-late",
-            "--kafkaConsumerGroup=" + name + "-source",
-            "--kafkaSinkGroupId=" + name + "-sink",
-            "--kafkaSinkMode=transactional",
-            "--output=" + temp.getRoot().toPath().resolve(name))
-        .withValidation()
-        .as(TidemarkOptions.class);
+    return EmbeddedFlinkOptions.of(
+        broker.bootstrapServers(),
+        temp.getRoot().toPath(),
+        name,
+        KafkaOptions.KafkaSinkMode.transactional,
+        // The exactly-once sink's buffered outputs outgrow the 5 MB of in-memory checkpoints.
+        "--stateBackend=filesystem",
+        "--stateBackendStoragePath=" + temp.getRoot().toURI() + "checkpoints");
   }
 }
