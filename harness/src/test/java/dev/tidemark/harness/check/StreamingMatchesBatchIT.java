@@ -36,6 +36,14 @@ import org.junit.runners.JUnit4;
  * conflicting and malformed records) fed in both CloudEvents Kafka modes to a streaming job on the
  * FlinkRunner (embedded MiniCluster, parallelism 2, two input partitions) matches the batch
  * reference of the same replay file in every category, and every record is accounted for.
+ *
+ * <p>Measured (seed 20261203, 10,400 records fed, batch 263 s, streaming 622 s): the identity holds
+ * and no version is doubled or missing, but the run does not match yet. tooLateMismatches 99: the
+ * batch calls 100 events too late, the streaming gate 1 (and 3 partially late), because a backlog
+ * read from Kafka runs ahead of the watermark, so the gate accepts them as late; hence
+ * finalStateMismatches 890 (the windows they joined). deadLetterMismatches 4: two {@code
+ * missing_attribute} records sent in binary mode are re-encoded by the source, so the SHA-256
+ * identity of a record without {@code source} and {@code id} differs from the file's.
  */
 @RunWith(JUnit4.class)
 public class StreamingMatchesBatchIT {
