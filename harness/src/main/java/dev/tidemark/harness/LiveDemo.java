@@ -13,7 +13,6 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.beam.runners.flink.EmbeddedFlinkJobsShim;
@@ -53,14 +52,7 @@ public final class LiveDemo implements EmbeddedRun {
     try (EmbeddedKafka broker = EmbeddedKafka.start()) {
       options.setKafkaBootstrapServers(broker.bootstrapServers());
       KafkaClients clients = KafkaClients.from(options);
-      List<String> topics = new ArrayList<>(KafkaSinks.topics(options).values());
-      // Sample events carry event times in the past: keep them regardless of retention.ms.
-      EmbeddedKafka.createTopics(
-          broker.bootstrapServers(),
-          PARTITIONS,
-          List.of(options.getKafkaInputTopic()),
-          Map.of("retention.ms", "-1"));
-      EmbeddedKafka.createTopics(broker.bootstrapServers(), PARTITIONS, topics, Map.of());
+      LiveRun.createTopics(options, PARTITIONS);
       KafkaFeed.Fed fed =
           KafkaFeed.produce(
               clients,

@@ -1,9 +1,13 @@
 package dev.tidemark.harness;
 
+import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.io.kafka.KafkaCloudEvents;
+import dev.tidemark.pipelines.io.kafka.KafkaSinks;
+import dev.tidemark.testing.kafka.EmbeddedKafka;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -25,7 +29,28 @@ public final class LiveRun {
   /** The CloudEvent type of end-of-stream markers; not a payment type, so it is dead-lettered. */
   public static final String END_OF_STREAM_TYPE = "tidemark.end-of-stream";
 
+  /** The CloudEvent source of end-of-stream markers; their ids are {@code end-of-stream-N}. */
+  public static final String END_MARKER_SOURCE = "/tidemark/live-run";
+
   private LiveRun() {}
+
+  /**
+   * Creates the input topic of {@code options} (kept forever: replayed events carry event times in
+   * the past, which {@code retention.ms} would delete) and its four output topics, each with {@code
+   * partitions} partitions, on the broker at {@code --kafkaBootstrapServers}. Returns output name
+   * ({@code decisions}, {@code dead-letters}, {@code duplicates}, {@code too-late}) to topic.
+   */
+  public static Map<String, String> createTopics(KafkaOptions options, int partitions) {
+    EmbeddedKafka.createTopics(
+        options.getKafkaBootstrapServers(),
+        partitions,
+        List.of(options.getKafkaInputTopic()),
+        Map.of("retention.ms", "-1"));
+    Map<String, String> topics = KafkaSinks.topics(options);
+    EmbeddedKafka.createTopics(
+        options.getKafkaBootstrapServers(), partitions, new ArrayList<>(topics.values()), Map.of());
+    return topics;
+  }
 
   /**
    * Sends one end-of-stream marker to every partition of {@code topic}: a CloudEvent of type {@link
@@ -46,7 +71,9 @@ public final class LiveRun {
         String marker =
             "{\"specversion\":\"1.0\",\"id\":\"end-of-stream-"
                 + partition
-                + "\",\"source\":\"/tidemark/live-run\",\"type\":\""
+                + "\",\"source\":\""
+                + END_MARKER_SOURCE
+                + "\",\"type\":\""
                 + END_OF_STREAM_TYPE
                 + "\",\"time\":\""
                 + time

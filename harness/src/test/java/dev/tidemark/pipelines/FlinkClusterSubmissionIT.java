@@ -7,13 +7,13 @@ import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.not;
 
 import dev.tidemark.harness.KafkaFeed;
+import dev.tidemark.harness.LiveRun;
 import dev.tidemark.pipelines.flink.ClusterPaths;
 import dev.tidemark.pipelines.flink.FlinkJob;
 import dev.tidemark.pipelines.flink.FlinkRestClient;
 import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
-import dev.tidemark.pipelines.io.kafka.KafkaSinks;
 import dev.tidemark.testing.kafka.EmbeddedKafka;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -130,14 +130,7 @@ public class FlinkClusterSubmissionIT {
     TidemarkOptions options =
         PipelineOptionsFactory.fromArgs(kafka.toArray(new String[0])).as(TidemarkOptions.class);
     KafkaClients clients = KafkaClients.from(options);
-    EmbeddedKafka.createTopics(
-        broker.bootstrapServers(),
-        2,
-        List.of(options.getKafkaInputTopic()),
-        Map.of("retention.ms", "-1"));
-    Map<String, String> topics = KafkaSinks.topics(options);
-    EmbeddedKafka.createTopics(
-        broker.bootstrapServers(), 2, new ArrayList<>(topics.values()), Map.of());
+    Map<String, String> topics = LiveRun.createTopics(options, 2);
     KafkaFeed.produce(clients, options.getKafkaInputTopic(), firstHalf, KafkaFeed.Mode.MIXED);
 
     List<String> run = new ArrayList<>(List.of("run", "--profile=flink-cluster"));

@@ -5,34 +5,26 @@ import static org.hamcrest.Matchers.empty;
 import static org.hamcrest.Matchers.greaterThan;
 import static org.hamcrest.Matchers.is;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tidemark.harness.KafkaFeed;
 import dev.tidemark.harness.LiveRun;
+import dev.tidemark.harness.check.Comparison;
+import dev.tidemark.harness.check.OutputView;
 import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
-import dev.tidemark.pipelines.io.kafka.KafkaSinks;
 import dev.tidemark.testing.kafka.EmbeddedKafka;
-import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.values.RawRecord;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.beam.runners.flink.EmbeddedFlinkJobsShim;
 import org.apache.beam.sdk.Pipeline;
-import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.values.PCollection;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.joda.time.Duration;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
@@ -51,10 +43,13 @@ import org.junit.runners.JUnit4;
 public class FlinkExactlyOnceIT {
   @ClassRule public static final TemporaryFolder TEMP = new TemporaryFolder();
 
+  /** The default {@code --windowSize}, which these runs use. */
+  private static final Duration WINDOW_SIZE = Duration.standardMinutes(5);
+
   private static EmbeddedKafka broker;
   private static Path events;
-  private static Map<String, String> reference;
-  private static Map<String, Long> referenceDeadLetters;
+  private static OutputView reference;
+  private static List<String> referenceViolations;
 
   /** Records seen by the failure injector, across every attempt of every job in this JVM. */
   private static final Map<String, AtomicLong> SEEN = new ConcurrentHashMap<>();
@@ -78,13 +73,47 @@ public class FlinkExactlyOnceIT {
                 .build())
         .writeTo(events);
     Run faultFree = run("faultfree", KafkaOptions.KafkaSinkMode.transactional);
-    reference = faultFree.finalState;
-    referenceDeadLetters = faultFree.deadLetterReasons;
-    assertThat(reference.size(), greaterThan(50));
-    assertThat(faultFree.duplicatePanes, is(empty()));
+    reference = faultFree.outputs;
+    referenceViolations = faultFree.summary.identityViolations();
+    assertThat(reference.finalState().size(), greaterThan(50));
+    assertThat(reference.duplicateVersions(), is(empty()));
+    assertThat(reference.missingVersions(), is(empty()));
     // Without failures the job's own accounting holds and every decision it counted is committed.
-    assertThat(faultFree.summary.identityViolations(), is(empty()));
-    assertThat((long) faultFree.committedDecisions, is(faultFree.summary.decisions()));
+    assertThat(referenceViolations, is(empty()));
+    assertThat(reference.decisionsCommitted(), is(faultFree.summary.decisions()));
+    // And the committed outputs alone account for every record fed, exactly once.
+    assertThat(
+        compare(faultFree, Comparison.Delivery.EXACTLY_ONCE).identityViolations(), is(empty()));
+  }
+
+  /** A run's committed outputs against the fault-free run's. */
+  private static Comparison compare(
+      Run run, Comparison.Delivery delivery, Comparison.Rule... rules) {
+    return Comparison.compare(
+        reference,
+        referenceViolations,
+        run.outputs,
+        run.fed,
+        run.markers,
+        WINDOW_SIZE,
+        delivery,
+        rules);
+  }
+
+  /**
+   * Asserts that {@code comparison} finds nothing that differs, but in the {@code allowed} ones.
+   */
+  private static void assertMatches(Comparison comparison, String... allowed) {
+    comparison
+        .mismatches()
+        .forEach(
+            (category, keys) -> {
+              if (!List.of(allowed).contains(category)) {
+                assertThat(comparison.describe(), keys, is(empty()));
+              }
+            });
+    assertThat(comparison.identityViolations(), is(empty()));
+    assertThat(comparison.passed(), is(true));
   }
 
   @AfterClass
@@ -101,10 +130,9 @@ public class FlinkExactlyOnceIT {
   public void transactionalSinkIsExactlyOnceAcrossTwoFailures() throws Exception {
     Run run = run("tx2", KafkaOptions.KafkaSinkMode.transactional, 80L, 200L);
     assertThat("both failures were injected", SEEN.get("tx2").get(), greaterThan(200L));
-    assertThat("no decision record twice", run.duplicatePanes, is(empty()));
-    assertThat("versions 0..n with no gap", run.versionGaps, is(empty()));
-    assertThat(run.finalState, is(reference));
-    assertThat(run.deadLetterReasons, is(referenceDeadLetters));
+    // No decision record twice, versions 0..n with no gap, the same final state, dead letters,
+    // duplicates and too-late records, and every record accounted for once.
+    assertMatches(compare(run, Comparison.Delivery.EXACTLY_ONCE));
   }
 
   @Test
@@ -112,7 +140,9 @@ public class FlinkExactlyOnceIT {
     Run run = run("idem1", KafkaOptions.KafkaSinkMode.idempotent, 150L);
     assertThat("the failure was injected", SEEN.get("idem1").get(), greaterThan(150L));
     // Duplicate records may appear (at-least-once); the keep-latest-version view may not differ.
-    assertThat(run.finalState, is(reference));
+    Comparison comparison = compare(run, Comparison.Delivery.AT_LEAST_ONCE);
+    assertThat(comparison.describe(), comparison.finalStateMismatches(), is(0));
+    assertMatches(comparison, "duplicateVersions");
   }
 
   @Test
@@ -125,7 +155,7 @@ public class FlinkExactlyOnceIT {
 
     TidemarkOptions first = options("restart", KafkaOptions.KafkaSinkMode.transactional);
     KafkaClients clients = KafkaClients.from(first);
-    Map<String, String> topics = createTopics(first);
+    Map<String, String> topics = LiveRun.createTopics(first, 2);
     KafkaFeed.Fed fedFirst =
         KafkaFeed.produce(clients, first.getKafkaInputTopic(), firstHalf, KafkaFeed.Mode.MIXED);
     EmbeddedFlinkJobsShim.Job job = EmbeddedFlinkJobsShim.start(pipeline(first, "restart"));
@@ -158,15 +188,17 @@ public class FlinkExactlyOnceIT {
     try {
       LiveRun.awaitQuiet(
           clients, topics, markers, Duration.standardMinutes(4), resumed::checkRunning);
-      run = readBack(clients, topics);
+      run =
+          new Run(
+              OutputView.fromTopics(clients, topics),
+              fedFirst.records + fedSecond.records,
+              markers);
     } finally {
       resumed.cancel();
     }
-    assertThat("no decision record twice", run.duplicatePanes, is(empty()));
-    assertThat("versions 0..n with no gap", run.versionGaps, is(empty()));
     // The second half's ingestion clock restarts at its own first event: compare without it.
-    assertThat(withoutIngestionTime(run.finalState), is(withoutIngestionTime(reference)));
-    assertThat(run.deadLetterReasons, is(referenceDeadLetters));
+    assertMatches(
+        compare(run, Comparison.Delivery.EXACTLY_ONCE, Comparison.Rule.IGNORE_INGESTION_TIME));
   }
 
   private static long committedOffsets(String group, String topic) throws Exception {
@@ -195,66 +227,23 @@ public class FlinkExactlyOnceIT {
     }
   }
 
-  private static Map<String, String> withoutIngestionTime(Map<String, String> state)
-      throws IOException {
-    Map<String, String> stripped = new TreeMap<>();
-    for (Map.Entry<String, String> entry : state.entrySet()) {
-      ObjectNode decision = (ObjectNode) Json.MAPPER.readTree(entry.getValue());
-      ((ObjectNode) decision.get("clocks")).remove("ingestionTime");
-      stripped.put(entry.getKey(), decision.toString());
-    }
-    return stripped;
-  }
-
   /** The result of one unbounded run, read back from the topics with read_committed. */
   static final class Run {
-    final Map<String, String> finalState = new TreeMap<>();
-    final List<String> duplicatePanes = new ArrayList<>();
-    final List<String> versionGaps = new ArrayList<>();
-    final Map<String, Long> deadLetterReasons = new TreeMap<>();
-    int committedDecisions;
+    final OutputView outputs;
+    final long fed;
+    final int markers;
     Summary summary;
+
+    Run(OutputView outputs, long fed, int markers) {
+      this.outputs = outputs;
+      this.fed = fed;
+      this.markers = markers;
+    }
   }
 
-  private static TidemarkOptions options(String name, KafkaOptions.KafkaSinkMode mode)
-      throws IOException {
-    return PipelineOptionsFactory.fromArgs(
-            "--runner=FlinkRunner",
-            "--flinkMaster=[local]",
-            "--streaming=true",
-            "--parallelism=2",
-            "--checkpointingInterval=1000",
-            "--minPauseBetweenCheckpoints=200",
-            "--numberOfExecutionRetries=3",
-            "--executionRetryDelay=500",
-            "--source=kafka",
-            "--sink=kafka",
-            "--kafkaBootstrapServers=" + broker.bootstrapServers(),
-            "--kafkaInputTopic=" + name + ".events",
-            "--kafkaDecisionsTopic=" + name + ".decisions",
-            "--kafkaDeadLettersTopic=" + name + ".dead-letters",
-            "--kafkaDuplicatesTopic=" + name + ".duplicates",
-            "--kafkaTooLateTopic=" + name + ".too-late",
-            "--kafkaConsumerGroup=" + name + "-source",
-            "--kafkaSinkGroupId=" + name + "-sink",
-            "--kafkaSinkMode=" + mode,
-            "--earlyFiringDelay=PT0S",
-            "--output=" + TEMP.getRoot().toPath().resolve(name))
-        .withValidation()
-        .as(TidemarkOptions.class);
-  }
-
-  /** Creates the input topic (kept forever) and the output topics, two partitions each. */
-  private static Map<String, String> createTopics(TidemarkOptions options) {
-    EmbeddedKafka.createTopics(
-        broker.bootstrapServers(),
-        2,
-        List.of(options.getKafkaInputTopic()),
-        Map.of("retention.ms", "-1"));
-    Map<String, String> topics = KafkaSinks.topics(options);
-    EmbeddedKafka.createTopics(
-        broker.bootstrapServers(), 2, new ArrayList<>(topics.values()), Map.of());
-    return topics;
+  private static TidemarkOptions options(String name, KafkaOptions.KafkaSinkMode mode) {
+    return EmbeddedFlinkOptions.of(
+        broker.bootstrapServers(), TEMP.getRoot().toPath(), name, mode, "--earlyFiringDelay=PT0S");
   }
 
   /** The Tidemark pipeline with a failure injector between the source and the parser. */
@@ -274,7 +263,7 @@ public class FlinkExactlyOnceIT {
       throws Exception {
     TidemarkOptions options = options(name, mode);
     KafkaClients clients = KafkaClients.from(options);
-    Map<String, String> topics = createTopics(options);
+    Map<String, String> topics = LiveRun.createTopics(options, 2);
     KafkaFeed.Fed fed =
         KafkaFeed.produce(clients, options.getKafkaInputTopic(), events, KafkaFeed.Mode.MIXED);
     int markers =
@@ -287,7 +276,7 @@ public class FlinkExactlyOnceIT {
     Run run;
     try {
       LiveRun.awaitQuiet(clients, topics, markers, Duration.standardMinutes(4), job::checkRunning);
-      run = readBack(clients, topics);
+      run = new Run(OutputView.fromTopics(clients, topics), fed.records, markers);
     } catch (Exception e) {
       job.cancel();
       throw e;
@@ -295,49 +284,6 @@ public class FlinkExactlyOnceIT {
     // The final counters of the last attempt (after a failure they restart with the attempt).
     run.summary = Summary.from(job.stop(Duration.standardMinutes(1)), Duration.ZERO);
     return run;
-  }
-
-  /** Reads every output topic (read_committed) into the views the assertions compare. */
-  private static Run readBack(KafkaClients clients, Map<String, String> topics) throws IOException {
-    Run run = new Run();
-    Map<String, Long> latestVersion = new TreeMap<>();
-    Map<String, TreeSet<Long>> versions = new TreeMap<>();
-    for (ConsumerRecord<byte[], byte[]> record :
-        KafkaFeed.readAll(clients, topics.get("decisions"))) {
-      JsonNode decision = Json.MAPPER.readTree(record.value());
-      String id = new String(record.key(), StandardCharsets.UTF_8);
-      long version = decision.get("version").asLong();
-      run.committedDecisions++;
-      if (!versions.computeIfAbsent(id, k -> new TreeSet<>()).add(version)) {
-        run.duplicatePanes.add(id + "@" + version);
-      }
-      if (version >= latestVersion.getOrDefault(id, -1L)) {
-        latestVersion.put(id, version);
-        run.finalState.put(id, stable(decision));
-      }
-    }
-    versions.forEach(
-        (id, seen) -> {
-          if (seen.first() != 0 || seen.last() != seen.size() - 1) {
-            run.versionGaps.add(id + " " + seen);
-          }
-        });
-    for (ConsumerRecord<byte[], byte[]> record :
-        KafkaFeed.readAll(clients, topics.get("dead-letters"))) {
-      run.deadLetterReasons.merge(
-          Json.MAPPER.readTree(record.value()).get("reason").asText(), 1L, Long::sum);
-    }
-    return run;
-  }
-
-  /** A decision without what legitimately differs between runs: pane bookkeeping, wall clocks. */
-  private static String stable(JsonNode decision) {
-    ObjectNode copy = decision.deepCopy();
-    copy.remove("version");
-    copy.remove("pane");
-    ((ObjectNode) copy.get("clocks")).remove("processingTime");
-    ((ObjectNode) copy.get("clocks")).remove("decisionTime");
-    return copy.toString();
   }
 
   /** Throws once when the records seen by all attempts of this job reach each threshold. */
