@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tidemark.cluster.ClusterSettings;
 import dev.tidemark.cluster.LocalCluster;
+import dev.tidemark.harness.check.Reference;
 import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
@@ -136,9 +137,18 @@ public final class DrillCommand implements Callable<Integer> {
         "drill: %d records (%d distinct events) in %s, fed at %.0f/s%n",
         records, events, input, rate);
 
-    DrillReport report = new DrillReport(records);
     DrillJobs jobs = new DrillJobs(settings.get());
     long stamp = System.currentTimeMillis() / 1000;
+    long started = System.nanoTime();
+    Reference reference =
+        Reference.compute(
+            input,
+            jobs.options(new DrillJobs.Topics("drill-reference"), output, List.of()),
+            output.resolve("reference"));
+    System.out.printf(
+        "drill: batch reference of the input in %.0f s: %s%n",
+        (System.nanoTime() - started) / 1e9, reference.summary().toJson());
+    DrillReport report = new DrillReport(records, reference);
     for (KafkaOptions.KafkaSinkMode sink : sinks) {
       FaultPlan plan =
           FaultPlan.draw(
@@ -177,13 +187,24 @@ public final class DrillCommand implements Callable<Integer> {
     return report.passed() ? 0 : 1;
   }
 
-  /** The drill's input: the generator's adversarial defaults over a stream long enough for all. */
+  /**
+   * The drill's input: the generator's adversarial defaults, with too-late events aimed at a 30
+   * minute window although the job's windows are 5 minutes long. A streaming job judges an event
+   * too late against its watermark, which trails the records it has read (by the records read since
+   * the source last emitted one, and by the slower partition); the gate errs only towards accepting
+   * an event as late. Too-late events then arrive 95 to 110 minutes after their event time, 30
+   * minutes of event time past the job's limit (window end plus an hour of allowed lateness), so a
+   * backlog read after a restart cannot blur the line; late events stay within the limit by 5
+   * minutes, the side on which the gate never errs. The stream lasts at least 8,000 s of event
+   * time, so that too-late events fit in it.
+   */
   static GeneratorConfig inputConfig(long seed, int events) {
     return GeneratorConfig.builder()
         .seed(seed)
         .numEvents(events)
         .numAccounts(Math.max(50, events / 100))
-        .eventsPerSecond(Math.min(10.0, events / 7200.0))
+        .eventsPerSecond(Math.min(10.0, events / 8000.0))
+        .windowSize(java.time.Duration.ofMinutes(30))
         .build();
   }
 

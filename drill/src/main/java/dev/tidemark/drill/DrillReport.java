@@ -1,91 +1,130 @@
 package dev.tidemark.drill;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.tidemark.harness.check.Comparison;
+import dev.tidemark.harness.check.OutputView;
+import dev.tidemark.harness.check.Reference;
 import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.transforms.util.Json;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
-import java.util.TreeSet;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
+import java.util.Set;
+import org.checkerframework.checker.nullness.qual.Nullable;
 
-/** drill.json: what each run did and how its committed outputs compare. */
+/**
+ * drill.json: each run's figures and its comparison with the batch reference, and the totals.
+ *
+ * <p>Top level: {@code events} (records fed to each run), the sums over the fault runs of {@code
+ * kills}, {@code brokerRestarts}, {@code jobRestarts}, {@code decisionsCommitted}, {@code
+ * missingVersions} and the four {@code *Mismatches}; {@code duplicateVersions} counts those of the
+ * runs that promise each version once (the transactional sink; an idempotent run's own count is in
+ * its entry of {@code runs}); {@code identityHolds} when it holds in every run; {@code passed}.
+ */
 final class DrillReport {
-  private final int records;
-  private final ArrayNode runs = Json.MAPPER.createArrayNode();
-  private boolean passed = true;
-  private ObjectNode rescale;
-  private ObjectNode upgrade;
+  static final List<String> SUMMED =
+      List.of(
+          "kills",
+          "brokerRestarts",
+          "jobRestarts",
+          "decisionsCommitted",
+          "missingVersions",
+          "finalStateMismatches",
+          "deadLetterMismatches",
+          "duplicateMismatches",
+          "tooLateMismatches");
 
-  DrillReport(int records) {
+  private final int records;
+  private final Reference reference;
+  private final ArrayNode runs = Json.MAPPER.createArrayNode();
+  private final ObjectNode totals = Json.MAPPER.createObjectNode();
+  private long duplicateVersions;
+  private boolean identityHolds = true;
+  private boolean passed = true;
+  private @Nullable ObjectNode rescale;
+  private @Nullable ObjectNode upgrade;
+
+  DrillReport(int records, Reference reference) {
     this.records = records;
+    this.reference = reference;
+    SUMMED.forEach(key -> totals.put(key, 0L));
   }
 
   void add(KafkaOptions.KafkaSinkMode sink, FaultRun.Outcome outcome) {
+    Comparison.Delivery delivery =
+        sink == KafkaOptions.KafkaSinkMode.transactional
+            ? Comparison.Delivery.EXACTLY_ONCE
+            : Comparison.Delivery.AT_LEAST_ONCE;
+    Comparison comparison =
+        Comparison.compare(
+            reference,
+            OutputView.fromRecords(outcome.committed()),
+            outcome.fed().records,
+            outcome.markers(),
+            delivery);
     ObjectNode run = runs.addObject();
     run.put("sink", sink.toString());
     run.put("events", outcome.fed().records);
     run.put("kills", outcome.kills());
     run.put("brokerRestarts", outcome.brokerRestarts());
     run.put("jobRestarts", outcome.jobRestarts());
-    Map<String, TreeSet<Long>> versions = new TreeMap<>();
-    long duplicates = 0;
-    long decisions = 0;
-    for (ConsumerRecord<byte[], byte[]> record : outcome.committed().get("decisions")) {
-      decisions++;
-      try {
-        JsonNode decision = Json.MAPPER.readTree(record.value());
-        String id = new String(record.key(), StandardCharsets.UTF_8);
-        if (!versions
-            .computeIfAbsent(id, k -> new TreeSet<>())
-            .add(decision.get("version").asLong())) {
-          duplicates++;
-        }
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    }
-    long missing = 0;
-    for (TreeSet<Long> seen : versions.values()) {
-      missing += seen.last() + 1 - seen.size();
-    }
-    run.put("decisionsCommitted", decisions);
-    run.put("duplicateVersions", duplicates);
-    run.put("missingVersions", missing);
+    run.setAll(comparison.toJsonNode());
+    run.put("passed", comparison.passed());
     run.put("wallTimeSeconds", outcome.wallTime().toMillis() / 1000.0);
-    run.put("throughputPerSecond", outcome.fed().records * 1000.0 / outcome.wallTime().toMillis());
+    run.put(
+        "eventsPerSecond",
+        Math.round(outcome.fed().records * 1000.0 / outcome.wallTime().toMillis()));
+    run.set("mismatchExamples", Json.MAPPER.valueToTree(comparison.mismatches()));
     ObjectNode metrics = run.putObject("taskManagerMetrics");
     outcome.taskManagerMetrics().forEach(metrics::put);
     ArrayNode log = run.putArray("log");
     outcome.log().forEach(log::add);
-    if (missing > 0 || (sink == KafkaOptions.KafkaSinkMode.transactional && duplicates > 0)) {
-      passed = false;
+    for (String key : SUMMED) {
+      totals.put(key, totals.get(key).asLong() + run.path(key).asLong());
     }
+    if (delivery == Comparison.Delivery.EXACTLY_ONCE) {
+      duplicateVersions += comparison.duplicateVersions();
+    }
+    identityHolds &= comparison.identityHolds();
+    passed &= comparison.passed();
+    System.out.println("drill: " + sink + " sink: " + comparison.describe());
   }
 
+  /** The rescale's outputs must equal the reference as a fault run's do. */
   void addRescale(SavepointSteps.Outcome outcome) {
+    Comparison comparison =
+        Comparison.compare(
+            reference,
+            OutputView.fromRecords(outcome.committed()),
+            outcome.fed(),
+            outcome.markers(),
+            Comparison.Delivery.EXACTLY_ONCE);
     rescale = step(outcome);
+    rescale.setAll(comparison.toJsonNode());
+    rescale.set("mismatchExamples", Json.MAPPER.valueToTree(comparison.mismatches()));
+    rescale.put("holds", comparison.passed());
+    passed &= comparison.passed();
+    System.out.println("drill: rescale: " + comparison.describe());
   }
 
+  /**
+   * The upgrade holds when the re-sent event is recorded as a duplicate and every decision made
+   * after the resume, and none before it, names the new model.
+   */
   void addUpgrade(SavepointSteps.Outcome outcome) {
     upgrade = step(outcome);
-    boolean held =
+    Map<?, ?> after = (Map<?, ?>) outcome.checks().get("decisionsAfter");
+    Map<?, ?> before = (Map<?, ?>) outcome.checks().get("decisionsBefore");
+    boolean holds =
         Boolean.TRUE.equals(outcome.checks().get("resentRecordedAsDuplicate"))
-            && !((java.util.Map<?, ?>) outcome.checks().get("decisionsAfter")).isEmpty()
-            && ((java.util.Map<?, ?>) outcome.checks().get("decisionsAfter"))
-                .keySet()
-                .equals(java.util.Set.of("tidemark-fraud-logreg"))
-            && !((java.util.Map<?, ?>) outcome.checks().get("decisionsBefore"))
-                .containsKey("tidemark-fraud-logreg");
-    upgrade.put("holds", held);
-    passed &= held;
+            && after.keySet().equals(Set.of(SavepointSteps.UPGRADE_MODEL_NAME))
+            && !before.isEmpty()
+            && !before.containsKey(SavepointSteps.UPGRADE_MODEL_NAME);
+    upgrade.put("holds", holds);
+    passed &= holds;
   }
 
-  private ObjectNode step(SavepointSteps.Outcome outcome) {
+  private static ObjectNode step(SavepointSteps.Outcome outcome) {
     ObjectNode step = Json.MAPPER.createObjectNode();
     step.put("events", outcome.fed());
     ArrayNode savepoints = step.putArray("savepoints");
@@ -103,6 +142,11 @@ final class DrillReport {
   ObjectNode toJson() {
     ObjectNode json = Json.MAPPER.createObjectNode();
     json.put("events", records);
+    for (String key : SUMMED) {
+      json.set(key, totals.get(key));
+    }
+    json.put("duplicateVersions", duplicateVersions);
+    json.put("identityHolds", identityHolds);
     json.put("passed", passed);
     json.set("runs", runs);
     if (rescale != null) {

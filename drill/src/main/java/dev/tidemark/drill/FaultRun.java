@@ -26,6 +26,7 @@ final class FaultRun {
   /** What happened: the committed outputs and what the run did to get them. */
   record Outcome(
       KafkaFeed.Fed fed,
+      int markers,
       int kills,
       int brokerRestarts,
       long jobRestarts,
@@ -147,7 +148,8 @@ final class FaultRun {
         ports.add(cluster.settings().taskManagerPrometheusPort(i));
       }
       Map<String, Double> metrics = TaskManagerMetrics.scrape(ports, jobId);
-      return new Outcome(fed, kills, brokerRestarts, restarts, committed, metrics, wall, log);
+      return new Outcome(
+          fed, markers, kills, brokerRestarts, restarts, committed, metrics, wall, log);
     } finally {
       jobs.cancelQuietly(jobId);
     }

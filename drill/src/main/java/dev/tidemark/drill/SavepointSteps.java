@@ -30,9 +30,13 @@ final class SavepointSteps {
   static final String UPGRADE_MODEL =
       "model/src/main/resources/models/tidemark-fraud-logreg-v1.onnx";
 
+  /** The name the upgrade model's sidecar gives it, which its decisions carry. */
+  static final String UPGRADE_MODEL_NAME = "tidemark-fraud-logreg";
+
   /** What a step did and its committed outputs. */
   record Outcome(
       int fed,
+      int markers,
       Map<String, List<ConsumerRecord<byte[], byte[]>>> committed,
       List<String> savepoints,
       List<String> log,
@@ -114,7 +118,7 @@ final class SavepointSteps {
                   org.joda.time.Duration.millis(timeout.toMillis()),
                   () -> jobs.checkRunning(running));
           note(log, "fed " + last.records + " records and " + markers + " end markers; quiet");
-          return new Outcome(fed, committed, savepoints, log, Map.of());
+          return new Outcome(fed, markers, committed, savepoints, log, Map.of());
         }
       } finally {
         jobs.cancelQuietly(jobId);
@@ -231,6 +235,7 @@ final class SavepointSteps {
       checks.put("decisionsAfter", modelsAfter);
       return new Outcome(
           first.records + again.records + second.records,
+          markers,
           committed,
           List.of(savepoint),
           log,

@@ -89,8 +89,8 @@ public class DrillIT {
             .execute(
                 "--dir=" + dir.resolve("cluster"),
                 "--output=" + output,
-                "--events=4000",
-                "--rate=400",
+                "--events=3000",
+                "--rate=300",
                 "--kills=1",
                 "--brokerRestarts=1",
                 "--rescale",
@@ -134,6 +134,20 @@ public class DrillIT {
       assertThat(sink + " dead letters by reason in " + metrics, reasons.size(), greaterThan(1));
     }
     assertThat(drill.get("runs").size(), is(2));
+    for (String key :
+        List.of(
+            "missingVersions",
+            "duplicateVersions",
+            "finalStateMismatches",
+            "deadLetterMismatches",
+            "duplicateMismatches",
+            "tooLateMismatches")) {
+      assertThat(key, drill.get(key).asLong(), is(0L));
+    }
+    assertThat(drill.get("kills").asInt(), is(2));
+    assertThat(drill.get("brokerRestarts").asInt(), is(2));
+    assertThat(drill.get("identityHolds").asBoolean(), is(true));
+    assertThat(drill.get("rescale").get("holds").asBoolean(), is(true));
     assertThat(drill.get("upgrade").get("holds").asBoolean(), is(true));
   }
 

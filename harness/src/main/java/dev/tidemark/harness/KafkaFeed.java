@@ -141,7 +141,9 @@ public final class KafkaFeed {
         String key = node == null ? null : textAt(node, "data", "accountId");
         ProducerRecord<String, byte[]> record = null;
         boolean asBinary = mode == Mode.BINARY || (mode == Mode.MIXED && records % 2 == 1);
-        if (asBinary && line != null) {
+        // Binary mode re-encodes the event into headers; a line without a source and id then has
+        // no identity its dead letter could be matched by, so it goes as it is, structured.
+        if (asBinary && line != null && hasText(node, "source") && hasText(node, "id")) {
           record = binaryRecord(topic, clock, key, line);
         }
         if (record == null) {
@@ -175,6 +177,10 @@ public final class KafkaFeed {
       throw new IOException("interrupted while producing to " + topic, e);
     }
     return new Fed(records, binary, maxEventTime, clock);
+  }
+
+  private static boolean hasText(JsonNode node, String field) {
+    return node.path(field).isTextual() && !node.path(field).asText().isEmpty();
   }
 
   /**
