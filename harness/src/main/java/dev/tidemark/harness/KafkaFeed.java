@@ -179,8 +179,8 @@ public final class KafkaFeed {
     return new Fed(records, binary, maxEventTime, clock);
   }
 
-  private static boolean hasText(JsonNode node, String field) {
-    return node.path(field).isTextual() && !node.path(field).asText().isEmpty();
+  private static boolean hasText(@Nullable JsonNode node, String field) {
+    return node != null && node.path(field).isTextual() && !node.path(field).asText().isEmpty();
   }
 
   /**
