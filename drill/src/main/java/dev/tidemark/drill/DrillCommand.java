@@ -10,6 +10,7 @@ import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
 import dev.tidemark.pipelines.io.ReplayFile;
 import dev.tidemark.transforms.util.Json;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -55,6 +56,13 @@ public final class DrillCommand implements Callable<Integer> {
           "Distinct valid events generated (default: 100000); duplicates and malformed"
               + " records come on top.")
   int events;
+
+  @Option(
+      names = "--tooLateFraction",
+      defaultValue = "0.01",
+      description =
+          "Share of events that arrive after their window's allowed lateness (default: 0.01).")
+  double tooLateFraction;
 
   @Option(
       names = "--rate",
@@ -130,8 +138,12 @@ public final class DrillCommand implements Callable<Integer> {
     }
     Files.createDirectories(output);
     Path input = output.resolve("events.ndjson");
-    GeneratorConfig config = inputConfig(seed, events);
-    new EventGenerator(config).writeTo(input);
+    GeneratorConfig config =
+        inputConfig(seed, events).toBuilder().tooLateFraction(tooLateFraction).build();
+    Path generated = output.resolve("generated.ndjson");
+    new EventGenerator(config).writeTo(generated);
+    coarsenClock(generated, input, Math.max(1, (int) (60 * config.eventsPerSecond())));
+    Files.delete(generated);
     int records = countRecords(input);
     System.out.printf(
         "drill: %d records (%d distinct events) in %s, fed at %.0f/s%n",
@@ -208,12 +220,46 @@ public final class DrillCommand implements Callable<Integer> {
         .build();
   }
 
+  /**
+   * Copies a generated replay file with its ingestion clock in coarser steps: the clock directives
+   * ({@code advanceProcessingTime}) of every {@code linesPerStep} lines become one, at the end of
+   * those lines, advancing by their sum. The batch reference replays the file one arrival batch at
+   * a time, each a round of the DirectRunner, and the generator writes a directive every few lines;
+   * in steps of about a minute of event time the reference takes seconds instead of an hour, and
+   * the too-late margin (30 minutes) dwarfs the coarser watermark. The feed follows the same clock.
+   */
+  static void coarsenClock(Path generated, Path coarse, int linesPerStep) throws IOException {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    java.time.Duration pending = java.time.Duration.ZERO;
+    int lines = 0;
+    for (byte[] line : ReplayFile.splitLines(Files.readAllBytes(generated))) {
+      String text = new String(line, StandardCharsets.ISO_8859_1);
+      if (text.startsWith(CLOCK_DIRECTIVE)) {
+        pending =
+            pending.plus(java.time.Duration.parse(Json.MAPPER.readTree(line).get(CLOCK).asText()));
+        continue;
+      }
+      out.write(line);
+      out.write('\n');
+      if (++lines >= linesPerStep && !pending.isZero()) {
+        out.write(
+            ("{\"" + CLOCK + "\":\"" + pending + "\"}\n").getBytes(StandardCharsets.US_ASCII));
+        pending = java.time.Duration.ZERO;
+        lines = 0;
+      }
+    }
+    Files.write(coarse, out.toByteArray());
+  }
+
+  private static final String CLOCK = "advanceProcessingTime";
+  private static final String CLOCK_DIRECTIVE = "{\"" + CLOCK + "\"";
+
   /** The input's records: its lines without the replay clock's directives. */
   private static int countRecords(Path input) throws java.io.IOException {
     int records = 0;
     for (byte[] line : ReplayFile.splitLines(Files.readAllBytes(input))) {
       String text = new String(line, StandardCharsets.ISO_8859_1);
-      if (!text.isBlank() && !text.startsWith("{\"advanceProcessingTime\"")) {
+      if (!text.isBlank() && !text.startsWith(CLOCK_DIRECTIVE)) {
         records++;
       }
     }

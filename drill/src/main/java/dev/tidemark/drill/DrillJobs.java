@@ -1,6 +1,8 @@
 package dev.tidemark.drill;
 
 import dev.tidemark.cluster.ClusterSettings;
+import dev.tidemark.harness.KafkaFeed;
+import dev.tidemark.harness.LiveRun;
 import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.RunnerProfiles;
 import dev.tidemark.pipelines.TidemarkOptions;
@@ -10,8 +12,6 @@ import dev.tidemark.pipelines.flink.FlinkJob;
 import dev.tidemark.pipelines.flink.FlinkRestClient;
 import dev.tidemark.pipelines.flink.FlinkRestException;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
-import dev.tidemark.pipelines.io.kafka.KafkaSinks;
-import dev.tidemark.testing.kafka.EmbeddedKafka;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,6 +22,7 @@ import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
@@ -98,15 +99,60 @@ final class DrillJobs {
 
   /** Creates the input topic (kept forever) and the output topics, {@code partitions} each. */
   Map<String, String> createTopics(TidemarkOptions options, int partitions) {
-    EmbeddedKafka.createTopics(
-        cluster.kafkaBootstrapServers(),
-        partitions,
-        List.of(options.getKafkaInputTopic()),
-        Map.of("retention.ms", "-1"));
-    Map<String, String> outputs = KafkaSinks.topics(options);
-    EmbeddedKafka.createTopics(
-        cluster.kafkaBootstrapServers(), partitions, new ArrayList<>(outputs.values()), Map.of());
-    return outputs;
+    return LiveRun.createTopics(options, partitions);
+  }
+
+  /** What a job committed once its input ended: the markers sent and every output topic. */
+  record Finished(int markers, Map<String, List<ConsumerRecord<byte[], byte[]>>> committed) {}
+
+  /**
+   * Ends the job's input: sends end-of-stream markers past {@code maxEventTimeMillis} to every
+   * partition of the input topic, then waits until every marker is dead-lettered and the outputs
+   * stop changing ({@link LiveRun#awaitQuiet}), failing if the job ends first.
+   */
+  Finished finish(
+      String jobId,
+      String inputTopic,
+      Map<String, String> outputs,
+      long maxEventTimeMillis,
+      Duration timeout)
+      throws InterruptedException {
+    int markers =
+        LiveRun.sendEndMarkers(
+            clients, inputTopic, maxEventTimeMillis, org.joda.time.Duration.standardDays(1));
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      Map<String, List<ConsumerRecord<byte[], byte[]>>> committed =
+          LiveRun.awaitQuiet(
+              clients,
+              outputs,
+              markers,
+              org.joda.time.Duration.millis(timeout.toMillis()),
+              () -> checkRunning(jobId));
+      // The transactional sink commits at checkpoints, and after a restart a checkpoint can take
+      // longer than the quiet period: the outputs are final once two more checkpoints completed
+      // without a change.
+      long completed = completedCheckpoints(jobId);
+      while (completedCheckpoints(jobId) < completed + 2 && System.nanoTime() < deadline) {
+        checkRunning(jobId);
+        Thread.sleep(500);
+      }
+      Map<String, Integer> sizes = new java.util.TreeMap<>();
+      outputs.forEach((name, topic) -> sizes.put(name, KafkaFeed.readAll(clients, topic).size()));
+      Map<String, Integer> seen = new java.util.TreeMap<>();
+      committed.forEach((name, records) -> seen.put(name, records.size()));
+      if (sizes.equals(seen) || System.nanoTime() > deadline) {
+        return new Finished(markers, committed);
+      }
+    }
+  }
+
+  private long completedCheckpoints(String jobId) {
+    try {
+      return rest.get("/jobs/" + jobId + "/checkpoints").path("counts").path("completed").asLong();
+    } catch (FlinkRestException e) {
+      throw new IllegalStateException(e.getMessage(), e);
+    }
   }
 
   /** Submits the job, optionally restored from {@code savepoint}, and waits until it all runs. */
@@ -214,9 +260,23 @@ final class DrillJobs {
     }
   }
 
-  /** Stops the job with a savepoint into {@code directory}; returns the savepoint's path. */
-  String stopWithSavepoint(String jobId, Path directory) throws FlinkRestException {
-    return rest.stopWithSavepoint(jobId, directory.toUri().toString(), Duration.ofMinutes(3));
+  /**
+   * Stops the job with a savepoint into {@code directory}; returns the savepoint's path. A job that
+   * is restarting cannot take one ("not being executed at the moment"): each of three attempts
+   * waits until every task runs.
+   */
+  String stopWithSavepoint(String jobId, Path directory) throws Exception {
+    for (int attempt = 1; ; attempt++) {
+      awaitFullyRunning(jobId, Duration.ofMinutes(3));
+      try {
+        return rest.stopWithSavepoint(jobId, directory.toUri().toString(), Duration.ofMinutes(3));
+      } catch (FlinkRestException e) {
+        if (attempt == 3) {
+          throw e;
+        }
+        System.err.println("drill: savepoint attempt " + attempt + " failed, retrying: " + e);
+      }
+    }
   }
 
   /** Cancels the job if it still runs (a drill leaves no job behind). */

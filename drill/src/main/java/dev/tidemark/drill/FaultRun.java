@@ -2,7 +2,6 @@ package dev.tidemark.drill;
 
 import dev.tidemark.cluster.LocalCluster;
 import dev.tidemark.harness.KafkaFeed;
-import dev.tidemark.harness.LiveRun;
 import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.TidemarkOptions;
 import java.io.PrintStream;
@@ -123,20 +122,8 @@ final class FaultRun {
           String.format(
               "%.1f s: fed %d records; sending end-of-stream markers",
               (System.nanoTime() - started) / 1e9, fed.records));
-      int markers =
-          LiveRun.sendEndMarkers(
-              jobs.clients(),
-              topics.input(),
-              fed.maxEventTimeMillis,
-              org.joda.time.Duration.standardDays(1));
-      String running = jobId;
-      Map<String, List<ConsumerRecord<byte[], byte[]>>> committed =
-          LiveRun.awaitQuiet(
-              jobs.clients(),
-              outputs,
-              markers,
-              org.joda.time.Duration.millis(timeout.toMillis()),
-              () -> jobs.checkRunning(running));
+      DrillJobs.Finished finished =
+          jobs.finish(jobId, topics.input(), outputs, fed.maxEventTimeMillis, timeout);
       Duration wall = Duration.ofNanos(System.nanoTime() - started);
       long restarts = jobs.rest().restarts(jobId);
       note(
@@ -149,7 +136,15 @@ final class FaultRun {
       }
       Map<String, Double> metrics = TaskManagerMetrics.scrape(ports, jobId);
       return new Outcome(
-          fed, markers, kills, brokerRestarts, restarts, committed, metrics, wall, log);
+          fed,
+          finished.markers(),
+          kills,
+          brokerRestarts,
+          restarts,
+          finished.committed(),
+          metrics,
+          wall,
+          log);
     } finally {
       jobs.cancelQuietly(jobId);
     }

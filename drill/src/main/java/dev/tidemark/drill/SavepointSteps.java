@@ -2,7 +2,6 @@ package dev.tidemark.drill;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.harness.KafkaFeed;
-import dev.tidemark.harness.LiveRun;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.io.ReplayFile;
 import dev.tidemark.transforms.util.Json;
@@ -103,22 +102,13 @@ final class SavepointSteps {
           note(log, "fed " + last.records + " records; stopped with savepoint " + savepoint);
           jobId = null;
         } else {
-          int markers =
-              LiveRun.sendEndMarkers(
-                  jobs.clients(),
-                  topics.input(),
-                  maxEventTime,
-                  org.joda.time.Duration.standardDays(1));
-          String running = jobId;
-          Map<String, List<ConsumerRecord<byte[], byte[]>>> committed =
-              LiveRun.awaitQuiet(
-                  jobs.clients(),
-                  outputs,
-                  markers,
-                  org.joda.time.Duration.millis(timeout.toMillis()),
-                  () -> jobs.checkRunning(running));
-          note(log, "fed " + last.records + " records and " + markers + " end markers; quiet");
-          return new Outcome(fed, markers, committed, savepoints, log, Map.of());
+          DrillJobs.Finished finished =
+              jobs.finish(jobId, topics.input(), outputs, maxEventTime, timeout);
+          note(
+              log,
+              "fed " + last.records + " records and " + finished.markers() + " end markers; quiet");
+          return new Outcome(
+              fed, finished.markers(), finished.committed(), savepoints, log, Map.of());
         }
       } finally {
         jobs.cancelQuietly(jobId);
@@ -186,20 +176,14 @@ final class SavepointSteps {
               KafkaFeed.Mode.MIXED,
               0,
               again.clockMillis);
-      int markers =
-          LiveRun.sendEndMarkers(
-              jobs.clients(),
+      DrillJobs.Finished finished =
+          jobs.finish(
+              jobId,
               topics.input(),
-              Math.max(first.maxEventTimeMillis, second.maxEventTimeMillis),
-              org.joda.time.Duration.standardDays(1));
-      String running = jobId;
-      Map<String, List<ConsumerRecord<byte[], byte[]>>> committed =
-          LiveRun.awaitQuiet(
-              jobs.clients(),
               outputs,
-              markers,
-              org.joda.time.Duration.millis(timeout.toMillis()),
-              () -> jobs.checkRunning(running));
+              Math.max(first.maxEventTimeMillis, second.maxEventTimeMillis),
+              timeout);
+      Map<String, List<ConsumerRecord<byte[], byte[]>>> committed = finished.committed();
       String source = resentEvent.path("source").asText();
       String id = resentEvent.path("id").asText();
       long resentDuplicates =
@@ -235,7 +219,7 @@ final class SavepointSteps {
       checks.put("decisionsAfter", modelsAfter);
       return new Outcome(
           first.records + again.records + second.records,
-          markers,
+          finished.markers(),
           committed,
           List.of(savepoint),
           log,

@@ -30,7 +30,9 @@ import picocli.CommandLine;
  * A smaller drill on a local cluster of its own (free ports, a temporary state directory): both
  * sink modes with one TaskManager kill and one broker restart each, the rescale and the upgrade;
  * every mismatch must be 0, and the TaskManagers' Prometheus endpoints must report Tidemark's
- * counters while the job runs.
+ * counters while the job runs. Its input has no too-late events: a job that reads a backlog ahead
+ * of its watermark accepts them as late (the gate's documented direction of error), and in an input
+ * this small no margin separates the two, so the batch reference would call them otherwise.
  */
 public class DrillIT {
   private static Path dir;
@@ -91,6 +93,7 @@ public class DrillIT {
                 "--output=" + output,
                 "--events=3000",
                 "--rate=300",
+                "--tooLateFraction=0",
                 "--kills=1",
                 "--brokerRestarts=1",
                 "--rescale",

@@ -1,0 +1,71 @@
+package dev.tidemark.drill;
+
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.everyItem;
+import static org.hamcrest.Matchers.greaterThanOrEqualTo;
+import static org.hamcrest.Matchers.is;
+import static org.hamcrest.Matchers.lessThanOrEqualTo;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+
+/** The drill's input clock and its fault plan. */
+public class DrillInputTest {
+  @Rule public final TemporaryFolder temp = new TemporaryFolder();
+
+  @Test
+  public void coarserClockKeepsEveryRecordInOrderAndTheTotalAdvance() throws Exception {
+    Path generated = temp.getRoot().toPath().resolve("generated.ndjson");
+    Files.writeString(
+        generated,
+        String.join(
+                "\n",
+                "{\"id\":\"1\"}",
+                "{\"advanceProcessingTime\":\"PT1S\"}",
+                "{\"id\":\"2\"}",
+                "not json",
+                "{\"advanceProcessingTime\":\"PT2S\"}",
+                "{\"id\":\"3\"}",
+                "{\"advanceProcessingTime\":\"PT4S\"}",
+                "{\"id\":\"4\"}")
+            + "\n",
+        StandardCharsets.UTF_8);
+    Path coarse = temp.getRoot().toPath().resolve("coarse.ndjson");
+    DrillCommand.coarsenClock(generated, coarse, 2);
+    assertThat(
+        Files.readAllLines(coarse, StandardCharsets.UTF_8),
+        is(
+            List.of(
+                "{\"id\":\"1\"}",
+                "{\"id\":\"2\"}",
+                "{\"advanceProcessingTime\":\"PT1S\"}",
+                "not json",
+                "{\"id\":\"3\"}",
+                "{\"advanceProcessingTime\":\"PT6S\"}",
+                "{\"id\":\"4\"}")));
+  }
+
+  @Test
+  public void theSameSeedGivesTheSamePlanInsideTheFeed() {
+    Duration feed = Duration.ofSeconds(100);
+    FaultPlan plan = FaultPlan.draw(7, feed, 3, 1);
+    assertThat(plan, is(FaultPlan.draw(7, feed, 3, 1)));
+    assertThat(plan.count(FaultPlan.Kind.KILL_TASK_MANAGER), is(3L));
+    assertThat(plan.count(FaultPlan.Kind.RESTART_BROKER), is(1L));
+    List<Long> at = new ArrayList<>();
+    plan.faults().forEach(fault -> at.add(fault.at().toMillis()));
+    assertThat(at, everyItem(greaterThanOrEqualTo(10_000L)));
+    assertThat(at, everyItem(lessThanOrEqualTo(90_000L)));
+    List<Long> sorted = new ArrayList<>(at);
+    sorted.sort(null);
+    assertThat(at, is(sorted));
+    assertThat(FaultPlan.draw(8, feed, 3, 1).equals(plan), is(false));
+  }
+}
