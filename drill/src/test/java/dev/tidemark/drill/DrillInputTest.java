@@ -21,7 +21,7 @@ public class DrillInputTest {
   @Rule public final TemporaryFolder temp = new TemporaryFolder();
 
   @Test
-  public void coarserClockKeepsEveryRecordInOrderAndTheTotalAdvance() throws Exception {
+  public void coarserClockKeepsEveryRecordInOrderAndAddsUpItsSteps() throws Exception {
     Path generated = temp.getRoot().toPath().resolve("generated.ndjson");
     Files.writeString(
         generated,
@@ -48,7 +48,7 @@ public class DrillInputTest {
                 "{\"advanceProcessingTime\":\"PT1S\"}",
                 "not json",
                 "{\"id\":\"3\"}",
-                "{\"advanceProcessingTime\":\"PT6S\"}",
+                "{\"advanceProcessingTime\":\"PT2S\"}",
                 "{\"id\":\"4\"}")));
   }
 
