@@ -43,6 +43,11 @@ public final class FlinkRestClient {
 
   private static final Pattern JOB_ID = Pattern.compile("[0-9a-f]{32}");
   private static final Pattern HOST_PORT = Pattern.compile("[^\\s:/]+:[0-9]{1,5}");
+
+  /** Flink's StopWithSavepointStoppingException: the savepoint exists, the stop then failed. */
+  private static final Pattern SAVEPOINT_CREATED =
+      Pattern.compile("A savepoint has been created at: (\\S+), but the corresponding job");
+
   private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
   private static final Duration POLL_INTERVAL = Duration.ofMillis(500);
 
@@ -213,7 +218,9 @@ public final class FlinkRestClient {
   /**
    * Stops a running job with a savepoint, as {@code flink stop} does: without draining (windows
    * stay open, their state goes into the savepoint), then waits for the savepoint and returns its
-   * path. {@code targetDirectory} null uses the cluster's {@code state.savepoints.dir}.
+   * path. {@code targetDirectory} null uses the cluster's {@code state.savepoints.dir}. When the
+   * savepoint completed and the job then failed while stopping, the job has ended and the savepoint
+   * is returned: Flink reports it consistent, and resuming from it commits its transactions.
    */
   public String stopWithSavepoint(String jobId, @Nullable String targetDirectory, Duration timeout)
       throws FlinkRestException {
@@ -241,6 +248,14 @@ public final class FlinkRestClient {
       if ("COMPLETED".equals(status.path("status").path("id").asText())) {
         JsonNode operation = status.path("operation");
         if (operation.hasNonNull("failure-cause")) {
+          java.util.regex.Matcher created =
+              SAVEPOINT_CREATED.matcher(
+                  operation.get("failure-cause").path("stack-trace").asText());
+          if (created.find()) {
+            // The savepoint completed and a task failed while the job stopped: Flink calls the
+            // savepoint consistent and the way to commit its transactions is to resume from it.
+            return created.group(1);
+          }
           throw new FlinkRestException(
               "the savepoint of the Flink job "
                   + jobId

@@ -101,6 +101,19 @@ public class FlinkRestClientTest {
             200,
             "{\"status\":{\"id\":\"COMPLETED\"},"
                 + "\"operation\":{\"location\":\"file:/savepoints/savepoint-0123-abc\"}}");
+      } else if (savepointOutcome.equals("FAILED_WHILE_STOPPING")) {
+        jobStates.put(id, "FAILED");
+        reply(
+            exchange,
+            200,
+            "{\"status\":{\"id\":\"COMPLETED\"},\"operation\":{\"failure-cause\":{\"class\":"
+                + "\"java.util.concurrent.CompletionException\",\"stack-trace\":"
+                + "\"java.util.concurrent.CompletionException: org.apache.flink.runtime.scheduler."
+                + "stopwithsavepoint.StopWithSavepointStoppingException: A savepoint has been"
+                + " created at: file:/savepoints/savepoint-0123-def, but the corresponding job "
+                + id
+                + " failed during stopping. The savepoint is consistent, but might have"
+                + " uncommitted transactions.\\n\\tat x.y(Z)\"}}}");
       } else {
         reply(
             exchange,
@@ -162,6 +175,14 @@ public class FlinkRestClientTest {
                     .stopWithSavepoint(RUNNING, null, Duration.ofSeconds(10)));
     assertThat(failed.getMessage(), containsString("savepoint failed"));
     assertThat(failed.getMessage(), containsString("No space left on device"));
+  }
+
+  @Test
+  public void aSavepointCreatedBeforeTheJobFailedWhileStoppingIsReturned() throws Exception {
+    savepointOutcome = "FAILED_WHILE_STOPPING";
+    String location =
+        FlinkRestClient.of(master).stopWithSavepoint(RUNNING, null, Duration.ofSeconds(10));
+    assertThat(location, is("file:/savepoints/savepoint-0123-def"));
   }
 
   @Test
