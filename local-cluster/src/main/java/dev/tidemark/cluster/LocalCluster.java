@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
@@ -264,6 +265,28 @@ public final class LocalCluster {
       }
     }
     return stopped;
+  }
+
+  /**
+   * SIGKILL to every process of {@code pids} still alive, then up to 30 s for each to exit: a
+   * test's last word on the processes it started (their pids taken while the cluster ran), whatever
+   * happened to {@link #down}. Never throws.
+   */
+  public static void killAll(Collection<Long> pids) {
+    for (long pid : pids) {
+      ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+    }
+    for (long pid : pids) {
+      ProcessHandle.of(pid)
+          .ifPresent(
+              handle -> {
+                try {
+                  handle.onExit().get(30, TimeUnit.SECONDS);
+                } catch (Exception e) {
+                  // Still alive after SIGKILL: nothing more a caller could do.
+                }
+              });
+    }
   }
 
   // ------------------------------------------------------------------ the fault drill's controls
@@ -571,15 +594,16 @@ public final class LocalCluster {
         "jobmanager.rpc.address: " + host,
         "jobmanager.rpc.port: " + settings.rpcPort(),
         "jobmanager.bind-host: " + host,
-        "jobmanager.memory.process.size: 1024m",
+        "jobmanager.memory.process.size: 2048m",
         "taskmanager.host: " + host,
         "taskmanager.bind-host: " + host,
         "taskmanager.memory.process.size: " + settings.taskManagerMemory(),
         "# Each job loads its own copy of the job jar's classes (Beam, Kafka, the scoring engines),",
         "# and a job's class loader lingers after it ends: Flink's 256 MB default fills after a few",
-        "# jobs (OutOfMemoryError: Metaspace, the TaskManager exits).",
+        "# jobs (OutOfMemoryError: Metaspace, the TaskManager exits). The JobManager loads them",
+        "# too, for every job it runs or restores.",
         "taskmanager.memory.jvm-metaspace.size: 768m",
-        "jobmanager.memory.jvm-metaspace.size: 512m",
+        "jobmanager.memory.jvm-metaspace.size: 768m",
         "taskmanager.numberOfTaskSlots: " + settings.slotsPerTaskManager(),
         "# Spread a job's tasks over the TaskManagers instead of filling the first one.",
         "cluster.evenly-spread-out-slots: true",

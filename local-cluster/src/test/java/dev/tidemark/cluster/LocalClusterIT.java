@@ -81,20 +81,7 @@ public class LocalClusterIT {
       }
     } finally {
       // Whatever happened above, no process of this test outlives it.
-      for (long pid : pids) {
-        ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
-      }
-      for (long pid : pids) {
-        ProcessHandle.of(pid)
-            .ifPresent(
-                handle -> {
-                  try {
-                    handle.onExit().get(30, TimeUnit.SECONDS);
-                  } catch (Exception e) {
-                    // Reported by the assertion in the test, if it got that far.
-                  }
-                });
-      }
+      LocalCluster.killAll(pids);
       if (dir != null) {
         try (Stream<Path> files = Files.walk(dir)) {
           files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
