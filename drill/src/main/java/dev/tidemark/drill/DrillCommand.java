@@ -34,7 +34,8 @@ import picocli.CommandLine.Option;
           + " tasks with SIGKILL at seeded random moments and starts it again, restarts the broker,"
           + " then reads every output topic with read_committed and compares it with a batch run of"
           + " the same input. Once per sink mode. Writes drill.json under --output.",
-      "Exit 0 when every mismatch count is 0, 1 when one is not, 3 when the drill could not run."
+      "Exit 0 when every mismatch count is 0, 1 when one is not, 3 when the drill could not run"
+          + " (drill.json then has an 'error' and what ran before it)."
     })
 public final class DrillCommand implements Callable<Integer> {
   @Option(
@@ -161,33 +162,42 @@ public final class DrillCommand implements Callable<Integer> {
         "drill: batch reference of the input in %.0f s: %s%n",
         (System.nanoTime() - started) / 1e9, reference.summary().toJson());
     DrillReport report = new DrillReport(records, reference);
-    for (KafkaOptions.KafkaSinkMode sink : sinks) {
-      FaultPlan plan =
-          FaultPlan.draw(
-              seed + sink.ordinal(),
-              Duration.ofMillis((long) (records * 1000 / rate)),
-              kills,
-              brokerRestarts);
-      FaultRun.Outcome outcome =
-          new FaultRun(cluster, jobs, System.out)
-              .run(
-                  "drill-" + sink + "-" + stamp,
-                  sink,
-                  input,
-                  rate,
-                  plan,
-                  output.resolve(sink.toString()),
-                  timeout);
-      report.add(sink, outcome);
-    }
-    SavepointSteps steps = new SavepointSteps(jobs, home(), System.out);
-    if (rescale) {
-      report.addRescale(
-          steps.rescale("drill-rescale-" + stamp, input, output.resolve("rescale"), timeout));
-    }
-    if (upgrade) {
-      report.addUpgrade(
-          steps.upgrade("drill-upgrade-" + stamp, input, output.resolve("upgrade"), timeout));
+    int exit;
+    try {
+      for (KafkaOptions.KafkaSinkMode sink : sinks) {
+        FaultPlan plan =
+            FaultPlan.draw(
+                seed + sink.ordinal(),
+                Duration.ofMillis((long) (records * 1000 / rate)),
+                kills,
+                brokerRestarts);
+        FaultRun.Outcome outcome =
+            new FaultRun(cluster, jobs, System.out)
+                .run(
+                    "drill-" + sink + "-" + stamp,
+                    sink,
+                    input,
+                    rate,
+                    plan,
+                    output.resolve(sink.toString()),
+                    timeout);
+        report.add(sink, outcome);
+      }
+      SavepointSteps steps = new SavepointSteps(jobs, home(), System.out);
+      if (rescale) {
+        report.addRescale(
+            steps.rescale("drill-rescale-" + stamp, input, output.resolve("rescale"), timeout));
+      }
+      if (upgrade) {
+        report.addUpgrade(
+            steps.upgrade("drill-upgrade-" + stamp, input, output.resolve("upgrade"), timeout));
+      }
+      exit = report.passed() ? 0 : 1;
+    } catch (Exception e) {
+      // drill.json still says what ran, and where the drill stopped.
+      e.printStackTrace();
+      report.stopped(e);
+      exit = 3;
     }
     ObjectNode json = report.toJson();
     Files.writeString(
@@ -196,7 +206,7 @@ public final class DrillCommand implements Callable<Integer> {
         StandardCharsets.UTF_8);
     System.out.println(Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(json));
     System.out.println("drill: wrote " + output.resolve("drill.json"));
-    return report.passed() ? 0 : 1;
+    return exit;
   }
 
   /**

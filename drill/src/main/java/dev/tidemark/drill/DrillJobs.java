@@ -3,6 +3,8 @@ package dev.tidemark.drill;
 import dev.tidemark.cluster.ClusterSettings;
 import dev.tidemark.harness.KafkaFeed;
 import dev.tidemark.harness.LiveRun;
+import dev.tidemark.harness.check.Comparison;
+import dev.tidemark.harness.check.OutputView;
 import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.RunnerProfiles;
 import dev.tidemark.pipelines.TidemarkOptions;
@@ -107,31 +109,46 @@ final class DrillJobs {
 
   /**
    * Ends the job's input: sends end-of-stream markers past {@code maxEventTimeMillis} to every
-   * partition of the input topic, then waits until every marker is dead-lettered and the outputs
-   * stop changing ({@link LiveRun#awaitQuiet}), failing if the job ends first.
+   * partition of its input topic, then waits until the committed outputs are final, failing if the
+   * job ends first. Final means: every marker is dead-lettered and the outputs stopped changing
+   * ({@link LiveRun#awaitQuiet}), they account for all {@code fed} records ({@link
+   * Comparison#accountsFor}: a window whose final pane is still on its way, behind a slow sink or a
+   * restart, does not), and two more checkpoints completed without a change (the transactional sink
+   * commits at checkpoints). At {@code timeout} it returns what was committed.
    */
   Finished finish(
       String jobId,
-      String inputTopic,
+      TidemarkOptions options,
       Map<String, String> outputs,
+      long fed,
       long maxEventTimeMillis,
       Duration timeout)
       throws InterruptedException {
     int markers =
         LiveRun.sendEndMarkers(
-            clients, inputTopic, maxEventTimeMillis, org.joda.time.Duration.standardDays(1));
+            clients,
+            options.getKafkaInputTopic(),
+            maxEventTimeMillis,
+            org.joda.time.Duration.standardDays(1));
     long deadline = System.nanoTime() + timeout.toNanos();
+    org.joda.time.Duration windowSize =
+        org.joda.time.Duration.millis(java.time.Duration.parse(options.getWindowSize()).toMillis());
+    Comparison.Delivery delivery = delivery(options.getKafkaSinkMode());
     while (true) {
       Map<String, List<ConsumerRecord<byte[], byte[]>>> committed =
           LiveRun.awaitQuiet(
               clients,
               outputs,
               markers,
-              org.joda.time.Duration.millis(timeout.toMillis()),
+              org.joda.time.Duration.millis(
+                  Math.max(1, (deadline - System.nanoTime()) / 1_000_000)),
               () -> checkRunning(jobId));
-      // The transactional sink commits at checkpoints, and after a restart a checkpoint can take
-      // longer than the quiet period: the outputs are final once two more checkpoints completed
-      // without a change.
+      if (!Comparison.accountsFor(
+              OutputView.fromRecords(committed), fed, markers, windowSize, delivery)
+          && System.nanoTime() < deadline) {
+        Thread.sleep(2000);
+        continue;
+      }
       long completed = completedCheckpoints(jobId);
       while (completedCheckpoints(jobId) < completed + 2 && System.nanoTime() < deadline) {
         checkRunning(jobId);
@@ -145,6 +162,13 @@ final class DrillJobs {
         return new Finished(markers, committed);
       }
     }
+  }
+
+  /** How the comparison reads a sink mode's outputs. */
+  static Comparison.Delivery delivery(KafkaOptions.KafkaSinkMode sink) {
+    return sink == KafkaOptions.KafkaSinkMode.transactional
+        ? Comparison.Delivery.EXACTLY_ONCE
+        : Comparison.Delivery.AT_LEAST_ONCE;
   }
 
   private long completedCheckpoints(String jobId) {

@@ -43,6 +43,7 @@ final class DrillReport {
   private boolean passed = true;
   private @Nullable ObjectNode rescale;
   private @Nullable ObjectNode upgrade;
+  private @Nullable String error;
 
   DrillReport(int records, Reference reference) {
     this.records = records;
@@ -51,10 +52,7 @@ final class DrillReport {
   }
 
   void add(KafkaOptions.KafkaSinkMode sink, FaultRun.Outcome outcome) {
-    Comparison.Delivery delivery =
-        sink == KafkaOptions.KafkaSinkMode.transactional
-            ? Comparison.Delivery.EXACTLY_ONCE
-            : Comparison.Delivery.AT_LEAST_ONCE;
+    Comparison.Delivery delivery = DrillJobs.delivery(sink);
     Comparison comparison =
         Comparison.compare(
             reference,
@@ -135,6 +133,12 @@ final class DrillReport {
     return step;
   }
 
+  /** The drill stopped at {@code failure}: the report keeps what ran before it. */
+  void stopped(Exception failure) {
+    error = String.valueOf(failure);
+    passed = false;
+  }
+
   boolean passed() {
     return passed;
   }
@@ -154,6 +158,9 @@ final class DrillReport {
     }
     if (upgrade != null) {
       json.set("upgrade", upgrade);
+    }
+    if (error != null) {
+      json.put("error", error);
     }
     return json;
   }

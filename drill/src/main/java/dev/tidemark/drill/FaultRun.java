@@ -123,7 +123,7 @@ final class FaultRun {
               "%.1f s: fed %d records; sending end-of-stream markers",
               (System.nanoTime() - started) / 1e9, fed.records));
       DrillJobs.Finished finished =
-          jobs.finish(jobId, topics.input(), outputs, fed.maxEventTimeMillis, timeout);
+          jobs.finish(jobId, options, outputs, fed.records, fed.maxEventTimeMillis, timeout);
       Duration wall = Duration.ofNanos(System.nanoTime() - started);
       long restarts = jobs.rest().restarts(jobId);
       note(

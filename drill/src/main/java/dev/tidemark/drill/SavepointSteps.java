@@ -103,7 +103,7 @@ final class SavepointSteps {
           jobId = null;
         } else {
           DrillJobs.Finished finished =
-              jobs.finish(jobId, topics.input(), outputs, maxEventTime, timeout);
+              jobs.finish(jobId, options, outputs, fed, maxEventTime, timeout);
           note(
               log,
               "fed " + last.records + " records and " + finished.markers() + " end markers; quiet");
@@ -179,8 +179,9 @@ final class SavepointSteps {
       DrillJobs.Finished finished =
           jobs.finish(
               jobId,
-              topics.input(),
+              after,
               outputs,
+              first.records + again.records + second.records,
               Math.max(first.maxEventTimeMillis, second.maxEventTimeMillis),
               timeout);
       Map<String, List<ConsumerRecord<byte[], byte[]>>> committed = finished.committed();

@@ -115,6 +115,17 @@ public final class Comparison {
         rules);
   }
 
+  /**
+   * Whether {@code observed} accounts for every record fed and every end-of-stream marker (the
+   * accounting identity alone, without a reference): what a streaming run's outputs reach once
+   * every window it will close has its final pane committed.
+   */
+  public static boolean accountsFor(
+      OutputView observed, long fed, int markers, Duration windowSize, Delivery delivery) {
+    return compare(observed, List.of(), observed, fed, markers, windowSize, delivery)
+        .identityHolds();
+  }
+
   /** A documented relaxation of the comparison, for runs whose input legitimately differs. */
   public enum Rule {
     /**
