@@ -111,6 +111,12 @@ public final class DrillCommand implements Callable<Integer> {
   boolean upgrade;
 
   @Option(
+      names = "--savepointSink",
+      defaultValue = "transactional",
+      description = "Sink mode of the --rescale and --upgrade jobs (default: transactional).")
+  KafkaOptions.KafkaSinkMode savepointSink;
+
+  @Option(
       names = "--timeout",
       defaultValue = "PT20M",
       description =
@@ -183,7 +189,7 @@ public final class DrillCommand implements Callable<Integer> {
                     timeout);
         report.add(sink, outcome);
       }
-      SavepointSteps steps = new SavepointSteps(jobs, home(), System.out);
+      SavepointSteps steps = new SavepointSteps(jobs, savepointSink, home(), System.out);
       if (rescale) {
         report.addRescale(
             steps.rescale("drill-rescale-" + stamp, input, output.resolve("rescale"), timeout));

@@ -277,6 +277,20 @@ final class DrillJobs {
     }
   }
 
+  /** Waits until {@code topic} holds at least {@code count} committed records. */
+  void awaitRecords(String jobId, String topic, int count, Duration timeout)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (KafkaFeed.readAll(clients, topic).size() < count) {
+      checkRunning(jobId);
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(
+            "job " + jobId + " committed fewer than " + count + " records to " + topic);
+      }
+      Thread.sleep(1000);
+    }
+  }
+
   /** Raises the partition count of {@code topic} to {@code partitions}. */
   void raisePartitions(String topic, int partitions) throws Exception {
     try (Admin admin = Admin.create(clients.merged(new HashMap<>()))) {

@@ -96,7 +96,7 @@ final class DrillReport {
             OutputView.fromRecords(outcome.committed()),
             outcome.fed(),
             outcome.markers(),
-            Comparison.Delivery.EXACTLY_ONCE);
+            DrillJobs.delivery(outcome.sink()));
     rescale = step(outcome);
     rescale.setAll(comparison.toJsonNode());
     rescale.set("mismatchExamples", Json.MAPPER.valueToTree(comparison.mismatches()));
@@ -124,6 +124,7 @@ final class DrillReport {
 
   private static ObjectNode step(SavepointSteps.Outcome outcome) {
     ObjectNode step = Json.MAPPER.createObjectNode();
+    step.put("sink", outcome.sink().toString());
     step.put("events", outcome.fed());
     ArrayNode savepoints = step.putArray("savepoints");
     outcome.savepoints().forEach(savepoints::add);

@@ -2,6 +2,7 @@ package dev.tidemark.drill;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.harness.KafkaFeed;
+import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.io.ReplayFile;
 import dev.tidemark.transforms.util.Json;
@@ -22,7 +23,7 @@ import org.checkerframework.checker.nullness.qual.Nullable;
 /**
  * The drill's planned changes, each through a savepoint: a rescale (parallelism 2, then 1, then 2
  * again with the input topic's partitions raised from 2 to 4) and a model upgrade (resumed with the
- * ONNX model). Both use the transactional sink.
+ * ONNX model). Both use the sink mode given to the constructor ({@code --savepointSink}).
  */
 final class SavepointSteps {
   /** The ONNX model the upgrade resumes with, as the cluster's processes read it. */
@@ -34,6 +35,7 @@ final class SavepointSteps {
 
   /** What a step did and its committed outputs. */
   record Outcome(
+      KafkaOptions.KafkaSinkMode sink,
       int fed,
       int markers,
       Map<String, List<ConsumerRecord<byte[], byte[]>>> committed,
@@ -42,11 +44,13 @@ final class SavepointSteps {
       Map<String, Object> checks) {}
 
   private final DrillJobs jobs;
+  private final KafkaOptions.KafkaSinkMode sink;
   private final Path home;
   private final PrintStream progress;
 
-  SavepointSteps(DrillJobs jobs, Path home, PrintStream progress) {
+  SavepointSteps(DrillJobs jobs, KafkaOptions.KafkaSinkMode sink, Path home, PrintStream progress) {
     this.jobs = jobs;
+    this.sink = sink;
     this.home = home;
     this.progress = progress;
   }
@@ -61,7 +65,9 @@ final class SavepointSteps {
     DrillJobs.Topics topics = new DrillJobs.Topics(prefix);
     List<String> log = new ArrayList<>();
     List<String> savepoints = new ArrayList<>();
-    TidemarkOptions first = jobs.options(topics, output.resolve("job"), List.of("--parallelism=2"));
+    TidemarkOptions first =
+        jobs.options(
+            topics, output.resolve("job"), List.of("--parallelism=2", DrillJobs.sinkMode(sink)));
     Map<String, String> outputs = jobs.createTopics(first, 2);
     int fed = 0;
     String savepoint = null;
@@ -75,7 +81,9 @@ final class SavepointSteps {
       }
       TidemarkOptions options =
           jobs.options(
-              topics, output.resolve("job"), List.of("--parallelism=" + parallelism[step]));
+              topics,
+              output.resolve("job"),
+              List.of("--parallelism=" + parallelism[step], DrillJobs.sinkMode(sink)));
       String jobId = jobs.submit(options, savepoint);
       note(
           log,
@@ -108,7 +116,7 @@ final class SavepointSteps {
               log,
               "fed " + last.records + " records and " + finished.markers() + " end markers; quiet");
           return new Outcome(
-              fed, finished.markers(), finished.committed(), savepoints, log, Map.of());
+              sink, fed, finished.markers(), finished.committed(), savepoints, log, Map.of());
         }
       } finally {
         jobs.cancelQuietly(jobId);
@@ -127,7 +135,8 @@ final class SavepointSteps {
     List<Path> parts = split(events, output, 2);
     DrillJobs.Topics topics = new DrillJobs.Topics(prefix);
     List<String> log = new ArrayList<>();
-    TidemarkOptions before = jobs.options(topics, output.resolve("job"), List.of());
+    TidemarkOptions before =
+        jobs.options(topics, output.resolve("job"), List.of(DrillJobs.sinkMode(sink)));
     Map<String, String> outputs = jobs.createTopics(before, 2);
     String jobId = jobs.submit(before, null);
     String savepoint;
@@ -137,6 +146,9 @@ final class SavepointSteps {
           KafkaFeed.produce(
               jobs.clients(), topics.input(), parts.get(0), KafkaFeed.Mode.MIXED, 0, null);
       jobs.awaitConsumed(jobId, before, timeout);
+      // The default model must have decided before the upgrade: windows fire early panes only
+      // --earlyFiringDelay of processing time after their first event, and a stop keeps the rest.
+      jobs.awaitRecords(jobId, outputs.get("decisions"), 1, timeout);
       savepoint = jobs.stopWithSavepoint(jobId, output.resolve("savepoints"));
       jobId = null;
     } finally {
@@ -152,7 +164,7 @@ final class SavepointSteps {
         jobs.options(
             topics,
             output.resolve("job"),
-            List.of("--modelUri=" + model, "--modelEngine=OnnxRuntime"));
+            List.of("--modelUri=" + model, "--modelEngine=OnnxRuntime", DrillJobs.sinkMode(sink)));
     jobId = jobs.submit(after, savepoint);
     note(log, "job " + jobId + " resumed with " + model);
     try {
@@ -219,6 +231,7 @@ final class SavepointSteps {
       checks.put("decisionsBefore", modelsBefore);
       checks.put("decisionsAfter", modelsAfter);
       return new Outcome(
+          sink,
           first.records + again.records + second.records,
           finished.markers(),
           committed,

@@ -152,6 +152,44 @@ public class DrillIT {
     assertThat(drill.get("identityHolds").asBoolean(), is(true));
   }
 
+  @Test
+  public void rescaleAndUpgradeThroughSavepointsKeepTheState() throws Exception {
+    Path output = dir.resolve("savepoints-drill");
+    int exit =
+        new CommandLine(new DrillCommand())
+            .execute(
+                "--dir=" + dir.resolve("cluster"),
+                "--output=" + output,
+                "--events=1200",
+                "--rate=200",
+                "--tooLateFraction=0",
+                "--kills=0",
+                "--brokerRestarts=0",
+                "--sinks=idempotent",
+                "--savepointSink=idempotent",
+                "--rescale",
+                "--upgrade");
+    Path report = output.resolve("drill.json");
+    assertThat("the drill writes drill.json (exit " + exit + ")", Files.exists(report), is(true));
+    JsonNode drill = Json.MAPPER.readTree(Files.readString(report));
+    assertThat(drill.toPrettyString(), exit, is(0));
+    JsonNode rescale = drill.get("rescale");
+    assertThat(rescale.get("savepoints").size(), is(2));
+    assertThat(rescale.get("finalStateMismatches").asLong(), is(0L));
+    assertThat(rescale.get("missingVersions").asLong(), is(0L));
+    assertThat(rescale.get("holds").asBoolean(), is(true));
+    JsonNode upgrade = drill.get("upgrade");
+    assertThat(upgrade.get("checks").get("resentRecordedAsDuplicate").asBoolean(), is(true));
+    assertThat(
+        upgrade
+            .get("checks")
+            .get("decisionsAfter")
+            .path(SavepointSteps.UPGRADE_MODEL_NAME)
+            .asLong(),
+        greaterThan(0L));
+    assertThat(upgrade.get("holds").asBoolean(), is(true));
+  }
+
   /** The local-cluster module's jar and class path, as the launcher script passes them. */
   private static String classPath() throws IOException {
     String jar = System.getProperty("tidemark.cluster.jar");

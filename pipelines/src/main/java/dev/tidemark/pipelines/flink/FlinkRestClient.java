@@ -10,6 +10,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -157,6 +158,17 @@ public final class FlinkRestClient {
       }
     }
     return 0;
+  }
+
+  /**
+   * When the job last began to restart after a failure ({@code timestamps.RESTARTING} of {@code GET
+   * /jobs/:id}, from the JobManager's execution graph), or empty if it never did. Unlike {@link
+   * #restarts}, a metric the JobManager samples, this changes as soon as the job restarts.
+   */
+  public Optional<Instant> lastRestart(String jobId) throws FlinkRestException {
+    checkJobId(jobId);
+    long millis = get("/jobs/" + jobId).path("timestamps").path("RESTARTING").asLong(0);
+    return millis > 0 ? Optional.of(Instant.ofEpochMilli(millis)) : Optional.empty();
   }
 
   /**

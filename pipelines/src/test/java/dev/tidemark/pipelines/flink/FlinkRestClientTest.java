@@ -90,7 +90,18 @@ public class FlinkRestClientTest {
       return;
     }
     if (method.equals("GET") && path.equals("/jobs/" + id)) {
-      reply(exchange, 200, "{\"jid\":\"" + id + "\",\"state\":\"" + jobStates.get(id) + "\"}");
+      // The running job restarted once; the finished one never did (Flink reports 0, or nothing).
+      String restarting = id.equals(RUNNING) ? "\"RESTARTING\":1780000060000" : "\"RESTARTING\":0";
+      reply(
+          exchange,
+          200,
+          "{\"jid\":\""
+              + id
+              + "\",\"state\":\""
+              + jobStates.get(id)
+              + "\",\"timestamps\":{\"CREATED\":1780000000000,"
+              + restarting
+              + "}}");
     } else if (method.equals("POST") && path.equals("/jobs/" + id + "/stop")) {
       reply(exchange, 202, "{\"request-id\":\"trigger-1\"}");
     } else if (method.equals("GET") && path.equals("/jobs/" + id + "/savepoints/trigger-1")) {
@@ -183,6 +194,15 @@ public class FlinkRestClientTest {
     String location =
         FlinkRestClient.of(master).stopWithSavepoint(RUNNING, null, Duration.ofSeconds(10));
     assertThat(location, is("file:/savepoints/savepoint-0123-def"));
+  }
+
+  @Test
+  public void theLastRestartComesFromTheJobsStateTimestamps() throws Exception {
+    FlinkRestClient client = FlinkRestClient.of(master);
+    assertThat(
+        client.lastRestart(RUNNING),
+        is(java.util.Optional.of(java.time.Instant.ofEpochMilli(1_780_000_060_000L))));
+    assertThat(client.lastRestart(FINISHED), is(java.util.Optional.empty()));
   }
 
   @Test
