@@ -85,21 +85,7 @@ public class DrillIT {
 
   @Test
   public void killsAndBrokerRestartsLoseAndDoubleNothing() throws Exception {
-    Path output = dir.resolve("drill");
-    int exit =
-        new CommandLine(new DrillCommand())
-            .execute(
-                "--dir=" + dir.resolve("cluster"),
-                "--output=" + output,
-                "--events=1200",
-                "--rate=200",
-                "--tooLateFraction=0",
-                "--kills=1",
-                "--brokerRestarts=1");
-    Path report = output.resolve("drill.json");
-    assertThat("the drill writes drill.json (exit " + exit + ")", Files.exists(report), is(true));
-    JsonNode drill = Json.MAPPER.readTree(Files.readString(report));
-    assertThat(drill.toPrettyString(), exit, is(0));
+    JsonNode drill = drill("drill", "--kills=1", "--brokerRestarts=1");
     for (JsonNode run : drill.get("runs")) {
       String sink = run.get("sink").asText();
       assertThat(sink + " kills", run.get("kills").asInt(), is(1));
@@ -154,25 +140,15 @@ public class DrillIT {
 
   @Test
   public void rescaleAndUpgradeThroughSavepointsKeepTheState() throws Exception {
-    Path output = dir.resolve("savepoints-drill");
-    int exit =
-        new CommandLine(new DrillCommand())
-            .execute(
-                "--dir=" + dir.resolve("cluster"),
-                "--output=" + output,
-                "--events=1200",
-                "--rate=200",
-                "--tooLateFraction=0",
-                "--kills=0",
-                "--brokerRestarts=0",
-                "--sinks=idempotent",
-                "--savepointSink=idempotent",
-                "--rescale",
-                "--upgrade");
-    Path report = output.resolve("drill.json");
-    assertThat("the drill writes drill.json (exit " + exit + ")", Files.exists(report), is(true));
-    JsonNode drill = Json.MAPPER.readTree(Files.readString(report));
-    assertThat(drill.toPrettyString(), exit, is(0));
+    JsonNode drill =
+        drill(
+            "savepoints-drill",
+            "--kills=0",
+            "--brokerRestarts=0",
+            "--sinks=idempotent",
+            "--savepointSink=idempotent",
+            "--rescale",
+            "--upgrade");
     JsonNode rescale = drill.get("rescale");
     assertThat(rescale.get("savepoints").size(), is(2));
     assertThat(rescale.get("finalStateMismatches").asLong(), is(0L));
@@ -188,6 +164,29 @@ public class DrillIT {
             .asLong(),
         greaterThan(0L));
     assertThat(upgrade.get("holds").asBoolean(), is(true));
+  }
+
+  /**
+   * Runs a drill of 1,200 events at 200 records/s without too-late ones on this test's cluster,
+   * with {@code options}; returns its drill.json, which must exist, after checking the exit code 0.
+   */
+  private static JsonNode drill(String name, String... options) throws IOException {
+    Path output = dir.resolve(name);
+    List<String> arguments =
+        new ArrayList<>(
+            List.of(
+                "--dir=" + dir.resolve("cluster"),
+                "--output=" + output,
+                "--events=1200",
+                "--rate=200",
+                "--tooLateFraction=0"));
+    arguments.addAll(List.of(options));
+    int exit = new CommandLine(new DrillCommand()).execute(arguments.toArray(new String[0]));
+    Path report = output.resolve("drill.json");
+    assertThat("the drill writes drill.json (exit " + exit + ")", Files.exists(report), is(true));
+    JsonNode drill = Json.MAPPER.readTree(Files.readString(report));
+    assertThat(drill.toPrettyString(), exit, is(0));
+    return drill;
   }
 
   /** The local-cluster module's jar and class path, as the launcher script passes them. */
