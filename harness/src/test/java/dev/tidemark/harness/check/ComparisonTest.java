@@ -161,6 +161,19 @@ public class ComparisonTest {
   }
 
   @Test
+  public void outputsAccountForTheirInputWithoutAReference() {
+    assertThat(
+        Comparison.accountsFor(observed(v -> {}), 10, 2, SIZE, Comparison.Delivery.EXACTLY_ONCE),
+        is(true));
+    assertThat(
+        Comparison.accountsFor(observed(v -> {}), 11, 2, SIZE, Comparison.Delivery.EXACTLY_ONCE),
+        is(false));
+    assertThat(
+        Comparison.accountsFor(observed(v -> {}), 10, 3, SIZE, Comparison.Delivery.EXACTLY_ONCE),
+        is(false));
+  }
+
+  @Test
   public void aCutPayloadStillNamesItsEvent() {
     JsonNode cut =
         Json.MAPPER
