@@ -136,6 +136,12 @@ public final class KafkaSinkBenchmark {
 
     long checkpointIntervalMs = DEFAULT_CHECKPOINT_INTERVAL_MS;
 
+    /** The transactional sink's {@code --kafkaSinkShards}. */
+    int sinkShards = 1;
+
+    /** Whether latency runs follow the throughput runs ({@code --rate=none}: they do not). */
+    boolean latency = true;
+
     /** The FlinkRunner's {@code --maxBundleTimeMills}; null: Beam's default (1000). */
     @Nullable Long maxBundleTimeMills;
 
@@ -146,9 +152,9 @@ public final class KafkaSinkBenchmark {
     String command = "";
 
     /**
-     * Parses {@code --events=N --accounts=K --repeats=R --rate=auto|R[,R...] --latencySeconds=S
-     * --warmupSeconds=S --steadyCapSeconds=S --checkpointingInterval=MS --maxBundleTimeMills=MS
-     * --bufferTimeout=MS --output=FILE}.
+     * Parses {@code --events=N --accounts=K --repeats=R --rate=auto|none|R[,R...]
+     * --latencySeconds=S --warmupSeconds=S --steadyCapSeconds=S --checkpointingInterval=MS
+     * --maxBundleTimeMills=MS --bufferTimeout=MS --kafkaSinkShards=N --output=FILE}.
      */
     public static Settings parse(String... args) {
       Settings settings = new Settings();
@@ -171,7 +177,8 @@ public final class KafkaSinkBenchmark {
             break;
           case "rate":
             settings.rates.clear();
-            if (!value.equals("auto")) {
+            settings.latency = !value.equals("none");
+            if (settings.latency && !value.equals("auto")) {
               for (String rate : value.split(",", -1)) {
                 settings.rates.add((double) positive(name, (int) Double.parseDouble(rate)));
               }
@@ -195,6 +202,9 @@ public final class KafkaSinkBenchmark {
           case "bufferTimeout":
             settings.bufferTimeoutMillis = (long) positive(name, Integer.parseInt(value));
             break;
+          case "kafkaSinkShards":
+            settings.sinkShards = positive(name, Integer.parseInt(value));
+            break;
           case "output":
             settings.output = Paths.get(value);
             break;
@@ -204,7 +214,7 @@ public final class KafkaSinkBenchmark {
                     + name
                     + "; use --events, --accounts, --repeats, --rate, --latencySeconds,"
                     + " --warmupSeconds, --steadyCapSeconds, --checkpointingInterval,"
-                    + " --maxBundleTimeMills, --bufferTimeout, --output");
+                    + " --maxBundleTimeMills, --bufferTimeout, --kafkaSinkShards, --output");
         }
       }
       settings.command = "java ... dev.tidemark.bench.KafkaSinkBenchmark " + String.join(" ", args);
@@ -243,7 +253,7 @@ public final class KafkaSinkBenchmark {
         }
       }
       List<Double> rates = new ArrayList<>(settings.rates);
-      if (rates.isEmpty()) {
+      if (settings.latency && rates.isEmpty()) {
         // Shares of the slower sink's capacity, so that both sinks can keep up at every rate.
         double capacity = Double.MAX_VALUE;
         for (List<ThroughputRun> runs : report.throughput.values()) {
@@ -414,7 +424,7 @@ public final class KafkaSinkBenchmark {
                 "--kafkaConsumerGroup=" + name + "-source",
                 "--kafkaSinkGroupId=" + name + "-sink",
                 "--kafkaSinkMode=" + mode,
-                "--kafkaSinkShards=1",
+                "--kafkaSinkShards=" + settings.sinkShards,
                 "--maxOutOfOrderness=PT30S",
                 "--kafkaIdleTimeout=PT10S",
                 "--earlyFiringDelay=PT0S",
@@ -1315,6 +1325,7 @@ public final class KafkaSinkBenchmark {
       setup.put("accounts", settings.accounts);
       setup.put("repeats", settings.repeats);
       setup.put("latencySeconds", settings.latencySeconds);
+      setup.put("kafkaSinkShards", settings.sinkShards);
       setup.put("warmupSeconds", settings.warmupSeconds);
       ObjectNode tp = root.putObject("throughput");
       for (var entry : throughput.entrySet()) {

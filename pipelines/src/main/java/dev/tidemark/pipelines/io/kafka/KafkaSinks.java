@@ -166,9 +166,12 @@ public final class KafkaSinks {
             .withProducerFactoryFn(clients.producerFactory(options.getKafkaEosRecovery()))
             .withConsumerFactoryFn(clients.consumerFactory());
     if (options.getKafkaSinkMode() == KafkaOptions.KafkaSinkMode.transactional) {
-      // Without a low backoff each transaction waits the default 100 ms retry backoff while the
-      // transaction coordinator completes the previous one.
-      producer.put(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 10);
+      // Each transaction's first send is refused (CONCURRENT_TRANSACTIONS) until the coordinator
+      // has completed the previous one, and retried after the backoff: the default 100 ms would
+      // be paid on every transaction. 1 ms, growing to at most 20 ms, measured fastest per
+      // transaction on a local broker while keeping retries against an absent broker sparse.
+      producer.put(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 1);
+      producer.put(ProducerConfig.RETRY_BACKOFF_MAX_MS_CONFIG, 20);
       write =
           write
               .withProducerConfigUpdates(producer)
