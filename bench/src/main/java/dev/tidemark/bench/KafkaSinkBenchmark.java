@@ -229,12 +229,18 @@ public final class KafkaSinkBenchmark {
     }
   }
 
-  public static void main(String[] args) throws Exception {
-    Report report = run(Settings.parse(args));
-    System.out.println(report.table());
-    System.out.println("JSON: " + report.settings.output.toAbsolutePath());
-    // Kafka and Flink leave non-daemon threads behind.
-    System.exit(0);
+  public static void main(String[] args) {
+    int status = 0;
+    try {
+      Report report = run(Settings.parse(args));
+      System.out.println(report.table());
+      System.out.println("JSON: " + report.settings.output.toAbsolutePath());
+    } catch (Exception e) {
+      e.printStackTrace();
+      status = 1;
+    }
+    // Kafka and Flink leave non-daemon threads behind, after a failed run too.
+    System.exit(status);
   }
 
   /** Runs both phases and writes the JSON report. */
