@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import org.checkerframework.checker.nullness.qual.Nullable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -67,9 +68,10 @@ public final class DrillCommand implements Callable<Integer> {
 
   @Option(
       names = "--rate",
-      defaultValue = "1000",
-      description = "Records fed per second of wall time (default: 1000).")
-  double rate;
+      description =
+          "Records fed per second of wall time (default: 24 per event per second of the input's"
+              + " event time, 240 for 100000 events, 30 for 10000: see defaultRate).")
+  @Nullable Double rate;
 
   @Option(
       names = "--kills",
@@ -152,6 +154,7 @@ public final class DrillCommand implements Callable<Integer> {
     coarsenClock(generated, input, Math.max(1, (int) (60 * config.eventsPerSecond())));
     Files.delete(generated);
     int records = countRecords(input);
+    double rate = this.rate != null ? this.rate : defaultRate(config);
     System.out.printf(
         "drill: %d records (%d distinct events) in %s, fed at %.0f/s%n",
         records, events, input, rate);
@@ -235,6 +238,22 @@ public final class DrillCommand implements Callable<Integer> {
         .windowSize(java.time.Duration.ofMinutes(30))
         .build();
   }
+
+  /**
+   * The feed rate the too-late margin allows: a failover (heartbeat timeout, restart delay and
+   * restore, about {@value #FAILOVER_SECONDS} s) leaves a backlog of that many seconds of the feed,
+   * and the restored job reads it against a watermark that may trail it by all of it. Too-late
+   * events lie 30 minutes of event time past the job's limit ({@link #inputConfig}), 1,800 times
+   * the input's events per second in records; at this rate a failover's backlog is a third of that
+   * (docs/benchmarks.md has the drills that measured it).
+   */
+  static double defaultRate(GeneratorConfig config) {
+    double marginRecords = TOO_LATE_MARGIN_SECONDS * config.eventsPerSecond();
+    return Math.max(1, Math.floor(marginRecords / (3 * FAILOVER_SECONDS)));
+  }
+
+  static final double TOO_LATE_MARGIN_SECONDS = 30 * 60;
+  static final double FAILOVER_SECONDS = 25;
 
   /**
    * Copies a generated replay file with its ingestion clock in coarser steps: the clock directives

@@ -53,6 +53,13 @@ public class DrillInputTest {
   }
 
   @Test
+  public void theDefaultRateKeepsAFailoversBacklogInsideTheTooLateMargin() {
+    assertThat(DrillCommand.defaultRate(DrillCommand.inputConfig(1, 100_000)), is(240.0));
+    assertThat(DrillCommand.defaultRate(DrillCommand.inputConfig(1, 10_000)), is(30.0));
+    assertThat(DrillCommand.defaultRate(DrillCommand.inputConfig(1, 100)), is(1.0));
+  }
+
+  @Test
   public void theSameSeedGivesTheSamePlanInsideTheFeed() {
     Duration feed = Duration.ofSeconds(100);
     FaultPlan plan = FaultPlan.draw(7, feed, 3, 1);
