@@ -14,7 +14,6 @@ import dev.tidemark.pipelines.flink.FlinkJob;
 import dev.tidemark.pipelines.flink.FlinkRestClient;
 import dev.tidemark.pipelines.flink.FlinkRestException;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
-import dev.tidemark.pipelines.io.kafka.KafkaSinks;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -290,59 +289,6 @@ final class DrillJobs {
       }
       Thread.sleep(1000);
     }
-  }
-
-  /**
-   * Transactional sink: waits until a checkpoint has completed since the first commit of every sink
-   * writer that has committed. Beam's exactly-once writer records its writer id in Flink state
-   * while it commits, and on Flink it commits only after the checkpoint that made its input stable;
-   * restoring from a checkpoint or savepoint taken before a writer's first commit finds the writer
-   * id in Kafka but not in state, and every attempt fails ("Kafka metadata exists for shard ...,
-   * but there is no stored state for it"). Waits for two more completed checkpoints whenever the
-   * set of committed writers grew.
-   */
-  void awaitSinkWritersCheckpointed(String jobId, TidemarkOptions options, Duration timeout)
-      throws Exception {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    Map<String, String> before = committedSinkWriters(options);
-    while (true) {
-      long completed = completedCheckpoints(jobId);
-      while (completedCheckpoints(jobId) < completed + 2) {
-        checkRunning(jobId);
-        if (System.nanoTime() > deadline) {
-          throw new IllegalStateException(
-              "job " + jobId + " completed no checkpoint after its sink writers' first commits");
-        }
-        Thread.sleep(500);
-      }
-      Map<String, String> after = committedSinkWriters(options);
-      if (after.keySet().equals(before.keySet())) {
-        return;
-      }
-      before = after;
-    }
-  }
-
-  /**
-   * The transactional sink writers that have committed: the partitions of each output's sink group
-   * (one per shard) with Beam's writer metadata, mapped to that metadata.
-   */
-  private Map<String, String> committedSinkWriters(TidemarkOptions options) throws Exception {
-    Map<String, String> writers = new java.util.TreeMap<>();
-    try (Admin admin = Admin.create(clients.merged(new HashMap<>()))) {
-      for (String output : KafkaSinks.topics(options).keySet()) {
-        String group = KafkaSinks.sinkGroupId(options) + "." + output;
-        Map<TopicPartition, OffsetAndMetadata> offsets =
-            admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
-        offsets.forEach(
-            (partition, offset) -> {
-              if (offset != null && !offset.metadata().isEmpty()) {
-                writers.put(group + "/" + partition.partition(), offset.metadata());
-              }
-            });
-      }
-    }
-    return writers;
   }
 
   /** Raises the partition count of {@code topic} to {@code partitions}. */

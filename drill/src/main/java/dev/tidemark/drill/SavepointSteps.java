@@ -105,7 +105,6 @@ final class SavepointSteps {
         maxEventTime = Math.max(maxEventTime, last.maxEventTimeMillis);
         if (step < 2) {
           jobs.awaitConsumed(jobId, options, timeout);
-          awaitSinkWritersCheckpointed(jobId, options, timeout);
           savepoint = jobs.stopWithSavepoint(jobId, output.resolve("savepoints"));
           savepoints.add(savepoint);
           note(log, "fed " + last.records + " records; stopped with savepoint " + savepoint);
@@ -150,7 +149,6 @@ final class SavepointSteps {
       // The default model must have decided before the upgrade: windows fire early panes only
       // --earlyFiringDelay of processing time after their first event, and a stop keeps the rest.
       jobs.awaitRecords(jobId, outputs.get("decisions"), 1, timeout);
-      awaitSinkWritersCheckpointed(jobId, before, timeout);
       savepoint = jobs.stopWithSavepoint(jobId, output.resolve("savepoints"));
       jobId = null;
     } finally {
@@ -242,14 +240,6 @@ final class SavepointSteps {
           checks);
     } finally {
       jobs.cancelQuietly(jobId);
-    }
-  }
-
-  /** Before a savepoint: the transactional sink's writers must be in a completed checkpoint. */
-  private void awaitSinkWritersCheckpointed(String jobId, TidemarkOptions options, Duration timeout)
-      throws Exception {
-    if (sink == KafkaOptions.KafkaSinkMode.transactional) {
-      jobs.awaitSinkWritersCheckpointed(jobId, options, timeout);
     }
   }
 

@@ -109,15 +109,6 @@ public interface KafkaOptions extends PipelineOptions {
 
   void setKafkaSinkShards(Integer shards);
 
-  @Description(
-      "Transactional sink: abort a transaction a failed attempt left open before beginning a new"
-          + " one (our fix for Beam's EOS writer-cache defect, see README). With false, Flink's"
-          + " --executionRetryDelay must be at least 70000 ms.")
-  @Default.Boolean(true)
-  Boolean getKafkaEosRecovery();
-
-  void setKafkaEosRecovery(Boolean recovery);
-
   @Description("Security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.")
   @Default.String("PLAINTEXT")
   String getKafkaSecurityProtocol();

@@ -157,7 +157,7 @@ public class FlexTemplateMetadataTest {
             "kafkaIdleTimeout",
             "kafkaMaxRecords",
             "kafkaSinkMode",
-            "kafkaEosRecovery"));
+            "kafkaSinkShards"));
     for (String beam :
         List.of("runner", "project", "region", "tempLocation", "jobName", "streaming")) {
       assertThat(names.contains(beam), is(false));
@@ -207,8 +207,8 @@ public class FlexTemplateMetadataTest {
     rejects("source", "unknown", "Kafka", "", "kafka|replay");
     accepts("accumulationMode", "ACCUMULATING", "DISCARDING");
     rejects("accumulationMode", "accumulating");
-    accepts("kafkaEosRecovery", "true", "false");
-    rejects("kafkaEosRecovery", "yes", "1", "");
+    accepts("bigQueryValidate", "true", "false");
+    rejects("bigQueryValidate", "yes", "1", "");
     accepts("kafkaBootstrapServers", "broker-1:9092", "a:9092,b.example.com:9093");
     rejects("kafkaBootstrapServers", "embedded", "broker", "a:9092,", "");
     accepts("kafkaInputTopic", "tidemark.events", "a_b-c");

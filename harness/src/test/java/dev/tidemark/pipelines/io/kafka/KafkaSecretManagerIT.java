@@ -166,7 +166,7 @@ public class KafkaSecretManagerIT {
     KafkaClients clients = KafkaClients.from(saslOptions("PLAIN", PLAIN_USER, PLAIN_SECRET));
 
     try (Producer<byte[], byte[]> producer =
-        clients.<byte[], byte[]>producerFactory(false).apply(byteSerializers())) {
+        clients.<byte[], byte[]>producerFactory().apply(byteSerializers())) {
       for (String value : List.of("sm-0", "sm-1", "sm-2")) {
         producer.send(new ProducerRecord<>(PLAIN_TOPIC, value.getBytes(UTF_8))).get();
       }
@@ -218,7 +218,7 @@ public class KafkaSecretManagerIT {
     assertThat("calls after the first client", secretManager.calls(COUNTED_SECRET), is(1));
 
     try (Producer<byte[], byte[]> producer =
-        shipped.<byte[], byte[]>producerFactory(false).apply(byteSerializers())) {
+        shipped.<byte[], byte[]>producerFactory().apply(byteSerializers())) {
       producer.send(new ProducerRecord<>(COUNTED_TOPIC, "counted".getBytes(UTF_8))).get();
     }
     assertThat(readWithConsumerFactory(shipped, COUNTED_TOPIC, 1), equalTo(List.of("counted")));
@@ -236,8 +236,7 @@ public class KafkaSecretManagerIT {
 
     IllegalStateException e =
         assertThrows(
-            IllegalStateException.class,
-            () -> clients.producerFactory(false).apply(byteSerializers()));
+            IllegalStateException.class, () -> clients.producerFactory().apply(byteSerializers()));
 
     assertThat(
         e.getMessage(),

@@ -145,7 +145,7 @@ public class KafkaSecurityIT {
 
     KafkaFeed.Fed fed = KafkaFeed.produce(clients, PLAIN_TOPIC, replay, KafkaFeed.Mode.STRUCTURED);
     try (Producer<byte[], byte[]> producer =
-        clients.<byte[], byte[]>producerFactory(false).apply(byteSerializers())) {
+        clients.<byte[], byte[]>producerFactory().apply(byteSerializers())) {
       producer.send(new ProducerRecord<>(PLAIN_TOPIC, "from-factory".getBytes(UTF_8))).get();
     }
 

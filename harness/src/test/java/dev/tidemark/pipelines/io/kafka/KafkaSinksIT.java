@@ -1,36 +1,47 @@
 package dev.tidemark.pipelines.io.kafka;
 
 import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.hasEntry;
 import static org.hamcrest.Matchers.hasKey;
 import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.not;
+import static org.junit.Assert.assertThrows;
 
 import dev.tidemark.harness.KafkaFeed;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.testing.kafka.EmbeddedKafka;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.io.kafka.KafkaIO;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.beam.sdk.transforms.Create;
 import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollection;
+import org.apache.beam.sdk.values.PDone;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.Test;
 import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
 
 /**
- * The idempotent Kafka sink against a real broker: its producer settings, and every record of a
- * bundle landing once with its headers.
+ * Both Kafka sinks against a real broker: their producer settings, and every record of a bundle
+ * landing once with its headers.
  */
 @RunWith(JUnit4.class)
 public class KafkaSinksIT {
@@ -42,8 +53,7 @@ public class KafkaSinksIT {
     try (EmbeddedKafka broker = EmbeddedKafka.start()) {
       TidemarkOptions options = options(broker.bootstrapServers(), "--kafkaSinkMode=idempotent");
       KafkaClients clients = KafkaClients.from(options);
-      KafkaIO.Write<String, HeaderedValue> write =
-          KafkaSinks.kafkaWrite(topic, "decisions", options, clients);
+      KafkaIO.Write<String, HeaderedValue> write = KafkaSinks.idempotentWrite(topic, clients);
       Map<String, Object> producer = write.getWriteRecordsTransform().getProducerConfig();
       assertThat(producer, hasEntry(ProducerConfig.ACKS_CONFIG, (Object) "all"));
       assertThat(producer, hasEntry(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, (Object) true));
@@ -53,13 +63,7 @@ public class KafkaSinksIT {
       assertThat(producer, not(hasKey(ProducerConfig.TRANSACTIONAL_ID_CONFIG)));
 
       EmbeddedKafka.createTopics(broker.bootstrapServers(), 2, List.of(topic), Map.of());
-      Pipeline pipeline = Pipeline.create(options);
-      pipeline
-          .apply(Create.of(RECORDS))
-          .apply("OneBundle", ParDo.of(new RecordsFn()))
-          .setCoder(KvCoder.of(StringUtf8Coder.of(), HeaderedValue.Coder.of()))
-          .apply(write);
-      pipeline.run().waitUntilFinish();
+      writeRecords(options, write).waitUntilFinish();
 
       Map<String, String> expected = new TreeMap<>();
       for (int i = 0; i < RECORDS; i++) {
@@ -79,22 +83,88 @@ public class KafkaSinksIT {
   }
 
   @Test
-  public void theTransactionalSinkKeepsKafkasDefaultLinger() {
-    // No broker needed: the producer settings are fixed when the pipeline is built.
-    TidemarkOptions options = options("localhost:9092", "--kafkaSinkMode=transactional");
-    Map<String, Object> producer =
-        KafkaSinks.kafkaWrite(
-                "sink.transactional", "decisions", options, KafkaClients.from(options))
-            .getWriteRecordsTransform()
-            .getProducerConfig();
-    assertThat(producer, hasEntry(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, (Object) true));
-    assertThat(producer, not(hasKey(ProducerConfig.LINGER_MS_CONFIG)));
+  public void theTransactionalSinkCommitsABundleInOneTransactionAndRefusesAStrangersGroup()
+      throws Exception {
+    String topic = "sink.transactional";
+    try (EmbeddedKafka broker = EmbeddedKafka.start()) {
+      TidemarkOptions options =
+          options(
+              broker.bootstrapServers(),
+              "--kafkaSinkMode=transactional",
+              "--kafkaSinkShards=2",
+              "--kafkaSinkGroupId=sink-test");
+      KafkaClients clients = KafkaClients.from(options);
+      TransactionalKafkaWrite write =
+          KafkaSinks.transactionalWrite(topic, "decisions", options, clients);
+      assertThat(
+          write.producerConfig(),
+          hasEntry(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, (Object) true));
+      assertThat(write.producerConfig(), not(hasKey(ProducerConfig.LINGER_MS_CONFIG)));
+      EmbeddedKafka.createTopics(broker.bootstrapServers(), 2, List.of(topic), Map.of());
+
+      PipelineResult.State state = writeRecords(options, write).waitUntilFinish();
+      assertThat(state, is(PipelineResult.State.DONE));
+      Map<String, String> landed = new TreeMap<>();
+      for (ConsumerRecord<byte[], byte[]> record : KafkaFeed.readAll(clients, topic)) {
+        String key = new String(record.key(), StandardCharsets.UTF_8);
+        assertThat(key + " landed twice", landed.containsKey(key), is(false));
+        landed.put(key, new String(record.value(), StandardCharsets.UTF_8));
+        assertThat(
+            new String(record.headers().lastHeader("version").value(), StandardCharsets.UTF_8),
+            is("1"));
+      }
+      assertThat(landed.size(), is(RECORDS));
+      // Each shard committed its next sequence number with its last transaction; together they
+      // number every record once.
+      long numbered = 0;
+      try (Admin admin = Admin.create(clients.merged(new HashMap<>()))) {
+        Map<TopicPartition, OffsetAndMetadata> positions =
+            admin
+                .listConsumerGroupOffsets("sink-test.decisions")
+                .partitionsToOffsetAndMetadata()
+                .get();
+        assertThat(positions.keySet().size(), is(2));
+        for (OffsetAndMetadata position : positions.values()) {
+          String[] fields = position.metadata().split(" ");
+          assertThat(fields[0], is("tidemark/1"));
+          numbered += Long.parseLong(fields[2]);
+        }
+      }
+      assertThat(numbered, is((long) RECORDS));
+
+      // A second job without the first one's state, on the same sink group, would restart the
+      // numbering: the writer refuses it rather than skip its records as already written.
+      Exception refused =
+          assertThrows(Exception.class, () -> writeRecords(options, write).waitUntilFinish());
+      assertThat(stackText(refused), containsString("--kafkaSinkGroupId"));
+      assertThat(KafkaFeed.readAll(clients, topic).size(), is(RECORDS));
+    }
   }
 
-  private static TidemarkOptions options(String bootstrapServers, String mode) {
-    return PipelineOptionsFactory.fromArgs(
-            "--runner=DirectRunner", "--kafkaBootstrapServers=" + bootstrapServers, mode)
-        .as(TidemarkOptions.class);
+  private static PipelineResult writeRecords(
+      TidemarkOptions options, PTransform<PCollection<KV<String, HeaderedValue>>, PDone> write) {
+    Pipeline pipeline = Pipeline.create(options);
+    pipeline
+        .apply(Create.of(RECORDS))
+        .apply("OneBundle", ParDo.of(new RecordsFn()))
+        .setCoder(KvCoder.of(StringUtf8Coder.of(), HeaderedValue.Coder.of()))
+        .apply(write);
+    return pipeline.run();
+  }
+
+  private static String stackText(Throwable e) {
+    StringBuilder text = new StringBuilder();
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      text.append(t).append('\n');
+    }
+    return text.toString();
+  }
+
+  private static TidemarkOptions options(String bootstrapServers, String... args) {
+    List<String> all = new ArrayList<>(List.of("--runner=DirectRunner"));
+    all.add("--kafkaBootstrapServers=" + bootstrapServers);
+    all.addAll(List.of(args));
+    return PipelineOptionsFactory.fromArgs(all.toArray(new String[0])).as(TidemarkOptions.class);
   }
 
   private static String value(int i) {

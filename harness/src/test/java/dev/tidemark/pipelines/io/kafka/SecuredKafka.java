@@ -512,7 +512,7 @@ final class SecuredKafka {
       String topic = args[0];
       KafkaClients clients = KafkaClients.from(options(Arrays.copyOfRange(args, 1, args.length)));
       try (Producer<byte[], byte[]> producer =
-          clients.<byte[], byte[]>producerFactory(false).apply(byteSerializers())) {
+          clients.<byte[], byte[]>producerFactory().apply(byteSerializers())) {
         for (int i = 0; i < 3; i++) {
           producer.send(new ProducerRecord<>(topic, ("probe-" + i).getBytes(UTF_8))).get();
         }

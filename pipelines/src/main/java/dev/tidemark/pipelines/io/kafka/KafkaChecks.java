@@ -82,26 +82,7 @@ public final class KafkaChecks {
               + " a failing job forever, and a record that always fails would stall the pipeline"
               + " without ever failing it");
     }
-    if (transactional && !options.getKafkaEosRecovery()) {
-      Long delay = flink.getExecutionRetryDelay();
-      if (delay == null || delay < EOS_WRITER_CACHE_EVICTION_MS) {
-        throw new IllegalArgumentException(
-            "--kafkaEosRecovery=false leaves Beam's EOS writer-cache defect in place: a restart"
-                + " within "
-                + EOS_WRITER_CACHE_EVICTION_MS
-                + " ms gets the failed attempt's producer, still in its transaction, and fails"
-                + " again. Set --executionRetryDelay="
-                + EOS_WRITER_CACHE_EVICTION_MS
-                + " or more, or keep --kafkaEosRecovery=true (see README: Beam's EOS defect)");
-      }
-    }
   }
-
-  /**
-   * Beam's EOS writer cache closes an idle producer after 60 s, checked every 10 s: the shortest
-   * restart delay that is safe without {@link RecoveringProducer}.
-   */
-  public static final long EOS_WRITER_CACHE_EVICTION_MS = 70_000;
 
   /**
    * The input topic's partitions and how many of them the source's consumer group has committed
@@ -166,7 +147,7 @@ public final class KafkaChecks {
    * Refuses a transactional sink whose group already holds sink state this run cannot own: state
    * for another topic (the group id is used by another pipeline) or, on a fresh start (no
    * savepoint), state for this topic (an earlier run, or another pipeline writing the same topic).
-   * Beam would otherwise fail on the worker, once per restart, with a less helpful message.
+   * The sink's writer would otherwise fail on the worker, once per restart.
    */
   public static void checkSinkGroups(TidemarkOptions options, KafkaClients clients) {
     if (options.getSink() != TidemarkOptions.SinkKind.kafka

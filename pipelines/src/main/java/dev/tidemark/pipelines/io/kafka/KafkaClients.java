@@ -253,20 +253,10 @@ public final class KafkaClients implements Serializable {
     }
   }
 
-  /**
-   * A producer factory for KafkaIO that adds the connection (with secrets) on the worker and, with
-   * {@code recoverTransactions}, wraps transactional producers in {@link RecoveringProducer}.
-   */
-  public <K, V> SerializableFunction<Map<String, Object>, Producer<K, V>> producerFactory(
-      boolean recoverTransactions) {
+  /** A producer factory for KafkaIO that adds the connection (with secrets) on the worker. */
+  public <K, V> SerializableFunction<Map<String, Object>, Producer<K, V>> producerFactory() {
     KafkaClients clients = this;
-    return config -> {
-      Map<String, Object> merged = clients.merged(config);
-      Producer<K, V> producer = new KafkaProducer<>(merged);
-      return recoverTransactions && merged.containsKey("transactional.id")
-          ? new RecoveringProducer<>(producer)
-          : producer;
-    };
+    return config -> new KafkaProducer<>(clients.merged(config));
   }
 
   public Map<String, Object> merged(Map<String, Object> config) {

@@ -10,9 +10,11 @@ import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.io.kafka.KafkaIO;
 import org.apache.beam.sdk.transforms.MapElements;
+import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ProcessFunction;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
+import org.apache.beam.sdk.values.PDone;
 import org.apache.beam.sdk.values.TypeDescriptor;
 import org.apache.beam.sdk.values.TypeDescriptors;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -28,10 +30,10 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * letters are keyed by their origin and never exceed the producer's request size ({@link
  * DeadLetterRecords}), duplicates and too-late records by {@code id@source}.
  *
- * <p>{@link KafkaOptions.KafkaSinkMode#transactional}: {@code KafkaIO.write().withEOS()} per topic,
- * with its own sink group id ({@code <kafkaSinkGroupId>.<output>}), producers wrapped in {@link
- * RecoveringProducer}. {@link KafkaOptions.KafkaSinkMode#idempotent}: an idempotent producer
- * ({@code enable.idempotence=true, acks=all}, {@code linger.ms=}{@value #IDEMPOTENT_LINGER_MS}), no
+ * <p>{@link KafkaOptions.KafkaSinkMode#transactional}: {@link TransactionalKafkaWrite} per topic,
+ * with its own sink group id ({@code <kafkaSinkGroupId>.<output>}). {@link
+ * KafkaOptions.KafkaSinkMode#idempotent}: KafkaIO's writer with an idempotent producer ({@code
+ * enable.idempotence=true, acks=all}, {@code linger.ms=}{@value #IDEMPOTENT_LINGER_MS}), no
  * transactions.
  */
 public final class KafkaSinks {
@@ -148,38 +150,54 @@ public final class KafkaSinks {
   }
 
   /**
-   * The KafkaIO write of one output's records to {@code topic}, in the configured sink mode; {@code
-   * outputName} names the transactional sink's group.
+   * The write of one output's records to {@code topic}, in the configured sink mode; {@code
+   * outputName} names the transactional sink's group ({@code <kafkaSinkGroupId>.<outputName>}).
    */
-  static KafkaIO.Write<String, HeaderedValue> kafkaWrite(
+  static PTransform<PCollection<KV<String, HeaderedValue>>, PDone> kafkaWrite(
       String topic, String outputName, KafkaOptions options, KafkaClients clients) {
+    return options.getKafkaSinkMode() == KafkaOptions.KafkaSinkMode.transactional
+        ? transactionalWrite(topic, outputName, options, clients)
+        : idempotentWrite(topic, clients);
+  }
+
+  /** The producer settings both sink modes share. */
+  private static Map<String, Object> producerConfig() {
     Map<String, Object> producer = new LinkedHashMap<>();
     producer.put(ProducerConfig.ACKS_CONFIG, "all");
     producer.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     producer.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, MAX_REQUEST_BYTES);
-    KafkaIO.Write<String, HeaderedValue> write =
-        KafkaIO.<String, HeaderedValue>write()
-            .withBootstrapServers(clients.bootstrapServers())
-            .withTopic(topic)
-            .withKeySerializer(StringSerializer.class)
-            .withValueSerializer(HeaderedValue.ValueSerializer.class)
-            .withProducerFactoryFn(clients.producerFactory(options.getKafkaEosRecovery()))
-            .withConsumerFactoryFn(clients.consumerFactory());
-    if (options.getKafkaSinkMode() == KafkaOptions.KafkaSinkMode.transactional) {
-      // Each transaction's first send is refused (CONCURRENT_TRANSACTIONS) until the coordinator
-      // has completed the previous one, and retried after the backoff: the default 100 ms would
-      // be paid on every transaction. 1 ms, growing to at most 20 ms, measured fastest per
-      // transaction on a local broker while keeping retries against an absent broker sparse.
-      producer.put(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 1);
-      producer.put(ProducerConfig.RETRY_BACKOFF_MAX_MS_CONFIG, 20);
-      write =
-          write
-              .withProducerConfigUpdates(producer)
-              .withEOS(options.getKafkaSinkShards(), sinkGroupId(options) + "." + outputName);
-    } else {
-      producer.put(ProducerConfig.LINGER_MS_CONFIG, IDEMPOTENT_LINGER_MS);
-      write = write.withProducerConfigUpdates(producer);
-    }
-    return write;
+    return producer;
+  }
+
+  /** {@link KafkaOptions.KafkaSinkMode#idempotent}: KafkaIO's writer, no transactions. */
+  static KafkaIO.Write<String, HeaderedValue> idempotentWrite(String topic, KafkaClients clients) {
+    Map<String, Object> producer = producerConfig();
+    producer.put(ProducerConfig.LINGER_MS_CONFIG, IDEMPOTENT_LINGER_MS);
+    return KafkaIO.<String, HeaderedValue>write()
+        .withBootstrapServers(clients.bootstrapServers())
+        .withTopic(topic)
+        .withKeySerializer(StringSerializer.class)
+        .withValueSerializer(HeaderedValue.ValueSerializer.class)
+        .withProducerFactoryFn(clients.producerFactory())
+        .withConsumerFactoryFn(clients.consumerFactory())
+        .withProducerConfigUpdates(producer);
+  }
+
+  /** {@link KafkaOptions.KafkaSinkMode#transactional}: {@link TransactionalKafkaWrite}. */
+  static TransactionalKafkaWrite transactionalWrite(
+      String topic, String outputName, KafkaOptions options, KafkaClients clients) {
+    Map<String, Object> producer = producerConfig();
+    // Each transaction's first send is refused (CONCURRENT_TRANSACTIONS) until the coordinator
+    // has completed the previous one, and retried after the backoff: the default 100 ms would
+    // be paid on every transaction. 1 ms, growing to at most 20 ms, measured fastest per
+    // transaction on a local broker while keeping retries against an absent broker sparse.
+    producer.put(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 1);
+    producer.put(ProducerConfig.RETRY_BACKOFF_MAX_MS_CONFIG, 20);
+    return new TransactionalKafkaWrite(
+        topic,
+        sinkGroupId(options) + "." + outputName,
+        options.getKafkaSinkShards(),
+        clients,
+        producer);
   }
 }

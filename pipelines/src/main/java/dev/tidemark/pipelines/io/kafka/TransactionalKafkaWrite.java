@@ -1,0 +1,500 @@
+package dev.tidemark.pipelines.io.kafka;
+
+import dev.tidemark.transforms.values.Codec;
+import java.io.DataInputStream;
+import java.io.DataOutput;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+import org.apache.beam.sdk.coders.KvCoder;
+import org.apache.beam.sdk.coders.VarIntCoder;
+import org.apache.beam.sdk.metrics.Counter;
+import org.apache.beam.sdk.metrics.Metrics;
+import org.apache.beam.sdk.state.StateSpec;
+import org.apache.beam.sdk.state.StateSpecs;
+import org.apache.beam.sdk.state.ValueState;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.PTransform;
+import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.transforms.windowing.GlobalWindows;
+import org.apache.beam.sdk.transforms.windowing.Window;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollection;
+import org.apache.beam.sdk.values.PDone;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.checkerframework.checker.nullness.qual.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The transactional Kafka sink: every record reaches its topic exactly once, in Kafka transactions
+ * of many records each, whatever the runner retries or restores.
+ *
+ * <p>The design is that of Beam's {@code KafkaIO.write().withEOS()}: records are spread over a
+ * fixed number of shards, a stateful step gives each record of a shard the next sequence number,
+ * and a writer with {@link DoFn.RequiresStableInput stable input} (on Flink: it sees a record only
+ * once the checkpoint holding the record and its number has completed) writes each shard's records
+ * in order with one transactional producer per shard. Every transaction also commits, to the sink
+ * group's offsets (the shard's partition of the topic, as Beam does), the shard's next sequence
+ * number; a writer that starts (after a failure or a restore) reads it back and skips the records
+ * below it, which a previous attempt has already committed.
+ *
+ * <p>Where it differs from Beam's sink, each from a measurement:
+ *
+ * <ul>
+ *   <li><b>One transaction per bundle per shard, not per record.</b> Beam's writer commits a
+ *       transaction per element of a grouping step whose trigger fires per record; on Flink that is
+ *       a transaction per record, and a Kafka transaction costs milliseconds. This writer sends
+ *       every record of a bundle and commits each shard's transaction when the bundle finishes; on
+ *       Flink a bundle of a stable-input step is everything one checkpoint released.
+ *   <li><b>A lineage id from the sequencer's state, not the writer's.</b> Beam's writer keeps a
+ *       random writer id in its own state and in Kafka to refuse commits of another job; its first
+ *       commit reaches Kafka before its state reaches a checkpoint, so a restore from a checkpoint
+ *       taken in between fails on every attempt. Here the sequencer draws the shard's lineage id
+ *       with its first number and sends it with every record: a record the writer sees was released
+ *       by a completed checkpoint, so that checkpoint holds the lineage id too.
+ *   <li><b>Records keep their keys' order.</b> A record's shard is its key's hash, so all records
+ *       of a key (the editions of one decision) travel one shard in order.
+ * </ul>
+ *
+ * <p>Restores: from the latest checkpoint, and from a savepoint of a job stopped with it (Flink
+ * completes a stop-with-savepoint before the tasks end, so its records are committed first). A
+ * restore from an older checkpoint or savepoint of the same job finds higher numbers in Kafka and
+ * skips records up to them: as with Beam's sink, it must not be used to rewrite output. A job that
+ * starts without state on a group another lineage committed to fails with a message naming the fix.
+ */
+public final class TransactionalKafkaWrite
+    extends PTransform<PCollection<KV<String, HeaderedValue>>, PDone> {
+  private static final long serialVersionUID = 1L;
+  private static final Logger LOG = LoggerFactory.getLogger(TransactionalKafkaWrite.class);
+  private static final String METRICS = "TransactionalKafkaWrite";
+
+  private final String topic;
+  private final String groupId;
+  private final int shards;
+  private final KafkaClients clients;
+  private final Map<String, Object> producerConfig;
+
+  /**
+   * Writes to {@code topic} in {@code shards} shards, with {@code groupId} as the sink group (where
+   * the committed sequence numbers live) and the prefix of the producers' transactional ids. {@code
+   * producerConfig} adds to or overrides the producer settings this sink sets.
+   */
+  public TransactionalKafkaWrite(
+      String topic,
+      String groupId,
+      int shards,
+      KafkaClients clients,
+      Map<String, Object> producerConfig) {
+    if (shards < 1) {
+      throw new IllegalArgumentException("a transactional sink needs at least one shard");
+    }
+    this.topic = topic;
+    this.groupId = groupId;
+    this.shards = shards;
+    this.clients = clients;
+    this.producerConfig = new LinkedHashMap<>(producerConfig);
+  }
+
+  /** The producer settings this sink adds to the connection (the transactional id comes on top). */
+  public Map<String, Object> producerConfig() {
+    return Collections.unmodifiableMap(producerConfig);
+  }
+
+  @Override
+  public PDone expand(PCollection<KV<String, HeaderedValue>> input) {
+    input
+        .apply("GlobalWindow", Window.into(new GlobalWindows()))
+        .apply("AssignShard", ParDo.of(new AssignShard(shards)))
+        .setCoder(KvCoder.of(VarIntCoder.of(), input.getCoder()))
+        .apply("Sequence", ParDo.of(new Sequence()))
+        .setCoder(KvCoder.of(VarIntCoder.of(), Sequenced.Coder.of()))
+        .apply("Write", ParDo.of(new Writer(topic, groupId, clients, producerConfig)));
+    return PDone.in(input.getPipeline());
+  }
+
+  /** The name of the sink group's offsets that hold a shard's next sequence number. */
+  public static TopicPartition shardPartition(String topic, int shard) {
+    return new TopicPartition(topic, shard);
+  }
+
+  /** A record with its shard's lineage id and its sequence number in the shard. */
+  static final class Sequenced {
+    final String lineage;
+    final long number;
+    final String key;
+    final HeaderedValue value;
+
+    Sequenced(String lineage, long number, String key, HeaderedValue value) {
+      this.lineage = lineage;
+      this.number = number;
+      this.key = key;
+      this.value = value;
+    }
+
+    /**
+     * Versioned ({@link Codec.DataCoder}): the writer's stable input keeps these in checkpoints.
+     * Version 1: lineage, number, key, then the value in {@link HeaderedValue.Coder}'s format.
+     */
+    static final class Coder extends Codec.DataCoder<Sequenced> {
+      private static final long serialVersionUID = 1L;
+      private static final Coder INSTANCE = new Coder();
+
+      static Coder of() {
+        return INSTANCE;
+      }
+
+      @Override
+      protected int version() {
+        return 1;
+      }
+
+      @Override
+      protected void write(Sequenced value, DataOutput out) throws IOException {
+        Codec.writeString(value.lineage, out);
+        out.writeLong(value.number);
+        Codec.writeString(value.key, out);
+        HeaderedValue.Coder.of().writeVersioned(value.value, out);
+      }
+
+      @Override
+      protected Sequenced read(int version, DataInputStream in) throws IOException {
+        return new Sequenced(
+            Codec.readString(in),
+            in.readLong(),
+            Codec.readString(in),
+            HeaderedValue.Coder.of().readVersioned(in));
+      }
+
+      @Override
+      public boolean consistentWithEquals() {
+        return false;
+      }
+    }
+  }
+
+  /** Keys each record by its shard: the hash of its Kafka key. */
+  static final class AssignShard
+      extends DoFn<KV<String, HeaderedValue>, KV<Integer, KV<String, HeaderedValue>>> {
+    private static final long serialVersionUID = 1L;
+    private final int shards;
+
+    AssignShard(int shards) {
+      this.shards = shards;
+    }
+
+    @ProcessElement
+    public void process(
+        @Element KV<String, HeaderedValue> record,
+        OutputReceiver<KV<Integer, KV<String, HeaderedValue>>> out) {
+      String key = Objects.requireNonNull(record.getKey(), "a transactional sink record's key");
+      out.output(KV.of(Math.floorMod(key.hashCode(), shards), record));
+    }
+  }
+
+  /** Numbers each shard's records 0, 1, 2, ... and draws the shard's lineage id with number 0. */
+  static final class Sequence
+      extends DoFn<KV<Integer, KV<String, HeaderedValue>>, KV<Integer, Sequenced>> {
+    private static final long serialVersionUID = 1L;
+
+    @StateId("next")
+    private final StateSpec<ValueState<Long>> nextSpec = StateSpecs.value();
+
+    @StateId("lineage")
+    private final StateSpec<ValueState<String>> lineageSpec = StateSpecs.value();
+
+    @ProcessElement
+    public void process(
+        @Element KV<Integer, KV<String, HeaderedValue>> element,
+        @StateId("next") ValueState<Long> nextState,
+        @StateId("lineage") ValueState<String> lineageState,
+        OutputReceiver<KV<Integer, Sequenced>> out) {
+      String lineage = lineageState.read();
+      if (lineage == null) {
+        lineage = UUID.randomUUID().toString();
+        lineageState.write(lineage);
+      }
+      Long stored = nextState.read();
+      long next = stored == null ? 0 : stored;
+      KV<String, HeaderedValue> record = element.getValue();
+      out.output(
+          KV.of(
+              element.getKey(),
+              new Sequenced(
+                  lineage, next, Objects.requireNonNull(record.getKey()), record.getValue())));
+      nextState.write(next + 1);
+    }
+  }
+
+  /**
+   * Writes each shard's records in sequence order, one transaction per shard per bundle. Keyed by
+   * shard, like the sequencer, so that one task owns a shard's producer, also after a rescale.
+   */
+  static final class Writer extends DoFn<KV<Integer, Sequenced>, Void> {
+    private static final long serialVersionUID = 1L;
+
+    /**
+     * Never read or written: a state declaration is what makes a runner partition a step's input by
+     * key (here: by shard), so that the records of a shard, including those a restore replays from
+     * a checkpoint, reach the one task that holds the shard's producer.
+     */
+    @StateId("shardOwner")
+    private final StateSpec<ValueState<Integer>> shardOwnerSpec = StateSpecs.value();
+
+    private final String topic;
+    private final String groupId;
+    private final KafkaClients clients;
+    private final Map<String, Object> producerConfig;
+
+    private final Counter recordsWritten = Metrics.counter(METRICS, "recordsWritten");
+    private final Counter recordsSkipped = Metrics.counter(METRICS, "recordsAlreadyCommitted");
+    private final Counter transactions = Metrics.counter(METRICS, "transactions");
+
+    private transient @Nullable Map<Integer, ShardWriter> writers;
+
+    Writer(String topic, String groupId, KafkaClients clients, Map<String, Object> producerConfig) {
+      this.topic = topic;
+      this.groupId = groupId;
+      this.clients = clients;
+      this.producerConfig = producerConfig;
+    }
+
+    @Setup
+    public void setup() {
+      writers = new HashMap<>();
+    }
+
+    @RequiresStableInput
+    @ProcessElement
+    public void process(@Element KV<Integer, Sequenced> element) {
+      int shard = element.getKey();
+      Sequenced record = element.getValue();
+      Map<Integer, ShardWriter> open = Objects.requireNonNull(writers);
+      ShardWriter writer = open.get(shard);
+      if (writer == null) {
+        writer = new ShardWriter(shard, record.lineage);
+        open.put(shard, writer);
+      }
+      if (writer.send(record)) {
+        recordsWritten.inc();
+      } else {
+        recordsSkipped.inc();
+      }
+    }
+
+    @FinishBundle
+    public void finishBundle() {
+      for (ShardWriter writer : List.copyOf(Objects.requireNonNull(writers).values())) {
+        if (writer.commit()) {
+          transactions.inc();
+        }
+      }
+    }
+
+    @Teardown
+    public void teardown() {
+      if (writers != null) {
+        writers.values().forEach(ShardWriter::close);
+        writers.clear();
+      }
+    }
+
+    /**
+     * One shard's transactional producer and the next sequence number it expects. Any failure
+     * closes the producer and fails the bundle; the runner retries from stable input, and the new
+     * producer (same transactional id) aborts what this one left open.
+     */
+    private final class ShardWriter {
+      private final int shard;
+      private final String lineage;
+      private final Producer<String, HeaderedValue> producer;
+      private long next;
+      private boolean inTransaction;
+      private long skipped;
+
+      ShardWriter(int shard, String lineage) {
+        this.shard = shard;
+        this.lineage = lineage;
+        Map<String, Object> config = new HashMap<>(producerConfig);
+        config.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, groupId + "-" + shard);
+        config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        config.put(ProducerConfig.ACKS_CONFIG, "all");
+        this.producer =
+            new KafkaProducer<>(
+                clients.merged(config),
+                new StringSerializer(),
+                new HeaderedValue.ValueSerializer());
+        try {
+          // Fences any earlier producer of this shard and completes its open transaction, so the
+          // committed number read next is final.
+          producer.initTransactions();
+          this.next = committedNext();
+        } catch (RuntimeException e) {
+          producer.close();
+          throw e;
+        }
+      }
+
+      /** The next number the sink group holds for this shard; 0 when it holds none. */
+      private long committedNext() {
+        Map<String, Object> config = new HashMap<>();
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
+        config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        TopicPartition partition = shardPartition(topic, shard);
+        try (Consumer<byte[], byte[]> consumer =
+            new KafkaConsumer<>(
+                clients.merged(config), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+          OffsetAndMetadata committed = consumer.committed(Set.of(partition)).get(partition);
+          if (committed == null || committed.metadata().isEmpty()) {
+            return 0;
+          }
+          ShardPosition position = ShardPosition.parse(committed.metadata());
+          if (!position.lineage.equals(lineage)) {
+            throw new IllegalStateException(
+                "sink group '"
+                    + groupId
+                    + "' holds commits of shard "
+                    + shard
+                    + " from another job or an earlier run this job did not restore from (up to"
+                    + " record "
+                    + position.next
+                    + "); writing would mix two runs' numbering. Give this job its own"
+                    + " --kafkaSinkGroupId, or delete that group (kafka-consumer-groups.sh"
+                    + " --delete --group "
+                    + groupId
+                    + ") if the earlier run's output is to be written again");
+          }
+          LOG.info(
+              "sink group {} shard {}: records below {} are committed",
+              groupId,
+              shard,
+              position.next);
+          return position.next;
+        }
+      }
+
+      /** Sends {@code record} in this bundle's transaction; false if it was committed before. */
+      boolean send(Sequenced record) {
+        if (!record.lineage.equals(lineage)) {
+          throw new IllegalStateException(
+              "shard "
+                  + shard
+                  + " received records of two lineages: "
+                  + lineage
+                  + ", "
+                  + record.lineage);
+        }
+        if (record.number < next) {
+          skipped++;
+          return false;
+        }
+        if (record.number > next) {
+          throw fail(
+              new IllegalStateException(
+                  "shard "
+                      + shard
+                      + " expected record "
+                      + next
+                      + " but received "
+                      + record.number
+                      + ": records were lost between the sequencer and the writer"));
+        }
+        try {
+          if (!inTransaction) {
+            producer.beginTransaction();
+            inTransaction = true;
+          }
+          producer.send(new ProducerRecord<>(topic, record.key, record.value));
+        } catch (RuntimeException e) {
+          throw fail(e);
+        }
+        next++;
+        return true;
+      }
+
+      /** Commits the open transaction with the shard's next number; false if none was open. */
+      boolean commit() {
+        if (skipped > 0) {
+          LOG.warn(
+              "sink group {} shard {}: skipped {} records that an earlier attempt had committed"
+                  + " (a restore replayed them)",
+              groupId,
+              shard,
+              skipped);
+          skipped = 0;
+        }
+        if (!inTransaction) {
+          return false;
+        }
+        try {
+          producer.sendOffsetsToTransaction(
+              Map.of(
+                  shardPartition(topic, shard),
+                  new OffsetAndMetadata(0L, new ShardPosition(lineage, next).format())),
+              new ConsumerGroupMetadata(groupId));
+          producer.commitTransaction();
+        } catch (RuntimeException e) {
+          throw fail(e);
+        }
+        inTransaction = false;
+        return true;
+      }
+
+      /** Closes this writer and forgets it: the next record of the shard opens a new one. */
+      private RuntimeException fail(RuntimeException e) {
+        Objects.requireNonNull(writers).remove(shard);
+        close();
+        return e;
+      }
+
+      void close() {
+        producer.close(Duration.ofSeconds(5));
+      }
+    }
+  }
+
+  /** A shard's lineage id and next sequence number, as committed in the sink group's metadata. */
+  static final class ShardPosition {
+    final String lineage;
+    final long next;
+
+    ShardPosition(String lineage, long next) {
+      this.lineage = lineage;
+      this.next = next;
+    }
+
+    String format() {
+      return "tidemark/1 " + lineage + " " + next;
+    }
+
+    static ShardPosition parse(String metadata) {
+      List<String> fields = List.of(metadata.split(" "));
+      if (fields.size() != 3 || !fields.get(0).equals("tidemark/1")) {
+        throw new IllegalStateException(
+            "the sink group's offset metadata '"
+                + metadata
+                + "' was not written by this sink (Beam's KafkaIO exactly-once sink, or another"
+                + " tool, used the group): give this job its own --kafkaSinkGroupId");
+      }
+      return new ShardPosition(fields.get(1), Long.parseLong(fields.get(2)));
+    }
+  }
+}
