@@ -5,7 +5,9 @@ import java.io.DataInputStream;
 import java.io.DataOutput;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,6 +19,7 @@ import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.VarIntCoder;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.metrics.Metrics;
+import org.apache.beam.sdk.state.BagState;
 import org.apache.beam.sdk.state.StateSpec;
 import org.apache.beam.sdk.state.StateSpecs;
 import org.apache.beam.sdk.state.ValueState;
@@ -55,7 +58,9 @@ import org.slf4j.LoggerFactory;
  * in order with one transactional producer per shard. Every transaction also commits, to the sink
  * group's offsets (the shard's partition of the topic, as Beam does), the shard's next sequence
  * number; a writer that starts (after a failure or a restore) reads it back and skips the records
- * below it, which a previous attempt has already committed.
+ * below it, which a previous attempt has already committed. A record that arrives before its turn
+ * (a restore on Flink can release pending checkpoints' records out of order) waits in the writer's
+ * state until the records before it have been sent.
  *
  * <p>Where it differs from Beam's sink, each from a measurement:
  *
@@ -252,12 +257,13 @@ public final class TransactionalKafkaWrite
     private static final long serialVersionUID = 1L;
 
     /**
-     * Never read or written: a state declaration is what makes a runner partition a step's input by
-     * key (here: by shard), so that the records of a shard, including those a restore replays from
-     * a checkpoint, reach the one task that holds the shard's producer.
+     * Records that arrived ahead of their turn, kept until the records before them arrive. On Flink
+     * a restore can release the records of several pending checkpoints out of their order. Keyed
+     * state also makes the runner partition the writer's input by shard, so that a shard's records
+     * reach the one task that holds its producer, also after a rescale.
      */
-    @StateId("shardOwner")
-    private final StateSpec<ValueState<Integer>> shardOwnerSpec = StateSpecs.value();
+    @StateId("waiting")
+    private final StateSpec<BagState<Sequenced>> waitingSpec = StateSpecs.bag(Sequenced.Coder.of());
 
     private final String topic;
     private final String groupId;
@@ -267,6 +273,7 @@ public final class TransactionalKafkaWrite
     private final Counter recordsWritten = Metrics.counter(METRICS, "recordsWritten");
     private final Counter recordsSkipped = Metrics.counter(METRICS, "recordsAlreadyCommitted");
     private final Counter transactions = Metrics.counter(METRICS, "transactions");
+    private final Counter recordsWaiting = Metrics.counter(METRICS, "recordsWaiting");
 
     private transient @Nullable Map<Integer, ShardWriter> writers;
 
@@ -284,7 +291,8 @@ public final class TransactionalKafkaWrite
 
     @RequiresStableInput
     @ProcessElement
-    public void process(@Element KV<Integer, Sequenced> element) {
+    public void process(
+        @Element KV<Integer, Sequenced> element, @StateId("waiting") BagState<Sequenced> waiting) {
       int shard = element.getKey();
       Sequenced record = element.getValue();
       Map<Integer, ShardWriter> open = Objects.requireNonNull(writers);
@@ -293,11 +301,51 @@ public final class TransactionalKafkaWrite
         writer = new ShardWriter(shard, record.lineage);
         open.put(shard, writer);
       }
-      if (writer.send(record)) {
-        recordsWritten.inc();
-      } else {
+      writer.checkLineage(record);
+      if (record.number < writer.next) {
+        writer.skipped++;
         recordsSkipped.inc();
+      } else if (record.number > writer.next) {
+        if (!writer.waiting) {
+          LOG.warn(
+              "sink group {} shard {}: record {} arrived before record {}; it waits for it",
+              groupId,
+              shard,
+              record.number,
+              writer.next);
+        }
+        waiting.add(record);
+        writer.waiting = true;
+        recordsWaiting.inc();
+      } else {
+        writer.send(record);
+        recordsWritten.inc();
+        if (writer.waiting) {
+          sendWaiting(writer, waiting);
+        }
       }
+    }
+
+    /** Sends the waiting records that are now next in turn; keeps the others waiting. */
+    private void sendWaiting(ShardWriter writer, BagState<Sequenced> waiting) {
+      List<Sequenced> held = new ArrayList<>();
+      waiting.read().forEach(held::add);
+      held.sort(Comparator.comparingLong(r -> r.number));
+      List<Sequenced> rest = new ArrayList<>();
+      for (Sequenced record : held) {
+        if (record.number < writer.next) {
+          writer.skipped++;
+          recordsSkipped.inc();
+        } else if (record.number == writer.next) {
+          writer.send(record);
+          recordsWritten.inc();
+        } else {
+          rest.add(record);
+        }
+      }
+      waiting.clear();
+      rest.forEach(waiting::add);
+      writer.waiting = !rest.isEmpty();
     }
 
     @FinishBundle
@@ -326,9 +374,17 @@ public final class TransactionalKafkaWrite
       private final int shard;
       private final String lineage;
       private final Producer<String, HeaderedValue> producer;
-      private long next;
+
+      /** The number of the next record to send. */
+      long next;
+
+      /** Records committed before that a restore replayed, since the last commit. */
+      long skipped;
+
+      /** Whether records may be waiting in state: always after a start, which may be a restore. */
+      boolean waiting = true;
+
       private boolean inTransaction;
-      private long skipped;
 
       ShardWriter(int shard, String lineage) {
         this.shard = shard;
@@ -391,8 +447,7 @@ public final class TransactionalKafkaWrite
         }
       }
 
-      /** Sends {@code record} in this bundle's transaction; false if it was committed before. */
-      boolean send(Sequenced record) {
+      void checkLineage(Sequenced record) {
         if (!record.lineage.equals(lineage)) {
           throw new IllegalStateException(
               "shard "
@@ -402,21 +457,10 @@ public final class TransactionalKafkaWrite
                   + ", "
                   + record.lineage);
         }
-        if (record.number < next) {
-          skipped++;
-          return false;
-        }
-        if (record.number > next) {
-          throw fail(
-              new IllegalStateException(
-                  "shard "
-                      + shard
-                      + " expected record "
-                      + next
-                      + " but received "
-                      + record.number
-                      + ": records were lost between the sequencer and the writer"));
-        }
+      }
+
+      /** Sends {@code record}, the next in turn, in this bundle's transaction. */
+      void send(Sequenced record) {
         try {
           if (!inTransaction) {
             producer.beginTransaction();
@@ -427,7 +471,6 @@ public final class TransactionalKafkaWrite
           throw fail(e);
         }
         next++;
-        return true;
       }
 
       /** Commits the open transaction with the shard's next number; false if none was open. */
