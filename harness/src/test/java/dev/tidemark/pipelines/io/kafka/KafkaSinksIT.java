@@ -105,7 +105,7 @@ public class KafkaSinksIT {
       PipelineResult.State state = writeRecords(options, write).waitUntilFinish();
       assertThat(state, is(PipelineResult.State.DONE));
       Map<String, String> landed = new TreeMap<>();
-      for (ConsumerRecord<byte[], byte[]> record : KafkaFeed.readAll(clients, topic)) {
+      for (ConsumerRecord<byte[], byte[]> record : readCommitted(clients, topic, RECORDS)) {
         String key = new String(record.key(), StandardCharsets.UTF_8);
         assertThat(key + " landed twice", landed.containsKey(key), is(false));
         landed.put(key, new String(record.value(), StandardCharsets.UTF_8));
@@ -137,8 +137,24 @@ public class KafkaSinksIT {
       Exception refused =
           assertThrows(Exception.class, () -> writeRecords(options, write).waitUntilFinish());
       assertThat(stackText(refused), containsString("--kafkaSinkGroupId"));
-      assertThat(KafkaFeed.readAll(clients, topic).size(), is(RECORDS));
+      assertThat(readCommitted(clients, topic, RECORDS).size(), is(RECORDS));
     }
+  }
+
+  /**
+   * The topic's committed records once it holds {@code expected} of them, or after 30 s. A commit
+   * returns once the transaction coordinator has logged it; the commit markers reach the topic's
+   * partitions just after, and until then a read_committed reader sees none of the records.
+   */
+  private static List<ConsumerRecord<byte[], byte[]>> readCommitted(
+      KafkaClients clients, String topic, int expected) throws InterruptedException {
+    long deadline = System.nanoTime() + 30_000_000_000L;
+    List<ConsumerRecord<byte[], byte[]>> records = KafkaFeed.readAll(clients, topic);
+    while (records.size() < expected && System.nanoTime() < deadline) {
+      Thread.sleep(200);
+      records = KafkaFeed.readAll(clients, topic);
+    }
+    return records;
   }
 
   private static PipelineResult writeRecords(

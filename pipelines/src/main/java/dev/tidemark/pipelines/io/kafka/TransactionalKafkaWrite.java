@@ -22,6 +22,10 @@ import org.apache.beam.sdk.metrics.Metrics;
 import org.apache.beam.sdk.state.BagState;
 import org.apache.beam.sdk.state.StateSpec;
 import org.apache.beam.sdk.state.StateSpecs;
+import org.apache.beam.sdk.state.TimeDomain;
+import org.apache.beam.sdk.state.Timer;
+import org.apache.beam.sdk.state.TimerSpec;
+import org.apache.beam.sdk.state.TimerSpecs;
 import org.apache.beam.sdk.state.ValueState;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.PTransform;
@@ -265,6 +269,13 @@ public final class TransactionalKafkaWrite
     @StateId("waiting")
     private final StateSpec<BagState<Sequenced>> waitingSpec = StateSpecs.bag(Sequenced.Coder.of());
 
+    /**
+     * Set while records wait: sends those that are in turn even if no further record of the shard
+     * arrives (the records before them may have come out of the same restore).
+     */
+    @TimerId("sendWaiting")
+    private final TimerSpec sendWaitingSpec = TimerSpecs.timer(TimeDomain.PROCESSING_TIME);
+
     private final String topic;
     private final String groupId;
     private final KafkaClients clients;
@@ -292,7 +303,9 @@ public final class TransactionalKafkaWrite
     @RequiresStableInput
     @ProcessElement
     public void process(
-        @Element KV<Integer, Sequenced> element, @StateId("waiting") BagState<Sequenced> waiting) {
+        @Element KV<Integer, Sequenced> element,
+        @StateId("waiting") BagState<Sequenced> waiting,
+        @TimerId("sendWaiting") Timer sendWaitingTimer) {
       int shard = element.getKey();
       Sequenced record = element.getValue();
       Map<Integer, ShardWriter> open = Objects.requireNonNull(writers);
@@ -302,6 +315,10 @@ public final class TransactionalKafkaWrite
         open.put(shard, writer);
       }
       writer.checkLineage(record);
+      if (writer.waiting) {
+        // Records restored in state may be next in turn before this one.
+        sendWaiting(writer, waiting);
+      }
       if (record.number < writer.next) {
         writer.skipped++;
         recordsSkipped.inc();
@@ -317,12 +334,38 @@ public final class TransactionalKafkaWrite
         waiting.add(record);
         writer.waiting = true;
         recordsWaiting.inc();
+        sendWaitingTimer.offset(org.joda.time.Duration.standardSeconds(1)).setRelative();
       } else {
         writer.send(record);
         recordsWritten.inc();
         if (writer.waiting) {
           sendWaiting(writer, waiting);
         }
+      }
+    }
+
+    @OnTimer("sendWaiting")
+    public void onSendWaiting(
+        @Key Integer shard,
+        @StateId("waiting") BagState<Sequenced> waiting,
+        @TimerId("sendWaiting") Timer sendWaitingTimer) {
+      Sequenced first = null;
+      for (Sequenced record : waiting.read()) {
+        first = record;
+        break;
+      }
+      if (first == null) {
+        return;
+      }
+      Map<Integer, ShardWriter> open = Objects.requireNonNull(writers);
+      ShardWriter writer = open.get(shard);
+      if (writer == null) {
+        writer = new ShardWriter(shard, first.lineage);
+        open.put(shard, writer);
+      }
+      sendWaiting(writer, waiting);
+      if (writer.waiting) {
+        sendWaitingTimer.offset(org.joda.time.Duration.standardSeconds(1)).setRelative();
       }
     }
 
@@ -348,27 +391,46 @@ public final class TransactionalKafkaWrite
       writer.waiting = !rest.isEmpty();
     }
 
+    /** Closes the writers a failed bundle left behind: their transactions were never committed. */
+    @StartBundle
+    public void startBundle() {
+      closeAll();
+    }
+
+    /**
+     * Commits each shard's transaction and closes its writer. The next bundle opens new ones and
+     * reads the committed numbers back from Kafka, so no number held in memory outlives the bundle
+     * that committed it (a runner may give a shard's next bundle to another instance of this step).
+     */
     @FinishBundle
     public void finishBundle() {
-      for (ShardWriter writer : List.copyOf(Objects.requireNonNull(writers).values())) {
-        if (writer.commit()) {
-          transactions.inc();
+      try {
+        for (ShardWriter writer : List.copyOf(Objects.requireNonNull(writers).values())) {
+          if (writer.commit()) {
+            transactions.inc();
+          }
         }
+      } finally {
+        closeAll();
       }
     }
 
-    @Teardown
-    public void teardown() {
+    private void closeAll() {
       if (writers != null) {
         writers.values().forEach(ShardWriter::close);
         writers.clear();
       }
     }
 
+    @Teardown
+    public void teardown() {
+      closeAll();
+    }
+
     /**
-     * One shard's transactional producer and the next sequence number it expects. Any failure
-     * closes the producer and fails the bundle; the runner retries from stable input, and the new
-     * producer (same transactional id) aborts what this one left open.
+     * One shard's transactional producer for one bundle, and the next sequence number it expects.
+     * Any failure fails the bundle; the runner retries from stable input, and the next producer
+     * (same transactional id) aborts what this one left open.
      */
     private final class ShardWriter {
       private final int shard;
