@@ -49,8 +49,10 @@ public final class Summary {
   final Map<String, Long> decisionsByTiming;
   final long decisions;
   final Duration wallTime;
+  private final Map<String, Long> counters;
 
   private Summary(Map<String, Long> counters, long droppedByRunner, Duration wallTime) {
+    this.counters = Collections.unmodifiableMap(new TreeMap<>(counters));
     this.read = counters.getOrDefault(TidemarkMetrics.READ, 0L);
     this.valid = counters.getOrDefault(TidemarkMetrics.VALID, 0L);
     this.deadLetters = counters.getOrDefault(TidemarkMetrics.DEAD_LETTERS, 0L);
@@ -93,6 +95,20 @@ public final class Summary {
           || name.equals(TidemarkMetrics.RUNNER_STATEFUL_PARDO_DROPPED)) {
         droppedByRunner += value;
       }
+    }
+    return new Summary(counters, droppedByRunner, wallTime);
+  }
+
+  /**
+   * The summary of runs over disjoint parts of one input: their counters added, with {@code
+   * wallTime} for the whole.
+   */
+  public static Summary sum(List<Summary> parts, Duration wallTime) {
+    Map<String, Long> counters = new TreeMap<>();
+    long droppedByRunner = 0;
+    for (Summary part : parts) {
+      part.counters.forEach((name, value) -> counters.merge(name, value, Long::sum));
+      droppedByRunner += part.droppedByRunner;
     }
     return new Summary(counters, droppedByRunner, wallTime);
   }

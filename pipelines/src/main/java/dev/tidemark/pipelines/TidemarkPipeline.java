@@ -48,10 +48,12 @@ import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.options.StreamingOptions;
 import org.apache.beam.sdk.transforms.Flatten;
 import org.apache.beam.sdk.transforms.MapElements;
+import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.WithFailures;
 import org.apache.beam.sdk.transforms.windowing.DefaultTrigger;
 import org.apache.beam.sdk.transforms.windowing.GlobalWindows;
 import org.apache.beam.sdk.transforms.windowing.Window;
+import org.apache.beam.sdk.values.PBegin;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.PCollectionList;
 import org.apache.beam.sdk.values.TypeDescriptors;
@@ -590,13 +592,23 @@ public final class TidemarkPipeline {
    * writes the checked {@link Summary} as {@code summary.json} under {@code --output}.
    */
   public static Summary run(TidemarkOptions options) {
+    return run(options, null);
+  }
+
+  /**
+   * As {@link #run(TidemarkOptions)}, reading {@code source} instead of the configured source when
+   * it is not null: the parts of a replay that {@code dev.tidemark.harness.check.Reference} runs
+   * one by one are TestStreams cut from one file.
+   */
+  public static Summary run(
+      TidemarkOptions options, @Nullable PTransform<PBegin, PCollection<RawRecord>> source) {
     checkOptions(options);
     Path output = Paths.get(options.getOutput());
     if (Runners.isDirect(options)) {
       // The DirectRunner otherwise blocks in run(), and no progress could be shown.
       options.as(DirectOptions.class).setBlockOnRun(false);
     }
-    Pipeline pipeline = build(options);
+    Pipeline pipeline = build(options, source);
     long started = System.nanoTime();
     PipelineResult result = pipeline.run();
     Progress.await(result, System.err);
@@ -614,12 +626,19 @@ public final class TidemarkPipeline {
    * outputs; the caller runs it.
    */
   public static Pipeline build(TidemarkOptions options) {
+    return build(options, null);
+  }
+
+  private static Pipeline build(
+      TidemarkOptions options, @Nullable PTransform<PBegin, PCollection<RawRecord>> source) {
     for (String warning : startupWarnings(options)) {
       System.err.println("tidemark: warning: " + warning);
     }
     clearOutputs(Paths.get(options.getOutput()));
     Pipeline pipeline = Pipeline.create(options);
-    writeOutputs(expand(readSource(pipeline, options), options), options);
+    PCollection<RawRecord> raw =
+        source == null ? readSource(pipeline, options) : pipeline.apply("ReadReplay", source);
+    writeOutputs(expand(raw, options), options);
     return pipeline;
   }
 

@@ -100,27 +100,38 @@ public final class OutputView {
    * The NDJSON outputs of a file-sink run under {@code outputDirectory} (one folder per output).
    */
   public static OutputView fromFiles(Path outputDirectory) {
+    return fromFiles(List.of(outputDirectory));
+  }
+
+  /** The NDJSON outputs of file-sink runs over disjoint parts of one input, as one view. */
+  public static OutputView fromFiles(List<Path> outputDirectories) {
     Map<String, List<byte[]>> values = new TreeMap<>();
     for (String name : Outputs.NAMES) {
       List<byte[]> lines = new ArrayList<>();
-      Path dir = outputDirectory.resolve(name);
-      if (Files.isDirectory(dir)) {
-        try (Stream<Path> files = Files.list(dir)) {
-          for (Path file :
-              files.filter(f -> f.getFileName().toString().endsWith(".ndjson")).sorted().toList()) {
-            for (byte[] line : ReplayFile.splitLines(Files.readAllBytes(file))) {
-              if (line.length > 0) {
-                lines.add(line);
-              }
-            }
-          }
-        } catch (IOException e) {
-          throw new UncheckedIOException("cannot read the outputs in " + dir, e);
-        }
+      for (Path outputDirectory : outputDirectories) {
+        addLines(outputDirectory.resolve(name), lines);
       }
       values.put(name, lines);
     }
     return of(values);
+  }
+
+  private static void addLines(Path dir, List<byte[]> lines) {
+    if (!Files.isDirectory(dir)) {
+      return;
+    }
+    try (Stream<Path> files = Files.list(dir)) {
+      for (Path file :
+          files.filter(f -> f.getFileName().toString().endsWith(".ndjson")).sorted().toList()) {
+        for (byte[] line : ReplayFile.splitLines(Files.readAllBytes(file))) {
+          if (line.length > 0) {
+            lines.add(line);
+          }
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read the outputs in " + dir, e);
+    }
   }
 
   private static OutputView of(Map<String, List<byte[]>> values) {
