@@ -308,40 +308,30 @@ public final class TransactionalKafkaWrite
         @TimerId("sendWaiting") Timer sendWaitingTimer) {
       int shard = element.getKey();
       Sequenced record = element.getValue();
-      Map<Integer, ShardWriter> open = Objects.requireNonNull(writers);
-      ShardWriter writer = open.get(shard);
-      if (writer == null) {
-        writer = new ShardWriter(shard, record.lineage);
-        open.put(shard, writer);
-      }
+      ShardWriter writer = writerFor(shard, record.lineage);
       writer.checkLineage(record);
       if (writer.waiting) {
         // Records restored in state may be next in turn before this one.
         sendWaiting(writer, waiting);
       }
-      if (record.number < writer.next) {
-        writer.skipped++;
-        recordsSkipped.inc();
-      } else if (record.number > writer.next) {
-        if (!writer.waiting) {
-          LOG.warn(
-              "sink group {} shard {}: record {} arrived before record {}; it waits for it",
-              groupId,
-              shard,
-              record.number,
-              writer.next);
-        }
-        waiting.add(record);
-        writer.waiting = true;
-        recordsWaiting.inc();
-        sendWaitingTimer.offset(org.joda.time.Duration.standardSeconds(1)).setRelative();
-      } else {
-        writer.send(record);
-        recordsWritten.inc();
+      if (offer(writer, record)) {
         if (writer.waiting) {
           sendWaiting(writer, waiting);
         }
+        return;
       }
+      if (!writer.waiting) {
+        LOG.warn(
+            "sink group {} shard {}: record {} arrived before record {}; it waits for it",
+            groupId,
+            shard,
+            record.number,
+            writer.next);
+      }
+      waiting.add(record);
+      writer.waiting = true;
+      recordsWaiting.inc();
+      sendWaitingTimer.offset(org.joda.time.Duration.standardSeconds(1)).setRelative();
     }
 
     @OnTimer("sendWaiting")
@@ -357,16 +347,35 @@ public final class TransactionalKafkaWrite
       if (first == null) {
         return;
       }
-      Map<Integer, ShardWriter> open = Objects.requireNonNull(writers);
-      ShardWriter writer = open.get(shard);
-      if (writer == null) {
-        writer = new ShardWriter(shard, first.lineage);
-        open.put(shard, writer);
-      }
+      ShardWriter writer = writerFor(shard, first.lineage);
       sendWaiting(writer, waiting);
       if (writer.waiting) {
         sendWaitingTimer.offset(org.joda.time.Duration.standardSeconds(1)).setRelative();
       }
+    }
+
+    /** This bundle's writer of {@code shard}, opened on the shard's first record in the bundle. */
+    private ShardWriter writerFor(int shard, String lineage) {
+      return Objects.requireNonNull(writers)
+          .computeIfAbsent(shard, s -> new ShardWriter(s, lineage));
+    }
+
+    /**
+     * Sends {@code record} if it is next in turn, or skips it if an earlier attempt committed it;
+     * false if it is ahead of its turn and must wait.
+     */
+    private boolean offer(ShardWriter writer, Sequenced record) {
+      if (record.number < writer.next) {
+        writer.skipped++;
+        recordsSkipped.inc();
+        return true;
+      }
+      if (record.number > writer.next) {
+        return false;
+      }
+      writer.send(record);
+      recordsWritten.inc();
+      return true;
     }
 
     /** Sends the waiting records that are now next in turn; keeps the others waiting. */
@@ -376,13 +385,7 @@ public final class TransactionalKafkaWrite
       held.sort(Comparator.comparingLong(r -> r.number));
       List<Sequenced> rest = new ArrayList<>();
       for (Sequenced record : held) {
-        if (record.number < writer.next) {
-          writer.skipped++;
-          recordsSkipped.inc();
-        } else if (record.number == writer.next) {
-          writer.send(record);
-          recordsWritten.inc();
-        } else {
+        if (!offer(writer, record)) {
           rest.add(record);
         }
       }
@@ -429,8 +432,9 @@ public final class TransactionalKafkaWrite
 
     /**
      * One shard's transactional producer for one bundle, and the next sequence number it expects.
-     * Any failure fails the bundle; the runner retries from stable input, and the next producer
-     * (same transactional id) aborts what this one left open.
+     * Any failure fails the bundle (the next bundle's start, or the teardown, closes the producer);
+     * the runner retries from stable input, and the next producer (same transactional id) aborts
+     * what this one left open.
      */
     private final class ShardWriter {
       private final int shard;
@@ -500,7 +504,7 @@ public final class TransactionalKafkaWrite
                     + groupId
                     + ") if the earlier run's output is to be written again");
           }
-          LOG.info(
+          LOG.debug(
               "sink group {} shard {}: records below {} are committed",
               groupId,
               shard,
@@ -523,15 +527,11 @@ public final class TransactionalKafkaWrite
 
       /** Sends {@code record}, the next in turn, in this bundle's transaction. */
       void send(Sequenced record) {
-        try {
-          if (!inTransaction) {
-            producer.beginTransaction();
-            inTransaction = true;
-          }
-          producer.send(new ProducerRecord<>(topic, record.key, record.value));
-        } catch (RuntimeException e) {
-          throw fail(e);
+        if (!inTransaction) {
+          producer.beginTransaction();
+          inTransaction = true;
         }
+        producer.send(new ProducerRecord<>(topic, record.key, record.value));
         next++;
       }
 
@@ -549,25 +549,14 @@ public final class TransactionalKafkaWrite
         if (!inTransaction) {
           return false;
         }
-        try {
-          producer.sendOffsetsToTransaction(
-              Map.of(
-                  shardPartition(topic, shard),
-                  new OffsetAndMetadata(0L, new ShardPosition(lineage, next).format())),
-              new ConsumerGroupMetadata(groupId));
-          producer.commitTransaction();
-        } catch (RuntimeException e) {
-          throw fail(e);
-        }
+        producer.sendOffsetsToTransaction(
+            Map.of(
+                shardPartition(topic, shard),
+                new OffsetAndMetadata(0L, new ShardPosition(lineage, next).format())),
+            new ConsumerGroupMetadata(groupId));
+        producer.commitTransaction();
         inTransaction = false;
         return true;
-      }
-
-      /** Closes this writer and forgets it: the next record of the shard opens a new one. */
-      private RuntimeException fail(RuntimeException e) {
-        Objects.requireNonNull(writers).remove(shard);
-        close();
-        return e;
       }
 
       void close() {
