@@ -65,20 +65,7 @@ public class KafkaSinksIT {
       EmbeddedKafka.createTopics(broker.bootstrapServers(), 2, List.of(topic), Map.of());
       writeRecords(options, write).waitUntilFinish();
 
-      Map<String, String> expected = new TreeMap<>();
-      for (int i = 0; i < RECORDS; i++) {
-        expected.put("d" + i, value(i));
-      }
-      Map<String, String> landed = new TreeMap<>();
-      for (ConsumerRecord<byte[], byte[]> record : KafkaFeed.readAll(clients, topic)) {
-        String key = new String(record.key(), StandardCharsets.UTF_8);
-        assertThat(key + " landed twice", landed.containsKey(key), is(false));
-        landed.put(key, new String(record.value(), StandardCharsets.UTF_8));
-        assertThat(
-            new String(record.headers().lastHeader("version").value(), StandardCharsets.UTF_8),
-            is("1"));
-      }
-      assertThat(landed, is(expected));
+      assertThat(landedOnce(KafkaFeed.readAll(clients, topic)), is(expected()));
     }
   }
 
@@ -104,16 +91,7 @@ public class KafkaSinksIT {
 
       PipelineResult.State state = writeRecords(options, write).waitUntilFinish();
       assertThat(state, is(PipelineResult.State.DONE));
-      Map<String, String> landed = new TreeMap<>();
-      for (ConsumerRecord<byte[], byte[]> record : readCommitted(clients, topic, RECORDS)) {
-        String key = new String(record.key(), StandardCharsets.UTF_8);
-        assertThat(key + " landed twice", landed.containsKey(key), is(false));
-        landed.put(key, new String(record.value(), StandardCharsets.UTF_8));
-        assertThat(
-            new String(record.headers().lastHeader("version").value(), StandardCharsets.UTF_8),
-            is("1"));
-      }
-      assertThat(landed.size(), is(RECORDS));
+      assertThat(landedOnce(readCommitted(clients, topic, RECORDS)), is(expected()));
       // Each shard committed its next sequence number with its last transaction; together they
       // number every record once.
       long numbered = 0;
@@ -139,6 +117,29 @@ public class KafkaSinksIT {
       assertThat(stackText(refused), containsString("--kafkaSinkGroupId"));
       assertThat(readCommitted(clients, topic, RECORDS).size(), is(RECORDS));
     }
+  }
+
+  /** The records the job wrote: keys d0, d1, ... with their values. */
+  private static Map<String, String> expected() {
+    Map<String, String> expected = new TreeMap<>();
+    for (int i = 0; i < RECORDS; i++) {
+      expected.put("d" + i, value(i));
+    }
+    return expected;
+  }
+
+  /** The records' values by key; fails if a key landed twice or without its version header. */
+  private static Map<String, String> landedOnce(List<ConsumerRecord<byte[], byte[]>> records) {
+    Map<String, String> landed = new TreeMap<>();
+    for (ConsumerRecord<byte[], byte[]> record : records) {
+      String key = new String(record.key(), StandardCharsets.UTF_8);
+      assertThat(key + " landed twice", landed.containsKey(key), is(false));
+      landed.put(key, new String(record.value(), StandardCharsets.UTF_8));
+      assertThat(
+          new String(record.headers().lastHeader("version").value(), StandardCharsets.UTF_8),
+          is("1"));
+    }
+    return landed;
   }
 
   /**
