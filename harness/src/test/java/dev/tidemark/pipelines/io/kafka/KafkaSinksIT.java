@@ -21,20 +21,25 @@ import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
+import org.apache.beam.sdk.coders.VarIntCoder;
 import org.apache.beam.sdk.io.kafka.KafkaIO;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
+import org.apache.beam.sdk.testing.TestStream;
 import org.apache.beam.sdk.transforms.Create;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.PDone;
+import org.apache.beam.sdk.values.TimestampedValue;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.TopicPartition;
+import org.joda.time.Instant;
 import org.junit.Test;
 import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
@@ -116,6 +121,61 @@ public class KafkaSinksIT {
           assertThrows(Exception.class, () -> writeRecords(options, write).waitUntilFinish());
       assertThat(stackText(refused), containsString("--kafkaSinkGroupId"));
       assertThat(readCommitted(clients, topic, RECORDS).size(), is(RECORDS));
+    }
+  }
+
+  /**
+   * A restore on Flink can hand the writer a shard's records out of sequence order. Records ahead
+   * of their turn wait in state, each at the cost of one append, and go out once the records before
+   * them have: the topic holds every record once, in sequence order.
+   */
+  @Test
+  public void theTransactionalWriterHoldsRecordsAheadOfTheirTurn() throws Exception {
+    String topic = "sink.out-of-order";
+    int records = 400;
+    try (EmbeddedKafka broker = EmbeddedKafka.start()) {
+      TidemarkOptions options = options(broker.bootstrapServers());
+      KafkaClients clients = KafkaClients.from(options);
+      EmbeddedKafka.createTopics(broker.bootstrapServers(), 1, List.of(topic), Map.of());
+      // The second half arrives first, in two steps, then the first half.
+      List<TestStream.Event<KV<Integer, TransactionalKafkaWrite.Sequenced>>> events =
+          new ArrayList<>();
+      int[][] steps = {{300, 400}, {200, 300}, {0, 200}};
+      for (int[] step : steps) {
+        List<TimestampedValue<KV<Integer, TransactionalKafkaWrite.Sequenced>>> batch =
+            new ArrayList<>();
+        for (int i = step[0]; i < step[1]; i++) {
+          HeaderedValue value =
+              new HeaderedValue(value(i).getBytes(StandardCharsets.UTF_8), Map.of("version", "1"));
+          batch.add(
+              TimestampedValue.of(
+                  KV.of(0, new TransactionalKafkaWrite.Sequenced("lineage-1", i, "d" + i, value)),
+                  new Instant(0)));
+        }
+        events.add(TestStream.ElementEvent.add(batch));
+      }
+      events.add(TestStream.WatermarkEvent.advanceTo(BoundedWindow.TIMESTAMP_MAX_VALUE));
+      TestStream<KV<Integer, TransactionalKafkaWrite.Sequenced>> stream =
+          TestStream.fromRawEvents(
+              KvCoder.of(VarIntCoder.of(), TransactionalKafkaWrite.Sequenced.Coder.of()), events);
+      Pipeline pipeline = Pipeline.create(options);
+      pipeline
+          .apply(stream)
+          .apply(
+              ParDo.of(
+                  new TransactionalKafkaWrite.Writer(
+                      topic, "out-of-order", clients, new HashMap<>())));
+      assertThat(pipeline.run().waitUntilFinish(), is(PipelineResult.State.DONE));
+
+      List<String> keys = new ArrayList<>();
+      for (ConsumerRecord<byte[], byte[]> record : readCommitted(clients, topic, records)) {
+        keys.add(new String(record.key(), StandardCharsets.UTF_8));
+      }
+      List<String> inOrder = new ArrayList<>();
+      for (int i = 0; i < records; i++) {
+        inOrder.add("d" + i);
+      }
+      assertThat(keys, is(inOrder));
     }
   }
 

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.VarIntCoder;
@@ -310,28 +311,24 @@ public final class TransactionalKafkaWrite
       Sequenced record = element.getValue();
       ShardWriter writer = writerFor(shard, record.lineage);
       writer.checkLineage(record);
-      if (writer.waiting) {
-        // Records restored in state may be next in turn before this one.
-        sendWaiting(writer, waiting);
-      }
+      // Records restored in state may be next in turn before this one.
+      sendWaiting(writer, waiting);
       if (offer(writer, record)) {
-        if (writer.waiting) {
-          sendWaiting(writer, waiting);
-        }
+        sendWaiting(writer, waiting);
         return;
       }
-      if (!writer.waiting) {
+      if (writer.waitingNumbers().isEmpty()) {
         LOG.warn(
             "sink group {} shard {}: record {} arrived before record {}; it waits for it",
             groupId,
             shard,
             record.number,
             writer.next);
+        sendWaitingTimer.offset(org.joda.time.Duration.standardSeconds(1)).setRelative();
       }
       waiting.add(record);
-      writer.waiting = true;
+      writer.waitingNumbers().add(record.number);
       recordsWaiting.inc();
-      sendWaitingTimer.offset(org.joda.time.Duration.standardSeconds(1)).setRelative();
     }
 
     @OnTimer("sendWaiting")
@@ -349,7 +346,7 @@ public final class TransactionalKafkaWrite
       }
       ShardWriter writer = writerFor(shard, first.lineage);
       sendWaiting(writer, waiting);
-      if (writer.waiting) {
+      if (!writer.waitingNumbers().isEmpty()) {
         sendWaitingTimer.offset(org.joda.time.Duration.standardSeconds(1)).setRelative();
       }
     }
@@ -378,8 +375,20 @@ public final class TransactionalKafkaWrite
       return true;
     }
 
-    /** Sends the waiting records that are now next in turn; keeps the others waiting. */
+    /**
+     * Sends the waiting records that are now next in turn, and keeps the others waiting. The bag is
+     * read once per shard and bundle, then only when the lowest waiting number is in turn: a record
+     * ahead of its turn costs one append, however many wait before it.
+     */
     private void sendWaiting(ShardWriter writer, BagState<Sequenced> waiting) {
+      if (writer.waitingNumbers == null) {
+        TreeSet<Long> numbers = new TreeSet<>();
+        waiting.read().forEach(record -> numbers.add(record.number));
+        writer.waitingNumbers = numbers;
+      }
+      if (writer.waitingNumbers.isEmpty() || writer.waitingNumbers.first() > writer.next) {
+        return;
+      }
       List<Sequenced> held = new ArrayList<>();
       waiting.read().forEach(held::add);
       held.sort(Comparator.comparingLong(r -> r.number));
@@ -391,7 +400,8 @@ public final class TransactionalKafkaWrite
       }
       waiting.clear();
       rest.forEach(waiting::add);
-      writer.waiting = !rest.isEmpty();
+      writer.waitingNumbers.clear();
+      rest.forEach(record -> writer.waitingNumbers.add(record.number));
     }
 
     /** Closes the writers a failed bundle left behind: their transactions were never committed. */
@@ -447,8 +457,11 @@ public final class TransactionalKafkaWrite
       /** Records committed before that a restore replayed, since the last commit. */
       long skipped;
 
-      /** Whether records may be waiting in state: always after a start, which may be a restore. */
-      boolean waiting = true;
+      /**
+       * The numbers of the records waiting in state, read on the shard's first record of the bundle
+       * (after a start, which may be a restore, any may wait); null until then.
+       */
+      @Nullable TreeSet<Long> waitingNumbers;
 
       private boolean inTransaction;
 
@@ -511,6 +524,11 @@ public final class TransactionalKafkaWrite
               position.next);
           return position.next;
         }
+      }
+
+      /** {@link #waitingNumbers}, once read. */
+      TreeSet<Long> waitingNumbers() {
+        return Objects.requireNonNull(waitingNumbers, "the waiting records were not read yet");
       }
 
       void checkLineage(Sequenced record) {
