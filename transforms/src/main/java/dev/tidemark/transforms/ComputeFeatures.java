@@ -6,6 +6,9 @@ import dev.tidemark.transforms.values.FeatureInput;
 import dev.tidemark.transforms.values.Features;
 import dev.tidemark.transforms.values.PaymentEvent;
 import dev.tidemark.transforms.values.TooLateRecord;
+import java.util.HashSet;
+import java.util.Objects;
+import java.util.Set;
 import org.apache.beam.sdk.coders.InstantCoder;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.NullableCoder;
@@ -61,9 +64,9 @@ import org.joda.time.Instant;
  * windows; an event that misses only some of its sliding windows is {@code partiallyLate} and still
  * counts in the others) and holds the watermark so that Beam never drops what it passes. Every
  * unique event is therefore either windowed or too late, and the runner's own drop counters stay at
- * zero. Cost: one extra keyed shuffle onto {@link #withGateShards gate shards} (default one, so the
- * gate is one serial step), and a watermark at the windowing step that trails the source's by up to
- * one window period.
+ * zero. Cost: one extra keyed shuffle onto {@link #withGateShards gate shards} (default one; the
+ * pipelines use the job's parallelism), and a watermark at the windowing step that trails the
+ * source's by up to one window period.
  *
  * <p>A bounded input (a backfill) skips the gate: its watermark stays at the minimum until the
  * input is exhausted, and every element waiting at a step holds that step's watermark at or below
@@ -216,14 +219,17 @@ public abstract class ComputeFeatures
   }
 
   /**
-   * How many keys the too-late gate spreads over (its parallelism). Each shard holds the watermark
-   * at its own bound, so a shard that sees no events for a long time (or none yet) holds back the
-   * whole windowing step: use more than one shard only for streams dense enough that every shard
-   * sees events every few window periods.
+   * How many keys the too-late gate spreads over (its parallelism). Events go to a shard by
+   * identity; every shard also hears of the window periods the other shards' events fall in, so
+   * each moves its bound at the window ends of the whole stream, and a shard without events of its
+   * own does not hold the watermark back. A job restored from a savepoint must keep the count it
+   * was started with: a shard the restored job no longer uses releases its hold, but a shard it did
+   * not use before has no bound and would pass events Beam may drop.
    */
   public ComputeFeatures withGateShards(int shards) {
     if (shards < 1) {
-      throw new IllegalArgumentException("gate shards must be at least 1, got " + shards);
+      throw new IllegalArgumentException(
+          "gate shards must be at least 1, got " + shards + " (--gateShards)");
     }
     return toBuilder().setGateShards(shards).build();
   }
@@ -342,7 +348,7 @@ public abstract class ComputeFeatures
         KvCoder.of(VarIntCoder.of(), NullableCoder.of(PaymentEvent.PaymentEventCoder.of()));
     PCollection<KV<Integer, PaymentEvent>> sharded =
         events
-            .apply("ShardForGate", MapElements.via(new ShardFn(gateShards())))
+            .apply("ShardForGate", new ShardForGate(gateShards(), period()))
             .setCoder(shardedCoder);
     PCollection<KV<Integer, PaymentEvent>> seeded =
         PCollectionList.of(sharded)
@@ -355,7 +361,9 @@ public abstract class ComputeFeatures
             .apply("SeedGate", Flatten.pCollections());
     return seeded.apply(
         "GateTooLateEvents",
-        ParDo.of(new GateTooLateFn(windowFn, allowedLateness(), GATED_TAG, TOO_LATE_TAG))
+        ParDo.of(
+                new GateTooLateFn(
+                    windowFn, allowedLateness(), gateShards(), GATED_TAG, TOO_LATE_TAG))
             .withOutputTags(GATED_TAG, TupleTagList.of(TOO_LATE_TAG)));
   }
 
@@ -406,18 +414,64 @@ public abstract class ComputeFeatures
     }
   }
 
-  /** Spreads events evenly over the gate's shards by identity. */
-  static final class ShardFn extends SimpleFunction<PaymentEvent, KV<Integer, PaymentEvent>> {
-    private final int shards;
+  /** The gate shard of {@code event}: its identity's hash, spread evenly over {@code shards}. */
+  static int gateShardOf(PaymentEvent event, int shards) {
+    return Math.floorMod(31 * event.source().hashCode() + event.id().hashCode(), shards);
+  }
 
-    ShardFn(int shards) {
+  /**
+   * Keys each event to its gate shard, and tells every other shard of each window period the events
+   * fall in: a {@code null} at the event's timestamp, from which a shard sets the probes of that
+   * time's windows as if the event were its own ({@link GateTooLateFn}). Times in one window period
+   * have the same windows, so a bundle tells each period once.
+   *
+   * <p>The step is applied as {@code ShardForGate/Map} with an anonymous DoFn, the name and shape
+   * of the {@code MapElements} it replaced: the FlinkRunner derives an operator's uid from them,
+   * and savepoints taken before keep restoring.
+   */
+  static final class ShardForGate
+      extends PTransform<PCollection<PaymentEvent>, PCollection<KV<Integer, PaymentEvent>>> {
+    private final int shards;
+    private final long periodMillis;
+
+    ShardForGate(int shards, Duration period) {
       this.shards = shards;
+      this.periodMillis = period.getMillis();
     }
 
     @Override
-    public KV<Integer, PaymentEvent> apply(PaymentEvent event) {
-      return KV.of(
-          Math.floorMod(31 * event.source().hashCode() + event.id().hashCode(), shards), event);
+    public PCollection<KV<Integer, PaymentEvent>> expand(PCollection<PaymentEvent> events) {
+      return events.apply("Map", ParDo.of(shardFn(shards, periodMillis)));
+    }
+
+    private static DoFn<PaymentEvent, KV<Integer, PaymentEvent>> shardFn(
+        int shards, long periodMillis) {
+      return new DoFn<PaymentEvent, KV<Integer, PaymentEvent>>() {
+        private transient @Nullable Set<Long> told;
+
+        @StartBundle
+        public void startBundle() {
+          told = new HashSet<>();
+        }
+
+        @ProcessElement
+        public void process(
+            @Element PaymentEvent event,
+            @Timestamp Instant timestamp,
+            OutputReceiver<KV<Integer, PaymentEvent>> out) {
+          int own = gateShardOf(event, shards);
+          out.output(KV.of(own, event));
+          if (shards > 1
+              && Objects.requireNonNull(told)
+                  .add(Math.floorDiv(timestamp.getMillis(), periodMillis))) {
+            for (int shard = 0; shard < shards; shard++) {
+              if (shard != own) {
+                out.output(KV.of(shard, null));
+              }
+            }
+          }
+        }
+      };
     }
   }
 

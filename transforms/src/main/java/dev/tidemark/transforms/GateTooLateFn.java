@@ -62,6 +62,14 @@ import org.joda.time.Instant;
  * later releases. What a cell means changes only with a new state id (see {@link
  * DeduplicateEvents}).
  *
+ * <p>Shards: each key of the input is one shard with its own bound and hold. A shard probes the
+ * window ends of its own events and of the other shards' events, which {@link ComputeFeatures}
+ * tells it of as a {@code null} at their timestamp: every shard's bound then follows the window
+ * ends of the whole stream, and a shard without events of its own does not hold the watermark.
+ * Probes stay idempotent, so hearing of a window period twice, or after the watermark passed it,
+ * changes nothing. A shard at or above the configured count (a job restored with fewer shards)
+ * receives nothing any more; its first timer releases its hold and clears its state.
+ *
  * <p>Input: {@code KV<shard, event>}; one {@code null} seed per shard at the minimum timestamp sets
  * the first hold (until it arrives, its pending element holds the watermark at the minimum). Main
  * output: {@code KV<bound, event>}, the bound the windowing step uses to drop the event's missed
@@ -96,6 +104,7 @@ final class GateTooLateFn
 
   private final SlidingWindows windowFn;
   private final Duration allowedLateness;
+  private final int shards;
   private final TupleTag<KV<Instant, PaymentEvent>> mainTag;
   private final TupleTag<TooLateRecord> tooLateTag;
 
@@ -106,10 +115,12 @@ final class GateTooLateFn
   GateTooLateFn(
       SlidingWindows windowFn,
       Duration allowedLateness,
+      int shards,
       TupleTag<KV<Instant, PaymentEvent>> mainTag,
       TupleTag<TooLateRecord> tooLateTag) {
     this.windowFn = windowFn;
     this.allowedLateness = allowedLateness;
+    this.shards = shards;
     this.mainTag = mainTag;
     this.tooLateTag = tooLateTag;
   }
@@ -131,6 +142,7 @@ final class GateTooLateFn
   @ProcessElement
   public void processElement(
       @Element KV<Integer, @Nullable PaymentEvent> element,
+      @Timestamp Instant timestamp,
       @StateId(BOUND_STATE) ValueState<Long> boundState,
       @StateId(END_PROBES_STATE) ValueState<KV<Long, Long>> endProbes,
       @StateId(EXPIRY_PROBES_STATE) ValueState<KV<Long, Long>> expiryProbes,
@@ -141,8 +153,11 @@ final class GateTooLateFn
     Long stored = boundState.read();
     Instant bound = stored == null ? BoundedWindow.TIMESTAMP_MIN_VALUE : new Instant(stored);
     if (event == null) {
-      // The seed: hold the output watermark at the bound from now on.
-      if (stored == null) {
+      if (timestamp.isAfter(BoundedWindow.TIMESTAMP_MIN_VALUE)) {
+        // Another shard's event time: probe its windows as if the event were ours.
+        probeWindows(windowFn.assignWindows(timestamp), bound, endProbes, expiryProbes, probes);
+      } else if (stored == null) {
+        // The seed: hold the output watermark at the bound from now on.
         boundState.write(bound.getMillis());
         hold.withOutputTimestamp(bound).set(GlobalWindow.INSTANCE.maxTimestamp());
       }
@@ -150,20 +165,12 @@ final class GateTooLateFn
     }
     Collection<IntervalWindow> windows = windowFn.assignWindows(event.eventTime());
     List<IntervalWindow> missed = new ArrayList<>();
-    long firstEnd = Long.MAX_VALUE;
-    long lastEnd = Long.MIN_VALUE;
     for (IntervalWindow window : windows) {
       if (isExpired(window, allowedLateness, bound)) {
         missed.add(window);
-      } else {
-        firstEnd = Math.min(firstEnd, window.end().getMillis());
-        lastEnd = Math.max(lastEnd, window.end().getMillis());
       }
     }
-    if (firstEnd <= lastEnd) {
-      probeRange(firstEnd, lastEnd, 0, bound, endProbes, probes);
-      probeRange(firstEnd, lastEnd, allowedLateness.getMillis(), bound, expiryProbes, probes);
-    }
+    probeWindows(windows, bound, endProbes, expiryProbes, probes);
     if (!missed.isEmpty()) {
       missed.sort((a, b) -> a.start().compareTo(b.start()));
       boolean partial = missed.size() < windows.size();
@@ -185,6 +192,27 @@ final class GateTooLateFn
     }
     windowed.inc();
     out.get(mainTag).output(KV.of(bound, event));
+  }
+
+  /** Registers the probes of those of {@code windows} that have not expired at {@code bound}. */
+  private void probeWindows(
+      Collection<IntervalWindow> windows,
+      Instant bound,
+      ValueState<KV<Long, Long>> endProbes,
+      ValueState<KV<Long, Long>> expiryProbes,
+      TimerMap probes) {
+    long firstEnd = Long.MAX_VALUE;
+    long lastEnd = Long.MIN_VALUE;
+    for (IntervalWindow window : windows) {
+      if (!isExpired(window, allowedLateness, bound)) {
+        firstEnd = Math.min(firstEnd, window.end().getMillis());
+        lastEnd = Math.max(lastEnd, window.end().getMillis());
+      }
+    }
+    if (firstEnd <= lastEnd) {
+      probeRange(firstEnd, lastEnd, 0, bound, endProbes, probes);
+      probeRange(firstEnd, lastEnd, allowedLateness.getMillis(), bound, expiryProbes, probes);
+    }
   }
 
   /**
@@ -227,8 +255,20 @@ final class GateTooLateFn
   @OnTimerFamily(PROBES)
   public void onProbe(
       OnTimerContext context,
+      @Key Integer shard,
       @StateId(BOUND_STATE) ValueState<Long> boundState,
+      @StateId(END_PROBES_STATE) ValueState<KV<Long, Long>> endProbes,
+      @StateId(EXPIRY_PROBES_STATE) ValueState<KV<Long, Long>> expiryProbes,
       @TimerId(HOLD_TIMER) Timer hold) {
+    if (shard >= shards) {
+      // No event or probe reaches this shard any more: it protects nothing, and its hold would
+      // stop the watermark downstream for good.
+      hold.clear();
+      boundState.clear();
+      endProbes.clear();
+      expiryProbes.clear();
+      return;
+    }
     Long stored = boundState.read();
     long bound =
         Math.max(stored == null ? Long.MIN_VALUE : stored, context.fireTimestamp().getMillis());

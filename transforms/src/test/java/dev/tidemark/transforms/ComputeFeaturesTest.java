@@ -40,16 +40,26 @@ import org.joda.time.Instant;
 import org.junit.Rule;
 import org.junit.Test;
 import org.junit.runner.RunWith;
-import org.junit.runners.JUnit4;
+import org.junit.runners.Parameterized;
+import org.junit.runners.Parameterized.Parameter;
+import org.junit.runners.Parameterized.Parameters;
 
 /**
  * The five cases of Beam's {@code LeaderBoardTest} (on time, speculative, unobservably late,
  * observably late, droppably late) for {@link ComputeFeatures}, plus too-late capture with sliding
- * windows. Every test also checks that the runner itself dropped nothing.
+ * windows, each with a too-late gate of 1, 2 and 8 shards. Every test also checks that the runner
+ * itself dropped nothing.
  */
-@RunWith(JUnit4.class)
+@RunWith(Parameterized.class)
 public class ComputeFeaturesTest {
   @Rule public final transient TestPipeline p = TestPipeline.create();
+
+  @Parameters(name = "{0} gate shards")
+  public static List<Object[]> shards() {
+    return List.of(new Object[] {1}, new Object[] {2}, new Object[] {8});
+  }
+
+  @Parameter public int shards;
 
   private static final Duration FIVE_MINUTES = Duration.standardMinutes(5);
   private static final Duration LATENESS = Duration.standardHours(1);
@@ -63,10 +73,11 @@ public class ComputeFeaturesTest {
   private static final PaymentEvent BOB_1 = payment(BOB, "b1", 12000, "m1", "GB", minutes(3));
 
   /** Fixed five-minute windows, one hour of lateness, early firings after 10 s. */
-  private static ComputeFeatures fixedWindows() {
+  private ComputeFeatures fixedWindows() {
     return ComputeFeatures.of(FIVE_MINUTES, FIVE_MINUTES)
         .withEarlyFiringDelay(Duration.standardSeconds(10))
-        .withAllowedLateness(LATENESS);
+        .withAllowedLateness(LATENESS)
+        .withGateShards(shards);
   }
 
   // Expected features, worked out by hand from the fixtures above (amounts in pence).
@@ -216,6 +227,56 @@ public class ComputeFeaturesTest {
     runAndCheckNothingDropped();
   }
 
+  /**
+   * Four hours in which every event falls to one gate shard: the others hear only of the times of
+   * its events. Each hour's on-time pane fires when the watermark passes the window's end, so the
+   * late event that follows revises it in a late pane; a shard that held the watermark back would
+   * let the late event join the on-time pane at the end of the stream instead.
+   */
+  @Test
+  public void shardsWithoutEventsDoNotHoldBackOnTimePanes() {
+    TestStream.Builder<PaymentEvent> events = stream();
+    List<PaymentEvent> onTime = new ArrayList<>();
+    List<PaymentEvent> late = new ArrayList<>();
+    for (int hour = 0; hour < 4; hour++) {
+      onTime.add(onShardZero("on-time-" + hour, 60 * hour + 1));
+      late.add(onShardZero("late-" + hour, 60 * hour + 2));
+      events =
+          events
+              .addElements(ts(onTime.get(hour)))
+              .advanceWatermarkTo(minutes(60 * hour + 6))
+              .addElements(ts(late.get(hour)))
+              .advanceWatermarkTo(minutes(60 * hour + 30));
+    }
+    ComputeFeatures.Result result =
+        p.apply(events.advanceWatermarkToInfinity()).apply(fixedWindows());
+
+    for (int hour = 0; hour < 4; hour++) {
+      IntervalWindow window = new IntervalWindow(minutes(60 * hour), minutes(60 * hour + 5));
+      PaymentEvent first = onTime.get(hour);
+      PAssert.that(result.features())
+          .inOnTimePane(window)
+          .containsInAnyOrder(
+              List.of(KV.of(ALICE.id, oneEvent(first.amountCents(), first.eventTime()))));
+      PAssert.that(result.features())
+          .inLatePane(window)
+          .containsInAnyOrder(
+              List.of(KV.of(ALICE.id, byDefinition(List.of(first, late.get(hour))))));
+    }
+    PAssert.that(result.tooLate()).empty();
+    runAndCheckNothingDropped();
+  }
+
+  /** Alice's payment {@code id} at {@code minute}, on gate shard 0 of 1, 2, 4 and 8 shards. */
+  private static PaymentEvent onShardZero(String id, double minute) {
+    for (int n = 0; ; n++) {
+      PaymentEvent event = payment(ALICE, id + "-" + n, 100 + n, "m1", "GB", minutes(minute));
+      if (ComputeFeatures.gateShardOf(event, 8) == 0) {
+        return event;
+      }
+    }
+  }
+
   @Test
   public void discardingPanesCarryOnlyWhatIsNew() {
     TestStream<PaymentEvent> events =
@@ -333,7 +394,10 @@ public class ComputeFeaturesTest {
 
     ComputeFeatures.Result result =
         p.apply(Create.timestamped(events).withCoder(PaymentEvent.PaymentEventCoder.of()))
-            .apply(ComputeFeatures.of(FIVE_MINUTES, period).withAllowedLateness(LATENESS));
+            .apply(
+                ComputeFeatures.of(FIVE_MINUTES, period)
+                    .withAllowedLateness(LATENESS)
+                    .withGateShards(shards));
 
     PAssert.that(result.features().apply(ParDo.of(new DescribePaneFn())))
         .containsInAnyOrder(expectedPanes);
@@ -437,7 +501,8 @@ public class ComputeFeaturesTest {
             .apply(
                 ComputeFeatures.of(FIVE_MINUTES, period)
                     .withoutEarlyFirings()
-                    .withAllowedLateness(Duration.ZERO));
+                    .withAllowedLateness(Duration.ZERO)
+                    .withGateShards(shards));
 
     PAssert.that(result.features())
         .inWindow(LAST_SLIDING_WINDOW)
