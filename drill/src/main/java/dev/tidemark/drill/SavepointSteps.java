@@ -55,10 +55,16 @@ final class SavepointSteps {
     this.progress = progress;
   }
 
+  /** The too-late gate's shards in every job of the rescale. */
+  static final int GATE_SHARDS = 2;
+
+  private static final String GATE_SHARDS_ARG = "--gateShards=" + GATE_SHARDS;
+
   /**
    * Feeds the input in three parts: the first to a job at parallelism 2, stopped with a savepoint;
    * the second to a job resumed from it at parallelism 1, stopped with a savepoint; then the input
    * topic goes from 2 to 4 partitions and the third part goes to a job resumed at parallelism 2.
+   * Every job keeps the too-late gate's {@value #GATE_SHARDS} shards, as a restore must.
    */
   Outcome rescale(String prefix, Path events, Path output, Duration timeout) throws Exception {
     List<Path> parts = split(events, output, 3);
@@ -67,7 +73,9 @@ final class SavepointSteps {
     List<String> savepoints = new ArrayList<>();
     TidemarkOptions first =
         jobs.options(
-            topics, output.resolve("job"), List.of("--parallelism=2", DrillJobs.sinkMode(sink)));
+            topics,
+            output.resolve("job"),
+            List.of("--parallelism=2", GATE_SHARDS_ARG, DrillJobs.sinkMode(sink)));
     Map<String, String> outputs = jobs.createTopics(first, 2);
     int fed = 0;
     String savepoint = null;
@@ -83,7 +91,8 @@ final class SavepointSteps {
           jobs.options(
               topics,
               output.resolve("job"),
-              List.of("--parallelism=" + parallelism[step], DrillJobs.sinkMode(sink)));
+              List.of(
+                  "--parallelism=" + parallelism[step], GATE_SHARDS_ARG, DrillJobs.sinkMode(sink)));
       String jobId = jobs.submit(options, savepoint);
       note(
           log,

@@ -94,6 +94,7 @@ public final class SavepointFixture {
           "--kafkaTooLateTopic=fixture.too-late",
           "--kafkaConsumerGroup=fixture-source",
           "--kafkaSinkMode=idempotent",
+          "--gateShards=1",
           "--windowSize=PT5M",
           "--windowPeriod=PT30S",
           "--allowedLateness=PT1H",

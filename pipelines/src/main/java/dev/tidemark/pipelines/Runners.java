@@ -35,6 +35,37 @@ public final class Runners {
     return false;
   }
 
+  /**
+   * The job's parallelism as its runner's options give it: {@code --parallelism} on Flink, {@code
+   * --targetParallelism} on the DirectRunner, {@code --maxNumWorkers} (else {@code --numWorkers})
+   * on Dataflow; 0 where the options leave it to the runner.
+   */
+  public static int parallelism(PipelineOptions options) {
+    if (isFlink(options)) {
+      return flinkParallelism(options);
+    }
+    if (isDirect(options)) {
+      return options.as(org.apache.beam.runners.direct.DirectOptions.class).getTargetParallelism();
+    }
+    if (isDataflow(options)) {
+      return dataflowWorkers(options);
+    }
+    return 0;
+  }
+
+  private static int flinkParallelism(PipelineOptions options) {
+    Integer parallelism =
+        options.as(org.apache.beam.runners.flink.FlinkPipelineOptions.class).getParallelism();
+    return parallelism == null ? 0 : parallelism;
+  }
+
+  private static int dataflowWorkers(PipelineOptions options) {
+    org.apache.beam.runners.dataflow.options.DataflowPipelineWorkerPoolOptions workers =
+        options.as(
+            org.apache.beam.runners.dataflow.options.DataflowPipelineWorkerPoolOptions.class);
+    return workers.getMaxNumWorkers() > 0 ? workers.getMaxNumWorkers() : workers.getNumWorkers();
+  }
+
   private static boolean is(PipelineOptions options, String runner) {
     Class<? extends PipelineRunner<?>> chosen = options.getRunner();
     return chosen != null && runner.equals(chosen.getName());

@@ -151,6 +151,7 @@ public final class TidemarkPipeline {
                 Durations.parse("windowPeriod", options.getWindowPeriod()))
             .withLateFiringDelay(Durations.parse("lateFiringDelay", options.getLateFiringDelay()))
             .withAllowedLateness(Durations.parse("allowedLateness", options.getAllowedLateness()))
+            .withGateShards(gateShardsOf(options))
             .withAccumulationMode(
                 options.getAccumulationMode() == TidemarkOptions.AccumulationKind.DISCARDING
                     ? AccumulationMode.DISCARDING_FIRED_PANES
@@ -159,6 +160,19 @@ public final class TidemarkPipeline {
     return "none".equalsIgnoreCase(early.trim())
         ? features.withoutEarlyFirings()
         : features.withEarlyFiringDelay(Durations.parse("earlyFiringDelay", early));
+  }
+
+  /** {@code --gateShards}, or the job's parallelism on its runner (see {@link WindowOptions}). */
+  static int gateShardsOf(TidemarkOptions options) {
+    Integer shards = options.getGateShards();
+    if (shards != null) {
+      if (shards < 1) {
+        throw new IllegalArgumentException(
+            "--gateShards=" + shards + " must be at least 1 (default: the job's parallelism)");
+      }
+      return shards;
+    }
+    return Math.max(1, Runners.parallelism(options));
   }
 
   /** Reads the configured source into {@code pipeline}. */

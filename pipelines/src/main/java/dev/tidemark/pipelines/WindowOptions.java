@@ -45,4 +45,13 @@ public interface WindowOptions extends PipelineOptions {
   TidemarkOptions.AccumulationKind getAccumulationMode();
 
   void setAccumulationMode(TidemarkOptions.AccumulationKind mode);
+
+  @Description(
+      "Keys of the too-late gate before the windowing step (default: the job's parallelism:"
+          + " --parallelism on Flink, --targetParallelism on the DirectRunner, --maxNumWorkers or"
+          + " --numWorkers on Dataflow). A job restored from a savepoint must keep the count it"
+          + " started with: pass it explicitly before changing the parallelism.")
+  Integer getGateShards();
+
+  void setGateShards(Integer shards);
 }

@@ -2,6 +2,7 @@ package dev.tidemark.pipelines;
 
 import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.is;
 import static org.junit.Assert.assertThrows;
 
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
@@ -9,7 +10,10 @@ import org.junit.Test;
 import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
 
-/** The checks of --fileRollInterval and --maxFutureSkew name the option and how to fix it. */
+/**
+ * The checks of --fileRollInterval, --maxFutureSkew and --gateShards name the option and how to fix
+ * it; --gateShards defaults to the runner's parallelism.
+ */
 @RunWith(JUnit4.class)
 public class OptionChecksTest {
   private static TidemarkOptions options(String... args) {
@@ -31,6 +35,28 @@ public class OptionChecksTest {
             () -> TidemarkPipeline.checkOptions(options("--fileRollInterval=soon")));
     assertThat(e.getMessage(), containsString("--fileRollInterval=soon is not an ISO-8601"));
     TidemarkPipeline.checkOptions(options("--fileRollInterval=PT5S"));
+  }
+
+  @Test
+  public void gateShardsDefaultToTheJobsParallelism() {
+    assertThat(
+        TidemarkPipeline.gateShardsOf(
+            options("--runner=FlinkRunner", "--parallelism=3", "--streaming=true")),
+        is(3));
+    assertThat(
+        TidemarkPipeline.gateShardsOf(options("--runner=FlinkRunner", "--streaming=true")), is(1));
+    assertThat(
+        TidemarkPipeline.gateShardsOf(options("--runner=DirectRunner", "--targetParallelism=4")),
+        is(4));
+    assertThat(
+        TidemarkPipeline.gateShardsOf(
+            options("--runner=FlinkRunner", "--parallelism=3", "--gateShards=2")),
+        is(2));
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> TidemarkPipeline.gateShardsOf(options("--gateShards=0")));
+    assertThat(e.getMessage(), containsString("--gateShards=0 must be at least 1"));
   }
 
   @Test
