@@ -70,7 +70,7 @@ public final class DrillCommand implements Callable<Integer> {
       names = "--rate",
       description =
           "Records fed per second of wall time (default: 24 per event per second of the input's"
-              + " event time, at most 100: 100 for 100000 events, 30 for 10000; see defaultRate).")
+              + " event time, 240 for 100000 events, 30 for 10000: see defaultRate).")
   @Nullable Double rate;
 
   @Option(
@@ -245,19 +245,12 @@ public final class DrillCommand implements Callable<Integer> {
    * and the restored job reads it against a watermark that may trail it by all of it. Too-late
    * events lie 30 minutes of event time past the job's limit ({@link #inputConfig}), 1,800 times
    * the input's events per second in records; at this rate a failover's backlog is a third of that
-   * (docs/benchmarks.md has the drills that measured it). The rule holds only while the job reads
-   * faster than the feed, so that it works off each backlog: the rate is at most {@value
-   * #SUSTAINED_RATE} records/s, about half of what the local cluster processed on a 2-core machine
-   * between failovers of a 100,000-event drill. At 240 records/s it fell minutes behind the feed,
-   * and too-late events were read against a watermark trailing by more than the margin.
+   * (docs/benchmarks.md has the drills that measured it).
    */
   static double defaultRate(GeneratorConfig config) {
     double marginRecords = TOO_LATE_MARGIN_SECONDS * config.eventsPerSecond();
-    return Math.max(
-        1, Math.min(SUSTAINED_RATE, Math.floor(marginRecords / (3 * FAILOVER_SECONDS))));
+    return Math.max(1, Math.floor(marginRecords / (3 * FAILOVER_SECONDS)));
   }
-
-  static final double SUSTAINED_RATE = 100;
 
   static final double TOO_LATE_MARGIN_SECONDS = 30 * 60;
   static final double FAILOVER_SECONDS = 25;
