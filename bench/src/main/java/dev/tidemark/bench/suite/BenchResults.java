@@ -19,10 +19,8 @@ import org.checkerframework.checker.nullness.qual.Nullable;
 
 /**
  * Everything a suite run measured, and {@code bench-results/latest.json}, a contract that tools
- * read. Its keys are fixed: {@code ratios.tidemarkVsNativeFlinkBackfill}, {@code
- * ratios.tidemarkVsNativeFlinkStreaming}, {@code ratios.dedupVsBeamDeduplicate}, {@code
- * ratios.featuresVsNaiveCombine}, {@code scaling.throughput1MVs1kAccounts}, {@code latencyMs.p50},
- * {@code latencyMs.p95}, {@code latencyMs.p99}, {@code stateBytesPerDedupKey}, {@code machine},
+ * read. Its keys are fixed: the numbers of {@link #NUMBER_KEYS} (a dotted path is a nested object,
+ * so {@code scaling.speedupP2VsP1} is {@code {"tidemark": x, "native": y}}), {@code machine},
  * {@code notes}: numbers, or {@code null} with the reason under {@code notes}. Further keys ({@code
  * profile}, {@code measurements}, {@code series}) carry the detail.
  */
@@ -33,7 +31,9 @@ public final class BenchResults {
           "tidemarkVsNativeFlinkBackfill",
           "tidemarkVsNativeFlinkStreaming",
           "dedupVsBeamDeduplicate",
-          "featuresVsNaiveCombine");
+          "featuresVsNaiveCombine",
+          "tidemarkVsNativeFlinkRocksDb",
+          "eosThroughputCost");
 
   /**
    * The numeric contract keys as dotted paths into the JSON, in contract order ({@code machine} and
@@ -45,11 +45,19 @@ public final class BenchResults {
           "ratios.tidemarkVsNativeFlinkStreaming",
           "ratios.dedupVsBeamDeduplicate",
           "ratios.featuresVsNaiveCombine",
+          "ratios.tidemarkVsNativeFlinkRocksDb",
+          "ratios.eosThroughputCost",
           "scaling.throughput1MVs1kAccounts",
+          "scaling.speedupP2VsP1.tidemark",
+          "scaling.speedupP2VsP1.native",
           "latencyMs.p50",
           "latencyMs.p95",
           "latencyMs.p99",
-          "stateBytesPerDedupKey");
+          "latencyMs.rocksDb.p50",
+          "latencyMs.rocksDb.p95",
+          "latencyMs.rocksDb.p99",
+          "stateBytesPerDedupKey",
+          "stateBytesPerDedupKeyRocksDb");
 
   /** One measured figure: what, the statistics, the unit, and how it was measured. */
   public static final class Measurement {
@@ -79,50 +87,56 @@ public final class BenchResults {
   }
 
   private final BenchProfile profile;
-  private final Map<String, @Nullable Double> ratios = new LinkedHashMap<>();
-  private @Nullable Double throughput1MVs1kAccounts;
-  private @Nullable Double p50;
-  private @Nullable Double p95;
-  private @Nullable Double p99;
-  private @Nullable Double stateBytesPerDedupKey;
+
+  /** Every {@link #NUMBER_KEYS} figure by its dotted path, null until measured. */
+  private final Map<String, @Nullable Double> figures = new LinkedHashMap<>();
+
   private final List<String> notes = new ArrayList<>();
   private final List<Measurement> measurements = new ArrayList<>();
   private final Map<String, Series> series = new LinkedHashMap<>();
 
   public BenchResults(BenchProfile profile) {
     this.profile = profile;
-    RATIOS.forEach(r -> ratios.put(r, null));
+    NUMBER_KEYS.forEach(key -> figures.put(key, null));
   }
 
   public BenchProfile profile() {
     return profile;
   }
 
+  /** Sets one of {@link #NUMBER_KEYS}, by its dotted path. */
+  public synchronized void figure(String key, @Nullable Double value) {
+    if (!figures.containsKey(key)) {
+      throw new IllegalArgumentException("not a contract figure: " + key);
+    }
+    figures.put(key, value);
+  }
+
   /** Sets one of {@link #RATIOS}: Tidemark's throughput divided by the baseline's. */
   public synchronized void ratio(String key, @Nullable Double value) {
-    if (!ratios.containsKey(key)) {
+    if (!RATIOS.contains(key)) {
       throw new IllegalArgumentException("not a contract ratio: " + key);
     }
-    ratios.put(key, value);
+    figure("ratios." + key, value);
   }
 
   public synchronized @Nullable Double ratio(String key) {
-    return ratios.get(key);
+    return figures.get("ratios." + key);
   }
 
   public synchronized void throughput1MVs1kAccounts(@Nullable Double value) {
-    this.throughput1MVs1kAccounts = value;
+    figure("scaling.throughput1MVs1kAccounts", value);
   }
 
   public synchronized void latencyMs(
       @Nullable Double p50, @Nullable Double p95, @Nullable Double p99) {
-    this.p50 = p50;
-    this.p95 = p95;
-    this.p99 = p99;
+    figure("latencyMs.p50", p50);
+    figure("latencyMs.p95", p95);
+    figure("latencyMs.p99", p99);
   }
 
   public synchronized void stateBytesPerDedupKey(@Nullable Double value) {
-    this.stateBytesPerDedupKey = value;
+    figure("stateBytesPerDedupKey", value);
   }
 
   /**
@@ -131,12 +145,7 @@ public final class BenchResults {
    */
   public synchronized Map<String, @Nullable Double> numbers() {
     Map<String, @Nullable Double> numbers = new LinkedHashMap<>();
-    ratios.forEach((k, v) -> numbers.put("ratios." + k, finite(v)));
-    numbers.put("scaling.throughput1MVs1kAccounts", finite(throughput1MVs1kAccounts));
-    numbers.put("latencyMs.p50", finite(p50));
-    numbers.put("latencyMs.p95", finite(p95));
-    numbers.put("latencyMs.p99", finite(p99));
-    numbers.put("stateBytesPerDedupKey", finite(stateBytesPerDedupKey));
+    figures.forEach((k, v) -> numbers.put(k, finite(v)));
     return numbers;
   }
 
@@ -148,10 +157,17 @@ public final class BenchResults {
     numbers()
         .forEach(
             (key, value) -> {
-              if (value == null && notes.stream().noneMatch(n -> n.contains(key))) {
+              if (value == null && notes.stream().noneMatch(n -> mentions(n, key))) {
                 note(part, key + " is null: no part of this run measured it");
               }
             });
+  }
+
+  /** Whether {@code note} names {@code key} as a whole word (not as the start of a longer key). */
+  private static boolean mentions(String note, String key) {
+    return java.util.regex.Pattern.compile(java.util.regex.Pattern.quote(key) + "(?![A-Za-z0-9])")
+        .matcher(note)
+        .find();
   }
 
   /** A note for {@code notes}: how something was measured, or why it is null. */
@@ -204,14 +220,17 @@ public final class BenchResults {
   /** The results as the contract JSON. */
   public synchronized String toJson(String machine) {
     ObjectNode root = Json.MAPPER.createObjectNode();
-    ObjectNode r = root.putObject("ratios");
-    ratios.forEach((k, v) -> put(r, k, v));
-    put(root.putObject("scaling"), "throughput1MVs1kAccounts", throughput1MVs1kAccounts);
-    ObjectNode latency = root.putObject("latencyMs");
-    put(latency, "p50", p50);
-    put(latency, "p95", p95);
-    put(latency, "p99", p99);
-    put(root, "stateBytesPerDedupKey", stateBytesPerDedupKey);
+    figures.forEach(
+        (key, value) -> {
+          // "a.b.c" is c in object b in object a.
+          String[] path = key.split("\\.");
+          ObjectNode parent = root;
+          for (int i = 0; i < path.length - 1; i++) {
+            parent =
+                parent.has(path[i]) ? (ObjectNode) parent.get(path[i]) : parent.putObject(path[i]);
+          }
+          put(parent, path[path.length - 1], value);
+        });
     root.put("machine", machine);
     ArrayNode n = root.putArray("notes");
     notes.forEach(n::add);
@@ -255,26 +274,11 @@ public final class BenchResults {
    * as not measured, as JSON has no NaN.)
    */
   public synchronized void merge(JsonNode part) {
-    part.path("ratios")
-        .fields()
-        .forEachRemaining(
-            field -> {
-              if (field.getValue().isNumber()) {
-                ratio(field.getKey(), field.getValue().asDouble());
-              }
-            });
-    Double scaling = number(part.at("/scaling/throughput1MVs1kAccounts"));
-    if (scaling != null) {
-      throughput1MVs1kAccounts = scaling;
-    }
-    JsonNode latency = part.path("latencyMs");
-    if (number(latency.path("p50")) != null) {
-      latencyMs(
-          number(latency.path("p50")), number(latency.path("p95")), number(latency.path("p99")));
-    }
-    Double state = number(part.path("stateBytesPerDedupKey"));
-    if (state != null) {
-      stateBytesPerDedupKey = state;
+    for (String key : NUMBER_KEYS) {
+      Double value = number(part.at("/" + key.replace('.', '/')));
+      if (value != null) {
+        figures.put(key, value);
+      }
     }
     part.path("notes").forEach(note -> notes.add(note.asText()));
     for (JsonNode m : part.path("measurements")) {
@@ -347,18 +351,14 @@ public final class BenchResults {
           m.stats.max(),
           m.unit);
     }
-    out.println("ratios (Tidemark / baseline, same run):");
-    ratios.forEach(
+    out.println("contract figures (ratios: Tidemark / baseline, same run):");
+    figures.forEach(
         (k, v) ->
             out.printf(
                 Locale.ROOT,
                 "  %-34s %s%n",
                 k,
                 v == null ? "null" : String.format(Locale.ROOT, "%.3f", v)));
-    out.printf(
-        Locale.ROOT, "  %-34s %s%n", "scaling.throughput1MVs1kAccounts", throughput1MVs1kAccounts);
-    out.printf(Locale.ROOT, "  %-34s p50 %s p95 %s p99 %s%n", "latencyMs", p50, p95, p99);
-    out.printf(Locale.ROOT, "  %-34s %s%n", "stateBytesPerDedupKey", stateBytesPerDedupKey);
     notes.forEach(n -> out.println("note: " + n));
   }
 }

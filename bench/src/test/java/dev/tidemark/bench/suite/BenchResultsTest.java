@@ -41,14 +41,18 @@ public class BenchResultsTest {
             "scaling",
             "latencyMs",
             "stateBytesPerDedupKey",
+            "stateBytesPerDedupKeyRocksDb",
             "machine",
             "notes",
             "profile",
             "measurements",
             "series"));
     assertThat(fieldNames(root.get("ratios")), is(BenchResults.RATIOS));
-    assertThat(fieldNames(root.get("scaling")), contains("throughput1MVs1kAccounts"));
-    assertThat(fieldNames(root.get("latencyMs")), contains("p50", "p95", "p99"));
+    assertThat(
+        fieldNames(root.get("scaling")), contains("throughput1MVs1kAccounts", "speedupP2VsP1"));
+    assertThat(fieldNames(root.at("/scaling/speedupP2VsP1")), contains("tidemark", "native"));
+    assertThat(fieldNames(root.get("latencyMs")), contains("p50", "p95", "p99", "rocksDb"));
+    assertThat(fieldNames(root.at("/latencyMs/rocksDb")), contains("p50", "p95", "p99"));
     assertThat(root.get("machine").asText(), is(MACHINE));
     assertThat(root.get("profile").asText(), is("small"));
   }
@@ -119,7 +123,9 @@ public class BenchResultsTest {
     results.noteUnmeasured("suite");
 
     List<String> notes = results.notes();
-    assertThat(notes, hasSize(1 + BenchResults.RATIOS.size() + 1));
+    // Every figure but the three latencies set and the state figure the "state" note explains.
+    assertThat(notes, hasSize(1 + BenchResults.NUMBER_KEYS.size() - 4));
+    assertThat(notes, hasItem(containsString("stateBytesPerDedupKeyRocksDb is null")));
     assertThat(
         notes,
         hasItem(
