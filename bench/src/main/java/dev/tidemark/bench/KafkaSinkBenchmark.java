@@ -98,10 +98,13 @@ public final class KafkaSinkBenchmark {
 
   public static final long MIN_PAUSE_BETWEEN_CHECKPOINTS_MS = 500;
 
-  /** MillWheel with exactly-once (VLDB 2013): median and 95th percentile record latency. */
-  public static final double TARGET_IDEMPOTENT_P50_MS = 33.7;
+  /**
+   * Median and 95th percentile record latency of the idempotent sink at 90 % of its sustained rate,
+   * at most: half of MillWheel's figures with exactly-once (33.7 and 93.8 ms, VLDB 2013).
+   */
+  public static final double TARGET_IDEMPOTENT_P50_MS = 15;
 
-  public static final double TARGET_IDEMPOTENT_P95_MS = 93.8;
+  public static final double TARGET_IDEMPOTENT_P95_MS = 50;
 
   /** The transactional sink may cost at most this share of the idempotent throughput. */
   public static final double TARGET_TRANSACTIONAL_COST = 0.20;
@@ -145,6 +148,17 @@ public final class KafkaSinkBenchmark {
     /** The FlinkRunner's {@code --maxBundleTimeMills}; null: Beam's default (1000). */
     @Nullable Long maxBundleTimeMills;
 
+    /**
+     * Where the jobs keep state: {@code heap} (Flink's heap backend, full checkpoints, as the flink
+     * profile) or {@code rocksdb} (RocksDB, incremental checkpoints).
+     */
+    private String stateBackend = "heap";
+
+    /** {@code heap} or {@code rocksdb}. */
+    public String stateBackend() {
+      return stateBackend;
+    }
+
     /** Flink's network buffer timeout, ms; null: Flink's default (100). */
     @Nullable Long bufferTimeoutMillis;
 
@@ -154,7 +168,8 @@ public final class KafkaSinkBenchmark {
     /**
      * Parses {@code --events=N --accounts=K --repeats=R --rate=auto|none|R[,R...]
      * --latencySeconds=S --warmupSeconds=S --steadyCapSeconds=S --checkpointingInterval=MS
-     * --maxBundleTimeMills=MS --bufferTimeout=MS --kafkaSinkShards=N --output=FILE}.
+     * --maxBundleTimeMills=MS --bufferTimeout=MS --stateBackend=heap|rocksdb --kafkaSinkShards=N
+     * --output=FILE}.
      */
     public static Settings parse(String... args) {
       Settings settings = new Settings();
@@ -202,6 +217,13 @@ public final class KafkaSinkBenchmark {
           case "bufferTimeout":
             settings.bufferTimeoutMillis = (long) positive(name, Integer.parseInt(value));
             break;
+          case "stateBackend":
+            if (!value.equals("heap") && !value.equals("rocksdb")) {
+              throw new IllegalArgumentException(
+                  "--stateBackend must be heap or rocksdb, got " + value);
+            }
+            settings.stateBackend = value;
+            break;
           case "kafkaSinkShards":
             settings.sinkShards = positive(name, Integer.parseInt(value));
             break;
@@ -214,7 +236,8 @@ public final class KafkaSinkBenchmark {
                     + name
                     + "; use --events, --accounts, --repeats, --rate, --latencySeconds,"
                     + " --warmupSeconds, --steadyCapSeconds, --checkpointingInterval,"
-                    + " --maxBundleTimeMills, --bufferTimeout, --kafkaSinkShards, --output");
+                    + " --maxBundleTimeMills, --bufferTimeout, --stateBackend, --kafkaSinkShards,"
+                    + " --output");
         }
       }
       settings.command = "java ... dev.tidemark.bench.KafkaSinkBenchmark " + String.join(" ", args);
@@ -412,7 +435,10 @@ public final class KafkaSinkBenchmark {
                 "--streaming=true",
                 "--parallelism=2",
                 "--fasterCopy=false", // with checkpoints: TidemarkPipeline.checkOptions
-                "--stateBackend=filesystem", // as the flink profile
+                settings.stateBackend.equals("rocksdb")
+                    ? "--stateBackendFactory="
+                        + dev.tidemark.bench.beam.IncrementalRocksDbFactory.class.getName()
+                    : "--stateBackend=filesystem", // as the flink profile
                 "--stateBackendStoragePath=" + work.resolve("checkpoints-" + name).toUri(),
                 "--checkpointingInterval=" + checkpointIntervalMs,
                 "--checkpointingMode=EXACTLY_ONCE",
@@ -1293,15 +1319,15 @@ public final class KafkaSinkBenchmark {
           out.append(
               String.format(
                   Locale.ROOT,
-                  "idempotent at %.0f events/s: p50 %.0f ms (target < %.1f: %s), p95 %.0f ms"
-                      + " (target < %.1f: %s)%n",
+                  "idempotent at %.0f events/s: p50 %.0f ms (target <= %.0f: %s), p95 %.0f ms"
+                      + " (target <= %.0f: %s)%n",
                   run.rate,
                   p50,
                   TARGET_IDEMPOTENT_P50_MS,
-                  p50 < TARGET_IDEMPOTENT_P50_MS ? "met" : "missed",
+                  p50 <= TARGET_IDEMPOTENT_P50_MS ? "met" : "missed",
                   p95,
                   TARGET_IDEMPOTENT_P95_MS,
-                  p95 < TARGET_IDEMPOTENT_P95_MS ? "met" : "missed"));
+                  p95 <= TARGET_IDEMPOTENT_P95_MS ? "met" : "missed"));
         }
       }
       return out.toString();
@@ -1326,6 +1352,7 @@ public final class KafkaSinkBenchmark {
       setup.put("runner", "FlinkRunner, embedded MiniCluster, parallelism 2");
       setup.put("broker", "embedded Kafka (KRaft, one node), topics with 2 partitions");
       setup.put("checkpointingIntervalMs", settings.checkpointIntervalMs);
+      setup.put("stateBackend", settings.stateBackend);
       setup.put("earlyFiringDelay", "PT0S");
       setup.put("records", settings.events);
       setup.put("accounts", settings.accounts);

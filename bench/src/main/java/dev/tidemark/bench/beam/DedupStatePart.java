@@ -35,12 +35,13 @@ import org.joda.time.Instant;
 
 /**
  * Memory: {@code DeduplicateEvents} state stays bounded by the identities inside the horizon. A
- * streaming run on the FlinkRunner (embedded MiniCluster, heap state backend with full checkpoints)
- * over {@code memoryHorizons} horizons of event time with a short horizon; every completed
- * checkpoint gives the serialized size of all the job's state, and the input gives the number of
- * live keys at that checkpoint (identities first seen before it whose first event time plus the
- * horizon is still ahead of the watermark). State bytes per live key = state size / live keys, the
- * median over the checkpoints after the first horizon.
+ * streaming run on the FlinkRunner (embedded MiniCluster), once with the heap state backend and
+ * full checkpoints and once with RocksDB and incremental checkpoints, each over {@code
+ * memoryHorizons} horizons of event time with a short horizon; every completed checkpoint gives the
+ * serialized size of all the job's state, and the input gives the number of live keys at that
+ * checkpoint (identities first seen before it whose first event time plus the horizon is still
+ * ahead of the watermark). State bytes per live key = state size / live keys, the median over the
+ * checkpoints after the first horizon.
  *
  * <p>The source emits the generated stream (already parsed events, arrival order) at a fixed wall
  * rate; an element's timestamp, and so the watermark, is the replay watermark: the largest event
@@ -64,8 +65,38 @@ public final class DedupStatePart implements BenchPart {
     return profile.isSmall() ? 20 : 240;
   }
 
+  /**
+   * Where the job keeps its state: Flink's heap backend, or RocksDB with incremental checkpoints.
+   */
+  enum Backend {
+    HEAP(
+        "Flink's heap state backend 'filesystem', full checkpoints",
+        "stateBytesPerDedupKey",
+        "--stateBackend=filesystem"),
+    ROCKSDB(
+        "RocksDB with incremental checkpoints",
+        "stateBytesPerDedupKeyRocksDb",
+        "--stateBackendFactory=" + IncrementalRocksDbFactory.class.getName());
+
+    final String description;
+    final String key;
+    final String argument;
+
+    Backend(String description, String key, String argument) {
+      this.description = description;
+      this.key = key;
+      this.argument = argument;
+    }
+  }
+
   @Override
   public void run(BenchProfile profile, BenchResults results) throws Exception {
+    for (Backend backend : Backend.values()) {
+      run(profile, results, backend);
+    }
+  }
+
+  private void run(BenchProfile profile, BenchResults results, Backend backend) throws Exception {
     int horizons = profile.memoryHorizons;
     long spanSeconds = horizons * HORIZON.getStandardSeconds();
     GeneratorConfig config =
@@ -110,7 +141,8 @@ public final class DedupStatePart implements BenchPart {
               n,
               rate,
               checkpointMillis,
-              storage);
+              storage,
+              backend);
       TreeMap<Long, Long> progressAt = new TreeMap<>();
       Map<Long, AbstractCheckpointStats> completed = new TreeMap<>();
       long deadline =
@@ -159,7 +191,7 @@ public final class DedupStatePart implements BenchPart {
         deleteTree(storage);
       }
     }
-    report(profile, results, n, rate, checkpointMillis, samples);
+    report(profile, results, n, rate, checkpointMillis, samples, backend);
   }
 
   /** One completed checkpoint. */
@@ -200,7 +232,9 @@ public final class DedupStatePart implements BenchPart {
       int n,
       long rate,
       long checkpointMillis,
-      List<Sample> samples) {
+      List<Sample> samples,
+      Backend backend) {
+    String on = backend == Backend.HEAP ? "" : " (" + backend.name().toLowerCase(Locale.ROOT) + ")";
     samples.sort(Comparator.comparingDouble(s -> s.eventTimeHours));
     double horizonHours = HORIZON.getMillis() / 3_600_000.0;
     List<Double> perKey = new ArrayList<>();
@@ -208,12 +242,14 @@ public final class DedupStatePart implements BenchPart {
     for (Sample s : samples) {
       results.point(
           "dedup-state-over-time",
-          "checkpointed state MiB",
+          "checkpointed state MiB" + on,
           s.eventTimeHours,
           s.stateBytes / 1048576.0);
-      results.point(
-          "dedup-state-over-time", "live keys / 10k", s.eventTimeHours, s.liveKeys / 10_000.0);
-      results.point("heap-over-time", "used heap MiB", s.eventTimeHours, s.heapBytes / 1048576.0);
+      if (backend == Backend.HEAP) {
+        results.point(
+            "dedup-state-over-time", "live keys / 10k", s.eventTimeHours, s.liveKeys / 10_000.0);
+        results.point("heap-over-time", "used heap MiB", s.eventTimeHours, s.heapBytes / 1048576.0);
+      }
       int horizon = Math.max(0, (int) Math.floor(s.eventTimeHours / horizonHours));
       byHorizon.computeIfAbsent(horizon, h -> new ArrayList<>()).add(s);
       if (horizon >= 1 && s.liveKeys > 0) {
@@ -239,22 +275,23 @@ public final class DedupStatePart implements BenchPart {
         NAME,
         String.format(
             Locale.ROOT,
-            "method: DeduplicateEvents alone, streaming on the FlinkRunner's embedded MiniCluster"
-                + " (parallelism 1, Flink's heap state backend 'filesystem', full checkpoints"
-                + " every %d ms); %d events (%d accounts) over %d horizons of %s event time,"
+            "%s: DeduplicateEvents alone, streaming on the FlinkRunner's embedded MiniCluster"
+                + " (parallelism 1, %s, checkpoints every %d ms); %d events (%d accounts) over %d horizons of %s event time,"
                 + " emitted at %d events/s wall; state = Flink's checkpointed size of all the"
                 + " job's state (dedup value cells, Beam's timer bookkeeping and Flink's timers,"
                 + " plus the source's few bytes), serialized, not the in-heap object size; live"
                 + " keys from the input at each checkpoint's trigger; bytes per live key ="
                 + " median over checkpoints after the first horizon; heap = whole JVM's used heap"
                 + " at each checkpoint's completion (includes garbage)",
+            backend.key,
+            backend.description,
             checkpointMillis,
             n,
             ACCOUNTS,
             profile.memoryHorizons,
             HORIZON,
             rate));
-    results.note(NAME, "per horizon of event time: " + flat);
+    results.note(NAME, backend.key + " per horizon of event time: " + flat);
     double[] after =
         byHorizon.entrySet().stream()
             .filter(e -> e.getKey() >= 1)
@@ -266,14 +303,15 @@ public final class DedupStatePart implements BenchPart {
           NAME,
           String.format(
               Locale.ROOT,
-              "flatness after the first horizon: median state per horizon from %.2f to %.2f MiB"
-                  + " over %d horizon(s), max/min %.3f",
+              "%s flatness after the first horizon: median state per horizon from %.2f to %.2f"
+                  + " MiB over %d horizon(s), max/min %.3f",
+              backend.key,
               flatness.min() / 1048576.0,
               flatness.max() / 1048576.0,
               after.length,
               flatness.max() / flatness.min()));
     }
-    if (profile.memoryHorizons < 10) {
+    if (profile.memoryHorizons < 10 && backend == Backend.HEAP) {
       results.note(
           NAME,
           "this profile spans "
@@ -281,14 +319,13 @@ public final class DedupStatePart implements BenchPart {
               + " horizons; the target needs at least 10 (the full profile)");
     }
     if (perKey.isEmpty()) {
-      results.stateBytesPerDedupKey(null);
-      results.note(
-          NAME, "stateBytesPerDedupKey is null: no checkpoint completed after the first horizon");
+      results.figure(backend.key, null);
+      results.note(NAME, backend.key + " is null: no checkpoint completed after the first horizon");
       return;
     }
     Stats stats = Stats.of(perKey.stream().mapToDouble(Double::doubleValue).toArray());
-    results.measure(NAME, "state bytes per live dedup key", stats, "bytes");
-    results.stateBytesPerDedupKey(stats.median());
+    results.measure(NAME, "state bytes per live dedup key" + on, stats, "bytes");
+    results.figure(backend.key, stats.median());
   }
 
   private static double median(java.util.stream.DoubleStream values) {
@@ -303,7 +340,8 @@ public final class DedupStatePart implements BenchPart {
       int n,
       long rate,
       long checkpointMillis,
-      Path storage) {
+      Path storage,
+      Backend backend) {
     Pipeline pipeline =
         Pipeline.create(
             PipelineOptionsFactory.fromArgs(
@@ -314,7 +352,7 @@ public final class DedupStatePart implements BenchPart {
                             "--streaming=true",
                             "--parallelism=1",
                             "--checkpointingInterval=" + checkpointMillis,
-                            "--stateBackend=filesystem",
+                            backend.argument,
                             "--stateBackendStoragePath=" + storage.toUri())))
                 .create());
     PCollection<PaymentEvent> events =
