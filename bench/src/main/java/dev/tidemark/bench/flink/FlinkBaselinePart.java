@@ -5,7 +5,6 @@ import dev.tidemark.bench.suite.BenchProfile;
 import dev.tidemark.bench.suite.BenchResults;
 import dev.tidemark.bench.suite.ExtraPipelineArgs;
 import dev.tidemark.bench.suite.Stats;
-import dev.tidemark.harness.LiveRun;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
 import dev.tidemark.pipelines.io.BackfillSource;
@@ -16,7 +15,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -29,10 +27,6 @@ import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.joda.time.Duration;
 
 /**
@@ -425,22 +419,7 @@ public final class FlinkBaselinePart implements BenchPart {
     String topic = runId + ".events";
     EmbeddedKafka.createTopics(
         broker.bootstrapServers(), PARTITIONS, List.of(topic), Map.of("retention.ms", "-1"));
-    Map<String, Object> config = new HashMap<>();
-    config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
-    config.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
-    config.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
-    config.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-    try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config)) {
-      for (int i = 0; i < workload.lines.size(); i++) {
-        producer.send(new ProducerRecord<>(topic, i % PARTITIONS, null, workload.lines.get(i)));
-      }
-      producer.flush();
-    }
-    LiveRun.sendEndMarkers(
-        KafkaClients.plaintext(broker.bootstrapServers()),
-        topic,
-        workload.lastEventMillisBound,
-        Duration.standardDays(1));
+    workload.produce(KafkaClients.plaintext(broker.bootstrapServers()), topic, PARTITIONS);
     return topic;
   }
 

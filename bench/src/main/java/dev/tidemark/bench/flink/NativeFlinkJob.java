@@ -124,6 +124,42 @@ public final class NativeFlinkJob {
       count(tooLate, runId, Tally.Output.TOO_LATE);
     }
 
+    /**
+     * Writes every output to Kafka as JSON: {@code topics} maps {@code decisions}, {@code
+     * dead-letters}, {@code duplicates} and {@code too-late} to a topic, as Tidemark's Kafka sink
+     * names them.
+     */
+    public void writeTo(String bootstrapServers, java.util.Map<String, String> topics) {
+      write(decisions, bootstrapServers, topics.get("decisions"), Decision::toJson);
+      write(deadLetters, bootstrapServers, topics.get("dead-letters"), DeadLetter::toJson);
+      write(duplicates, bootstrapServers, topics.get("duplicates"), DuplicateRecord::toJson);
+      write(tooLate, bootstrapServers, topics.get("too-late"), Outputs::tooLateJson);
+    }
+
+    private static String tooLateJson(PaymentEvent event) {
+      return dev.tidemark.transforms.util.Json.MAPPER
+          .createObjectNode()
+          .put("source", event.source())
+          .put("id", event.id())
+          .put("accountId", event.accountId())
+          .put("eventTime", event.eventTime().toString())
+          .toString();
+    }
+
+    private static <T> void write(
+        DataStream<T> stream,
+        String bootstrapServers,
+        String topic,
+        org.apache.flink.util.function.SerializableFunction<T, String> json) {
+      stream
+          .sinkTo(
+              new KafkaOutputSink<T>(
+                  bootstrapServers,
+                  topic,
+                  element -> json.apply(element).getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+          .name("Write " + topic);
+    }
+
     private static <T> void count(DataStream<T> stream, String runId, Tally.Output output) {
       stream
           .process(new Tally.CountFlinkFn<T>(runId, output), Types.VOID)

@@ -1,7 +1,9 @@
 package dev.tidemark.bench.flink;
 
+import dev.tidemark.harness.LiveRun;
 import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
+import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -9,7 +11,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * The generated input of the Flink baseline: NDJSON CloudEvents from the {@link EventGenerator}
@@ -86,6 +94,26 @@ final class Workload {
       }
     }
     return paths;
+  }
+
+  /**
+   * Produces the lines round-robin over {@code partitions} partitions of {@code topic}, then one
+   * end-of-stream marker per partition past the last event ({@link LiveRun#sendEndMarkers}).
+   * Returns the number of markers.
+   */
+  int produce(KafkaClients clients, String topic, int partitions) {
+    Map<String, Object> config = clients.merged(new HashMap<>());
+    config.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+    config.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+    config.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+    try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config)) {
+      for (int i = 0; i < lines.size(); i++) {
+        producer.send(new ProducerRecord<>(topic, i % partitions, null, lines.get(i)));
+      }
+      producer.flush();
+    }
+    return LiveRun.sendEndMarkers(
+        clients, topic, lastEventMillisBound, org.joda.time.Duration.standardDays(1));
   }
 
   /** The first {@code n} lines as a workload of their own. */

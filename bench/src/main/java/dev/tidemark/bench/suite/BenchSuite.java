@@ -3,6 +3,7 @@ package dev.tidemark.bench.suite;
 import dev.tidemark.bench.beam.BuildingBlocksPart;
 import dev.tidemark.bench.beam.DedupStatePart;
 import dev.tidemark.bench.beam.ScalingPart;
+import dev.tidemark.bench.flink.ClusterPart;
 import dev.tidemark.bench.flink.FlinkBaselinePart;
 import dev.tidemark.bench.latency.LatencyPart;
 import dev.tidemark.transforms.util.Json;
@@ -63,6 +64,7 @@ public final class BenchSuite {
     parts.add(new ScalingPart());
     parts.add(new DedupStatePart());
     parts.add(new LatencyPart());
+    parts.add(new ClusterPart());
     return parts;
   }
 

@@ -8,6 +8,7 @@ import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.not;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.tidemark.bench.flink.ClusterPart;
 import dev.tidemark.bench.latency.LatencyPart;
 import dev.tidemark.transforms.util.Json;
 import java.io.ByteArrayOutputStream;
@@ -55,9 +56,10 @@ public class BenchSuiteSmokeIT {
     BenchProfile profile = BenchProfile.SMALL.with(null, null, 0, 1);
     // The latency part (four minutes of capacity probes) is left out: its measurement runs in
     // KafkaSinkBenchmarkIT and its logic in LatencyPartTest; its keys must then be null with a
-    // note.
+    // note. So is the local-cluster part, which needs './tidemark cluster up' (its runs are tens
+    // of minutes).
     List<BenchPart> parts = new ArrayList<>(BenchSuite.defaultParts());
-    parts.removeIf(part -> part instanceof LatencyPart);
+    parts.removeIf(part -> part instanceof LatencyPart || part instanceof ClusterPart);
     new BenchSuite(parts).run(profile, out, new PrintStream(log, true, StandardCharsets.UTF_8));
 
     JsonNode root = Json.MAPPER.readTree(Files.readAllBytes(out.resolve("latest.json")));
