@@ -336,16 +336,12 @@ public final class TransactionalKafkaWrite
         @Key Integer shard,
         @StateId("waiting") BagState<Sequenced> waiting,
         @TimerId("sendWaiting") Timer sendWaitingTimer) {
-      Sequenced first = null;
-      for (Sequenced record : waiting.read()) {
-        first = record;
-        break;
-      }
-      if (first == null) {
+      List<Sequenced> held = readAll(waiting);
+      if (held.isEmpty()) {
         return;
       }
-      ShardWriter writer = writerFor(shard, first.lineage);
-      sendWaiting(writer, waiting);
+      ShardWriter writer = writerFor(shard, held.get(0).lineage);
+      sendWaiting(writer, waiting, held);
       if (!writer.waitingNumbers().isEmpty()) {
         sendWaitingTimer.offset(org.joda.time.Duration.standardSeconds(1)).setRelative();
       }
@@ -381,16 +377,23 @@ public final class TransactionalKafkaWrite
      * ahead of its turn costs one append, however many wait before it.
      */
     private void sendWaiting(ShardWriter writer, BagState<Sequenced> waiting) {
+      sendWaiting(writer, waiting, null);
+    }
+
+    /** As {@link #sendWaiting(ShardWriter, BagState)}, with the bag's contents if already read. */
+    private void sendWaiting(
+        ShardWriter writer, BagState<Sequenced> waiting, @Nullable List<Sequenced> read) {
+      List<Sequenced> held = read;
       if (writer.waitingNumbers == null) {
+        held = held == null ? readAll(waiting) : held;
         TreeSet<Long> numbers = new TreeSet<>();
-        waiting.read().forEach(record -> numbers.add(record.number));
+        held.forEach(record -> numbers.add(record.number));
         writer.waitingNumbers = numbers;
       }
       if (writer.waitingNumbers.isEmpty() || writer.waitingNumbers.first() > writer.next) {
         return;
       }
-      List<Sequenced> held = new ArrayList<>();
-      waiting.read().forEach(held::add);
+      held = held == null ? readAll(waiting) : new ArrayList<>(held);
       held.sort(Comparator.comparingLong(r -> r.number));
       List<Sequenced> rest = new ArrayList<>();
       for (Sequenced record : held) {
@@ -402,6 +405,12 @@ public final class TransactionalKafkaWrite
       rest.forEach(waiting::add);
       writer.waitingNumbers.clear();
       rest.forEach(record -> writer.waitingNumbers.add(record.number));
+    }
+
+    private static List<Sequenced> readAll(BagState<Sequenced> waiting) {
+      List<Sequenced> held = new ArrayList<>();
+      waiting.read().forEach(held::add);
+      return held;
     }
 
     /** Closes the writers a failed bundle left behind: their transactions were never committed. */
