@@ -201,12 +201,7 @@ public final class TidemarkPipeline {
               "--input=" + options.getInput() + ": no readable replay file there");
         }
         try {
-          ReplayFile replay =
-              ReplayFile.read(
-                  file,
-                  Durations.parse("maxOutOfOrderness", options.getMaxOutOfOrderness()),
-                  maxFutureSkewOf(options));
-          return pipeline.apply("ReadReplay", replay.stream());
+          return pipeline.apply("ReadReplay", readReplay(file, options).stream());
         } catch (IOException e) {
           throw new UncheckedIOException("cannot read replay file " + file, e);
         }
@@ -256,6 +251,17 @@ public final class TidemarkPipeline {
         .withTimestampAttribute(options.getPubsubTimestampAttribute())
         .withIdAttribute(options.getPubsubIdAttribute())
         .withMaxFutureSkew(maxFutureSkewOf(options));
+  }
+
+  /**
+   * Reads a replay file as {@code --source=replay} does: with the options' {@code
+   * --maxOutOfOrderness} and {@code --maxFutureSkew}.
+   */
+  public static ReplayFile readReplay(Path file, TidemarkOptions options) throws IOException {
+    return ReplayFile.read(
+        file,
+        Durations.parse("maxOutOfOrderness", options.getMaxOutOfOrderness()),
+        maxFutureSkewOf(options));
   }
 
   /** {@code --fileRollInterval} as a duration; it must be positive. */

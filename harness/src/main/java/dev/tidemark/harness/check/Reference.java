@@ -61,11 +61,7 @@ public final class Reference {
   public static Reference compute(Path replayFile, TidemarkOptions streaming, Path workDirectory) {
     ReplayFile replay;
     try {
-      replay =
-          ReplayFile.read(
-              replayFile,
-              duration(streaming.getMaxOutOfOrderness()),
-              duration(streaming.getMaxFutureSkew()));
+      replay = TidemarkPipeline.readReplay(replayFile, streaming);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read replay file " + replayFile, e);
     }
