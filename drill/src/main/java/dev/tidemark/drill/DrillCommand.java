@@ -192,7 +192,7 @@ public final class DrillCommand implements Callable<Integer> {
                     timeout);
         report.add(sink, outcome);
       }
-      SavepointSteps steps = new SavepointSteps(jobs, savepointSink, home(), System.out);
+      SavepointSteps steps = new SavepointSteps(jobs, savepointSink, rate, home(), System.out);
       if (rescale) {
         report.addRescale(
             steps.rescale("drill-rescale-" + stamp, input, output.resolve("rescale"), timeout));

@@ -48,9 +48,23 @@ final class SavepointSteps {
   private final Path home;
   private final PrintStream progress;
 
-  SavepointSteps(DrillJobs jobs, KafkaOptions.KafkaSinkMode sink, Path home, PrintStream progress) {
+  /**
+   * Records fed per second of wall time, as in the fault runs. A burst would let the restored job
+   * read one partition's backlog ahead of another's: the watermark, the slowest partition's, then
+   * trails the records read by more than the too-late margin, and an event the reference diverts
+   * would count in its window (measured: one event of 104,000 in a burst of 34,667 records).
+   */
+  private final double rate;
+
+  SavepointSteps(
+      DrillJobs jobs,
+      KafkaOptions.KafkaSinkMode sink,
+      double rate,
+      Path home,
+      PrintStream progress) {
     this.jobs = jobs;
     this.sink = sink;
+    this.rate = rate;
     this.home = home;
     this.progress = progress;
   }
@@ -108,7 +122,7 @@ final class SavepointSteps {
                 topics.input(),
                 parts.get(step),
                 KafkaFeed.Mode.MIXED,
-                0,
+                rate,
                 last == null ? null : last.clockMillis);
         fed += last.records;
         maxEventTime = Math.max(maxEventTime, last.maxEventTimeMillis);
@@ -153,7 +167,7 @@ final class SavepointSteps {
     try {
       first =
           KafkaFeed.produce(
-              jobs.clients(), topics.input(), parts.get(0), KafkaFeed.Mode.MIXED, 0, null);
+              jobs.clients(), topics.input(), parts.get(0), KafkaFeed.Mode.MIXED, rate, null);
       jobs.awaitConsumed(jobId, before, timeout);
       // The default model must have decided before the upgrade: windows fire early panes only
       // --earlyFiringDelay of processing time after their first event, and a stop keeps the rest.
@@ -195,7 +209,7 @@ final class SavepointSteps {
               topics.input(),
               parts.get(1),
               KafkaFeed.Mode.MIXED,
-              0,
+              rate,
               again.clockMillis);
       DrillJobs.Finished finished =
           jobs.finish(
