@@ -516,8 +516,11 @@ public final class ClusterPart implements BenchPart {
       }
     }
 
+    /** A vertex by the head of its chain ({@code "A -> (B, C)"} is {@code "A -> ..."}). */
     private static String shortName(String vertex) {
-      return vertex.length() <= 160 ? vertex : vertex.substring(0, 157) + "...";
+      int chained = vertex.indexOf(" -> ");
+      String head = chained < 0 ? vertex : vertex.substring(0, chained) + " -> ...";
+      return head.length() <= 120 ? head : head.substring(0, 117) + "...";
     }
 
     private void cancel(String jobId) {
