@@ -138,7 +138,9 @@ public final class ClusterPart implements BenchPart {
     String unavailable =
         settings.isEmpty()
             ? "no local cluster in " + dir
-            : notFullyUp(new LocalCluster(settings.get(), "", new PrintStream(nowhere())));
+            : notFullyUp(
+                new LocalCluster(
+                    settings.get(), "", new PrintStream(OutputStream.nullOutputStream())));
     if (unavailable != null) {
       notMeasured(results, unavailable + "; start it with './tidemark cluster up'");
       return;
@@ -626,9 +628,5 @@ public final class ClusterPart implements BenchPart {
       }
     }
     return jar;
-  }
-
-  private static OutputStream nowhere() {
-    return OutputStream.nullOutputStream();
   }
 }
