@@ -187,7 +187,7 @@ final class SavepointSteps {
         jobs.options(
             topics,
             output.resolve("job"),
-            List.of("--modelUri=" + model, "--modelEngine=OnnxRuntime", DrillJobs.sinkMode(sink)));
+            List.of("--modelUri=" + model, DrillJobs.sinkMode(sink)));
     jobId = jobs.submit(after, savepoint);
     note(log, "job " + jobId + " resumed with " + model);
     try {

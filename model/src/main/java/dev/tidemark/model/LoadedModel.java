@@ -71,6 +71,7 @@ final class LoadedModel implements AutoCloseable {
             "cannot read model sidecar " + files.sidecarFile + ": " + e, e);
       }
       config.check(metadata, config.modelUri + ".json");
+      ModelEngine engine = metadata.engine();
       long byteSize = Files.size(files.modelFile);
       if (metadata.modelSha256() != null) {
         String actual = sha256(files.modelFile);
@@ -86,11 +87,11 @@ final class LoadedModel implements AutoCloseable {
         }
       }
       try {
-        model = Model.newInstance(metadata.name(), Device.cpu(), config.engine.djlName());
+        model = Model.newInstance(metadata.name(), Device.cpu(), engine.djlName());
       } catch (RuntimeException | LinkageError e) {
         throw new ModelLoadException(
             "the DJL engine "
-                + config.engine.djlName()
+                + engine.djlName()
                 + " cannot start: "
                 + rootMessage(e)
                 + "; the job's classpath must carry ai.djl.ml.xgboost:xgboost and"
@@ -102,13 +103,13 @@ final class LoadedModel implements AutoCloseable {
         model.load(
             files.modelFile,
             null,
-            config.engine == ModelEngine.ONNX_RUNTIME ? ONNX_RUNTIME_OPTIONS : null);
+            engine == ModelEngine.ONNX_RUNTIME ? ONNX_RUNTIME_OPTIONS : null);
       } catch (IOException | MalformedModelException | RuntimeException e) {
         throw new ModelLoadException(
             "cannot load "
                 + config.modelUri
                 + " as a "
-                + config.engine.djlName()
+                + engine.djlName()
                 + " model: "
                 + rootMessage(e)
                 + "; is the file corrupt, or a model for another engine?",

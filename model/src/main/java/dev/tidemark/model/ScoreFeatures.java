@@ -39,8 +39,8 @@ import org.joda.time.Duration;
  * (remote files, a corrupt model file, a model that cannot score a row of {@code [1, 5]} float32).
  *
  * <p>Model lifecycle: the model is loaded once per worker JVM, in {@code @Setup}, into a
- * reference-counted holder keyed by URI and engine that every DoFn instance of the JVM shares; each
- * instance has its own DJL predictor (predictors are not thread-safe) and releases the model in
+ * reference-counted holder keyed by URI that every DoFn instance of the JVM shares; each instance
+ * has its own DJL predictor (predictors are not thread-safe) and releases the model in
  * {@code @Teardown}; the last release closes it. Nothing model-related is serialised with the
  * transform: it carries only the URI, engine, name, version, threshold and batch size. URIs: local
  * paths, {@code file:}, {@code classpath:} and any scheme of Beam's {@code FileSystems} (e.g.
@@ -75,7 +75,7 @@ import org.joda.time.Duration;
  * <pre>{@code
  * WithFailures.Result<PCollection<Decision>, DeadLetter> scored =
  *     decisions.apply("ScoreFeatures",
- *         ScoreFeatures.of("gs://my-bucket/models/fraud.ubj", ModelEngine.XGBOOST)
+ *         ScoreFeatures.of("gs://my-bucket/models/fraud.ubj") // engine: the sidecar's
  *             .withModelName("fraud").withModelVersion("7")
  *             .withThreshold(0.5)
  *             .withBatchSize(256));
@@ -105,7 +105,11 @@ public abstract class ScoreFeatures
   /** The model file: a local path, {@code file:}, {@code classpath:} or a Beam filesystem URI. */
   public abstract String modelUri();
 
-  public abstract ModelEngine engine();
+  /**
+   * The engine the model's sidecar must name, checked like the name and version; null (the
+   * default): the engine the sidecar names.
+   */
+  public abstract @Nullable ModelEngine engine();
 
   /** The name the sidecar must have; null: whatever it says. */
   abstract @Nullable String modelName();
@@ -129,7 +133,7 @@ public abstract class ScoreFeatures
   abstract static class Builder {
     abstract Builder setModelUri(String uri);
 
-    abstract Builder setEngine(ModelEngine engine);
+    abstract Builder setEngine(@Nullable ModelEngine engine);
 
     abstract Builder setModelName(@Nullable String name);
 
@@ -150,15 +154,13 @@ public abstract class ScoreFeatures
 
   /**
    * Scores with the model at {@code modelUri} (a local path, {@code file:}, {@code classpath:} or a
-   * Beam filesystem URI such as {@code gs://...}) on {@code engine}; its sidecar is {@code modelUri
-   * + ".json"}.
+   * Beam filesystem URI such as {@code gs://...}) on the engine its sidecar {@code modelUri +
+   * ".json"} names.
    */
-  public static ScoreFeatures of(String modelUri, ModelEngine engine) {
+  public static ScoreFeatures of(String modelUri) {
     checkUri(modelUri);
-    Objects.requireNonNull(engine, "engine must be XGBOOST or ONNX_RUNTIME");
     return new AutoValue_ScoreFeatures.Builder()
         .setModelUri(modelUri)
-        .setEngine(engine)
         .setThreshold(DEFAULT_THRESHOLD)
         .setBatchSize(DEFAULT_BATCH_SIZE)
         .setMaxBufferingDelay(DEFAULT_MAX_BUFFERING_DELAY)
@@ -167,20 +169,31 @@ public abstract class ScoreFeatures
         .build();
   }
 
+  /**
+   * {@link #of(String)}, and the sidecar must name {@code engine} ({@link #withEngine}): for
+   * callers that want a model of the wrong engine to fail rather than score.
+   */
+  public static ScoreFeatures of(String modelUri, ModelEngine engine) {
+    return of(modelUri).withEngine(engine);
+  }
+
   /** Scores with the shipped default model ({@link DefaultModel#XGBOOST_URI}). */
   public static ScoreFeatures defaultModel() {
-    return of(DefaultModel.XGBOOST_URI, ModelEngine.XGBOOST)
+    return of(DefaultModel.XGBOOST_URI)
         .withModelName(DefaultModel.XGBOOST_NAME)
         .withModelVersion(DefaultModel.XGBOOST_VERSION);
   }
 
-  /** Another model file (and its sidecar), same engine. */
+  /** Another model file (and its sidecar), with the same checks. */
   public ScoreFeatures withModelUri(String uri) {
     checkUri(uri);
     return toBuilder().setModelUri(uri).build();
   }
 
-  /** The engine the model is for; must match the sidecar's {@code engine}. */
+  /**
+   * The engine the sidecar must name (unset: whatever it names); a model of another engine fails at
+   * construction or set-up with a message saying so.
+   */
   public ScoreFeatures withEngine(ModelEngine engine) {
     Objects.requireNonNull(engine, "engine must be XGBOOST or ONNX_RUNTIME");
     return toBuilder().setEngine(engine).build();

@@ -29,7 +29,10 @@ final class ScoringConfig implements Serializable {
   }
 
   final String modelUri;
-  final ModelEngine engine;
+
+  /** The engine the sidecar must name; null: whatever engine the sidecar names. */
+  final @Nullable ModelEngine engine;
+
   final @Nullable String modelName;
   final @Nullable String modelVersion;
   final double threshold;
@@ -38,14 +41,14 @@ final class ScoringConfig implements Serializable {
 
   ScoringConfig(
       String modelUri,
-      ModelEngine engine,
+      @Nullable ModelEngine engine,
       @Nullable String modelName,
       @Nullable String modelVersion,
       double threshold,
       int batchSize,
       FeatureVector featureVector) {
     this.modelUri = Objects.requireNonNull(modelUri, "modelUri");
-    this.engine = Objects.requireNonNull(engine, "engine");
+    this.engine = engine;
     this.modelName = modelName;
     this.modelVersion = modelVersion;
     this.threshold = threshold;
@@ -59,7 +62,7 @@ final class ScoringConfig implements Serializable {
    * @throws ModelLoadException with a message that says how to fix the mismatch
    */
   void check(ModelMetadata metadata, String where) {
-    if (metadata.engine() != engine) {
+    if (engine != null && metadata.engine() != engine) {
       throw new ModelLoadException(
           "model "
               + modelUri
@@ -67,11 +70,10 @@ final class ScoringConfig implements Serializable {
               + metadata.engine().djlName()
               + " model (sidecar "
               + where
-              + ") but ScoreFeatures is configured with engine "
+              + ") but the engine is set to "
               + engine.djlName()
-              + "; set withEngine(ModelEngine."
-              + metadata.engine().name()
-              + ") or point at a "
+              + "; leave --modelEngine unset (ScoreFeatures.withEngine) to score with the engine"
+              + " the sidecar names, or point --modelUri at a "
               + engine.djlName()
               + " model");
     }

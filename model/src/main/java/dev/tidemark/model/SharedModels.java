@@ -4,10 +4,10 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The per-JVM registry of loaded models, keyed by model URI and engine, reference-counted: the
- * first DoFn instance to ask loads the model, later ones (other threads, other steps scoring with
- * the same model) share it, and the last to release it closes it. Loads happen under one lock, so a
- * JVM never loads the same model twice at once.
+ * The per-JVM registry of loaded models, keyed by model URI, reference-counted: the first DoFn
+ * instance to ask loads the model, later ones (other threads, other steps scoring with the same
+ * model) share it, and the last to release it closes it. Loads happen under one lock, so a JVM
+ * never loads the same model twice at once.
  */
 final class SharedModels {
   private static final Object LOCK = new Object();
@@ -61,9 +61,12 @@ final class SharedModels {
     }
   }
 
-  /** The shared model for {@code config}'s URI and engine, loading it if no one holds it. */
+  /**
+   * The shared model for {@code config}'s URI, loading it if no one holds it. The sidecar names the
+   * engine, so one URI is one loaded model.
+   */
   static Lease acquire(ScoringConfig config) {
-    String key = key(config.modelUri, config.engine);
+    String key = config.modelUri;
     synchronized (LOCK) {
       Entry entry = ENTRIES.get(key);
       boolean loaded = false;
@@ -72,7 +75,7 @@ final class SharedModels {
         ENTRIES.put(key, entry);
         loaded = true;
       } else {
-        // Same file, but this transform may expect another name or version.
+        // Same file, but this transform may expect another engine, name or version.
         config.check(entry.model.metadata(), config.modelUri + ".json");
       }
       entry.references++;
@@ -81,14 +84,10 @@ final class SharedModels {
   }
 
   /** How many leases hold the model (0 when it is not loaded); for tests. */
-  static int references(String modelUri, ModelEngine engine) {
+  static int references(String modelUri) {
     synchronized (LOCK) {
-      Entry entry = ENTRIES.get(key(modelUri, engine));
+      Entry entry = ENTRIES.get(modelUri);
       return entry == null ? 0 : entry.references;
     }
-  }
-
-  private static String key(String modelUri, ModelEngine engine) {
-    return engine.djlName() + "|" + modelUri;
   }
 }

@@ -113,7 +113,7 @@ public class ModelSessionTest {
   public void modelIsLoadedOncePerJvmAndClosedByTheLastLease() {
     ScoringConfig config = config(onnxModel, ModelEngine.ONNX_RUNTIME);
     String uri = onnxModel.toString();
-    assertThat(SharedModels.references(uri, ModelEngine.ONNX_RUNTIME), is(0));
+    assertThat(SharedModels.references(uri), is(0));
     List<SharedModels.Lease> leases = new ArrayList<>();
     try {
       leases.add(SharedModels.acquire(config));
@@ -121,14 +121,14 @@ public class ModelSessionTest {
       assertThat(leases.get(0).loadedByThisLease(), is(true));
       assertThat(leases.get(1).loadedByThisLease(), is(false));
       assertThat(leases.get(1).model(), sameInstance(leases.get(0).model()));
-      assertThat(SharedModels.references(uri, ModelEngine.ONNX_RUNTIME), is(2));
+      assertThat(SharedModels.references(uri), is(2));
     } finally {
       leases.get(0).close();
       leases.get(0).close(); // idempotent
-      assertThat(SharedModels.references(uri, ModelEngine.ONNX_RUNTIME), is(1));
+      assertThat(SharedModels.references(uri), is(1));
       leases.get(1).close();
     }
-    assertThat(SharedModels.references(uri, ModelEngine.ONNX_RUNTIME), is(0));
+    assertThat(SharedModels.references(uri), is(0));
   }
 
   @Test
@@ -145,7 +145,7 @@ public class ModelSessionTest {
       thread.join();
     }
     assertThat(sessions.size(), is(4));
-    assertThat(SharedModels.references(xgbModel.toString(), ModelEngine.XGBOOST), is(4));
+    assertThat(SharedModels.references(xgbModel.toString()), is(4));
     double[] first = null;
     for (ModelSession session : sessions) {
       double[] scores = scoreInBatches(session, 64);
@@ -155,6 +155,6 @@ public class ModelSessionTest {
       assertThat(scores, equalTo(first));
       session.close();
     }
-    assertThat(SharedModels.references(xgbModel.toString(), ModelEngine.XGBOOST), is(0));
+    assertThat(SharedModels.references(xgbModel.toString()), is(0));
   }
 }

@@ -401,8 +401,27 @@ public class ScoreFeaturesTest {
         () -> decisions().apply(ScoreFeatures.of(xgbModel.toString(), ModelEngine.ONNX_RUNTIME)),
         "is a XGBoost model (sidecar "
             + xgbModel
-            + ".json) but ScoreFeatures is configured with engine OnnxRuntime;"
-            + " set withEngine(ModelEngine.XGBOOST)");
+            + ".json) but the engine is set to OnnxRuntime; leave --modelEngine unset");
+  }
+
+  @Test
+  public void theSidecarNamesTheEngine() throws Exception {
+    // No engine given: each model scores on the engine its sidecar names.
+    float[][] rows = TestModels.vectors(DECISIONS);
+    PCollection<Decision> input = decisions();
+    PAssert.that(input.apply("Xgb", ScoreFeatures.of(xgbModel.toString())).output())
+        .satisfies(
+            ScoringAssertions.scoresEqual(
+                TestModels.byDecisionId(DECISIONS, TestModels.xgboostRaw(xgbModel, rows)),
+                TestModels.XGB_NAME,
+                "XGBoost"));
+    PAssert.that(input.apply("Onnx", ScoreFeatures.of(onnxModel.toString())).output())
+        .satisfies(
+            ScoringAssertions.scoresEqual(
+                TestModels.byDecisionId(DECISIONS, TestModels.onnxRaw(onnxModel, rows)),
+                TestModels.ONNX_NAME,
+                "OnnxRuntime"));
+    p.run().waitUntilFinish();
   }
 
   @Test

@@ -3,6 +3,7 @@ package dev.tidemark.pipelines;
 import org.apache.beam.sdk.options.Default;
 import org.apache.beam.sdk.options.Description;
 import org.apache.beam.sdk.options.PipelineOptions;
+import org.checkerframework.checker.nullness.qual.Nullable;
 
 /** Which model scores the decisions, and how. */
 public interface ScoringOptions extends PipelineOptions {
@@ -14,9 +15,10 @@ public interface ScoringOptions extends PipelineOptions {
 
   void setModelUri(String uri);
 
-  @Description("Engine of --modelUri: XGBoost or OnnxRuntime.")
-  @Default.String("XGBoost")
-  String getModelEngine();
+  @Description(
+      "Optional check: the engine --modelUri's sidecar must name (XGBoost or OnnxRuntime). Unset,"
+          + " the model scores on the engine its sidecar names.")
+  @Nullable String getModelEngine();
 
   void setModelEngine(String engine);
 

@@ -132,8 +132,10 @@ public final class TidemarkPipeline {
     ScoreFeatures scorer =
         "default".equals(options.getModelUri())
             ? ScoreFeatures.defaultModel()
-            : ScoreFeatures.of(
-                options.getModelUri(), ModelEngine.fromName(options.getModelEngine()));
+            : ScoreFeatures.of(options.getModelUri());
+    if (options.getModelEngine() != null && !options.getModelEngine().isEmpty()) {
+      scorer = scorer.withEngine(ModelEngine.fromName(options.getModelEngine()));
+    }
     return scorer
         .withThreshold(options.getDecisionThreshold())
         .withBatchSize(options.getScoringBatchSize());

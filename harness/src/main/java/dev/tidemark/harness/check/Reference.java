@@ -231,7 +231,9 @@ public final class Reference {
     args.add("--allowedLateness=" + streaming.getAllowedLateness());
     args.add("--accumulationMode=" + streaming.getAccumulationMode());
     args.add("--modelUri=" + streaming.getModelUri());
-    args.add("--modelEngine=" + streaming.getModelEngine());
+    if (streaming.getModelEngine() != null) {
+      args.add("--modelEngine=" + streaming.getModelEngine());
+    }
     args.add("--decisionThreshold=" + streaming.getDecisionThreshold());
     args.add("--scoringBatchSize=" + streaming.getScoringBatchSize());
     args.add("--maxDeadLetterPayloadBytes=" + streaming.getMaxDeadLetterPayloadBytes());
