@@ -8,11 +8,13 @@ locals {
   job_name = var.job_name == "" ? "${var.name_prefix}-scoring" : var.job_name
 
   # Values of the pipeline flags, shared with outputs.tf.
-  temp_location       = "${google_storage_bucket.tidemark.url}/temp"
-  staging_location    = "${google_storage_bucket.tidemark.url}/staging"
-  model_uri           = "${google_storage_bucket.tidemark.url}/models/${var.model_name}"
+  temp_location       = "${data.google_storage_bucket.tidemark.url}/temp"
+  staging_location    = "${data.google_storage_bucket.tidemark.url}/staging"
+  model_uri           = "${data.google_storage_bucket.tidemark.url}/${google_storage_bucket_object.model.name}"
   bigquery_dataset    = "${var.project_id}:${google_bigquery_dataset.tidemark.dataset_id}"
   pubsub_subscription = google_pubsub_subscription.events.id
+  # Where terraform/build-template.sh writes the spec, unless given.
+  container_spec_gcs_path = var.container_spec_gcs_path == "" ? "${data.google_storage_bucket.tidemark.url}/templates/tidemark.json" : var.container_spec_gcs_path
 
   # tomap: the two branches have different keys, so as object literals they would not unify.
   source_parameters = local.use_kafka ? tomap({
@@ -34,7 +36,7 @@ resource "google_dataflow_flex_template_job" "tidemark" {
 
   name                    = local.job_name
   region                  = var.region
-  container_spec_gcs_path = var.container_spec_gcs_path
+  container_spec_gcs_path = local.container_spec_gcs_path
   on_delete               = var.on_delete
 
   skip_wait_on_job_termination = var.skip_wait_on_job_termination
@@ -60,16 +62,19 @@ resource "google_dataflow_flex_template_job" "tidemark" {
     var.extra_parameters,
   )
 
-  # The job needs its tables, its permissions and (CMEK) the service agents' key grants before
-  # the first worker starts.
+  # The job needs its tables, its model and sidecar, its permissions and (CMEK) the service
+  # agents' key grants before the first worker starts.
   depends_on = [
     google_bigquery_table.decisions,
     google_bigquery_table.dead_letters,
     google_bigquery_table.duplicates,
     google_bigquery_table.too_late,
+    google_storage_bucket_object.model,
+    google_storage_bucket_object.model_sidecar,
     google_project_iam_member.worker_dataflow_worker,
-    google_bigquery_dataset_iam_member.worker_data_editor,
-    google_storage_bucket_iam_member.worker_object_admin,
+    google_bigquery_table_iam_member.worker_data_editor,
+    google_storage_bucket_iam_member.worker_models_reader,
+    google_storage_bucket_iam_member.worker_temp_staging_user,
     google_pubsub_subscription_iam_member.worker_subscriber,
     google_pubsub_subscription_iam_member.worker_subscription_viewer,
     google_project_iam_member.worker_pubsub_tracking,

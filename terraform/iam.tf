@@ -20,16 +20,55 @@ resource "google_project_iam_member" "worker_dataflow_worker" {
   member  = local.worker_member
 }
 
-resource "google_bigquery_dataset_iam_member" "worker_data_editor" {
+# Write access on the four tables the job writes, not on the dataset: the dataset-level role would
+# also let the worker delete tables and create new ones.
+resource "google_bigquery_table_iam_member" "worker_data_editor" {
+  for_each = {
+    decisions    = google_bigquery_table.decisions.table_id
+    dead_letters = google_bigquery_table.dead_letters.table_id
+    duplicates   = google_bigquery_table.duplicates.table_id
+    too_late     = google_bigquery_table.too_late.table_id
+  }
+  project    = var.project_id
   dataset_id = google_bigquery_dataset.tidemark.dataset_id
+  table_id   = each.value
   role       = "roles/bigquery.dataEditor"
   member     = local.worker_member
 }
 
-resource "google_storage_bucket_iam_member" "worker_object_admin" {
-  bucket = google_storage_bucket.tidemark.name
-  role   = "roles/storage.objectAdmin"
+# Cloud Storage grants are conditioned on object name prefixes (IAM conditions need uniform
+# bucket-level access, which the bucket has). A listing is checked on the bucket, not on an
+# object, so the write grant also holds on the bucket resource itself: the runner lists staging/
+# and temp/ to find files it already staged and to clean up.
+locals {
+  objects = "projects/_/buckets/${data.google_storage_bucket.tidemark.name}/objects"
+}
+
+# Read-only models/: the job must not be able to replace the model it scores with.
+resource "google_storage_bucket_iam_member" "worker_models_reader" {
+  bucket = data.google_storage_bucket.tidemark.name
+  role   = "roles/storage.objectViewer"
   member = local.worker_member
+
+  condition {
+    title       = "models-read-only"
+    description = "Read the model and its sidecar under models/."
+    expression  = "resource.name.startsWith(\"${local.objects}/models/\")"
+  }
+}
+
+# Read and write temp/ and staging/, where the runner stages the job's files and keeps temporary
+# ones; objectUser has no IAM or ACL permissions, unlike objectAdmin.
+resource "google_storage_bucket_iam_member" "worker_temp_staging_user" {
+  bucket = data.google_storage_bucket.tidemark.name
+  role   = "roles/storage.objectUser"
+  member = local.worker_member
+
+  condition {
+    title       = "temp-and-staging"
+    description = "Create, read, replace and delete objects under temp/ and staging/; list the bucket."
+    expression  = "resource.type == \"storage.googleapis.com/Bucket\" || resource.name.startsWith(\"${local.objects}/temp/\") || resource.name.startsWith(\"${local.objects}/staging/\")"
+  }
 }
 
 # Pub/Sub input only, as every Pub/Sub grant below: with Kafka input the worker reads no Pub/Sub.
@@ -92,19 +131,15 @@ resource "google_secret_manager_secret_iam_member" "worker_kafka_password" {
 }
 
 resource "google_artifact_registry_repository_iam_member" "worker_template_image" {
-  count      = var.template_image_repository == "" ? 0 : 1
-  repository = var.template_image_repository
+  repository = local.template_image_repository
   role       = "roles/artifactregistry.reader"
   member     = local.worker_member
 }
 
-# CMEK: the Google service agents that encrypt and decrypt for the dataset, bucket, topic and job.
+# CMEK: the Google service agents that encrypt and decrypt for the dataset, topic and job (the
+# bucket's, Cloud Storage's agent, is granted in the bootstrap stage).
 data "google_project" "this" {
   project_id = var.project_id
-}
-
-data "google_storage_project_service_account" "gcs" {
-  project = var.project_id
 }
 
 data "google_bigquery_default_service_account" "bq" {
@@ -114,7 +149,6 @@ data "google_bigquery_default_service_account" "bq" {
 locals {
   kms_service_agents = {
     bigquery = "serviceAccount:${data.google_bigquery_default_service_account.bq.email}"
-    storage  = "serviceAccount:${data.google_storage_project_service_account.gcs.email_address}"
     pubsub   = "serviceAccount:service-${data.google_project.this.number}@gcp-sa-pubsub.iam.gserviceaccount.com"
     dataflow = "serviceAccount:service-${data.google_project.this.number}@dataflow-service-producer-prod.iam.gserviceaccount.com"
     compute  = "serviceAccount:service-${data.google_project.this.number}@compute-system.iam.gserviceaccount.com"

@@ -1,52 +1,28 @@
-# Cloud Storage: one bucket for the job's staging/ and temp/ files and for models/. Uniform
-# bucket-level access (IAM only, no ACLs), public access prevention enforced, versioning on so a
-# replaced model can be restored; old temp files and old versions are deleted by lifecycle rules.
-# staging/ is kept: a running job's new and replacement workers fetch their files from it, and the
-# runner names staged files by content hash, so relaunching the same build adds nothing.
+# Cloud Storage: the bootstrap stage's bucket (bootstrap/storage.tf: staging/, temp/, models/,
+# templates/), found here by the same name, and the model the job scores with, uploaded with its
+# sidecar under models/ before the job starts.
 
 locals {
   bucket_name = var.bucket_name == "" ? "${var.project_id}-${var.name_prefix}" : var.bucket_name
+  # The shipped models, unless model_source_dir names another folder.
+  model_source_dir = var.model_source_dir == "" ? "${path.module}/../model/src/main/resources/models" : var.model_source_dir
 }
 
-resource "google_storage_bucket" "tidemark" {
-  name                        = local.bucket_name
-  location                    = var.region
-  storage_class               = "STANDARD"
-  uniform_bucket_level_access = true
-  public_access_prevention    = "enforced"
-  force_destroy               = !var.deletion_protection
-  labels                      = local.labels
+data "google_storage_bucket" "tidemark" {
+  name = local.bucket_name
+}
 
-  versioning {
-    enabled = true
-  }
+resource "google_storage_bucket_object" "model" {
+  bucket = data.google_storage_bucket.tidemark.name
+  name   = "models/${var.model_name}"
+  source = "${local.model_source_dir}/${var.model_name}"
+}
 
-  dynamic "encryption" {
-    for_each = local.kms_key_name == null ? [] : [local.kms_key_name]
-    content {
-      default_kms_key_name = encryption.value
-    }
-  }
-
-  lifecycle_rule {
-    condition {
-      age            = var.temp_retention_days
-      matches_prefix = ["temp/"]
-    }
-    action {
-      type = "Delete"
-    }
-  }
-
-  lifecycle_rule {
-    condition {
-      days_since_noncurrent_time = var.noncurrent_version_retention_days
-      with_state                 = "ARCHIVED"
-    }
-    action {
-      type = "Delete"
-    }
-  }
-
-  depends_on = [google_kms_crypto_key_iam_member.service_agents]
+# The sidecar names the model's engine, name, version, feature order and SHA-256; the job reads it
+# next to the model file.
+resource "google_storage_bucket_object" "model_sidecar" {
+  bucket       = data.google_storage_bucket.tidemark.name
+  name         = "models/${var.model_name}.json"
+  source       = "${local.model_source_dir}/${var.model_name}.json"
+  content_type = "application/json"
 }

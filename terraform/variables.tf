@@ -1,4 +1,6 @@
-# Inputs. Only project_id and container_spec_gcs_path have no default.
+# Inputs of the main stage. Only project_id has no default; project_id, region, name_prefix and
+# bucket_name must be the bootstrap stage's (terraform/bootstrap/), which made the bucket and the
+# image repository this stage uses.
 
 variable "project_id" {
   description = "Google Cloud project that holds every resource and runs the job."
@@ -89,27 +91,21 @@ variable "deletion_protection" {
 # --- Cloud Storage ----------------------------------------------------------------------------
 
 variable "bucket_name" {
-  description = "Bucket for staging/, temp/ and models/. Empty = \"<project_id>-<name_prefix>\"."
+  description = "The bootstrap stage's bucket (staging/, temp/, models/, templates/). Empty = \"<project_id>-<name_prefix>\", the bootstrap stage's default."
   type        = string
   default     = ""
 }
 
-variable "temp_retention_days" {
-  description = "Objects under temp/ older than this are deleted (staging/ is kept: a running job's new workers read it)."
-  type        = number
-  default     = 14
-}
-
-variable "noncurrent_version_retention_days" {
-  description = "Overwritten or deleted object versions (e.g. a replaced model) are kept this long."
-  type        = number
-  default     = 30
-}
-
 variable "model_name" {
-  description = "Model file under gs://BUCKET/models/ that the job scores with (--modelUri); upload its sidecar <name>.json next to it (model/src/main/resources/models/)."
+  description = "Model file the job scores with (--modelUri = gs://BUCKET/models/<model_name>), uploaded with its sidecar <model_name>.json from model_source_dir. The sidecar names the engine."
   type        = string
-  default     = "tidemark-fraud-logreg-v1.onnx"
+  default     = "tidemark-fraud-xgb-v1.ubj"
+}
+
+variable "model_source_dir" {
+  description = "Local folder holding model_name and its sidecar. Empty = the shipped models (model/src/main/resources/models)."
+  type        = string
+  default     = ""
 }
 
 # --- Input ------------------------------------------------------------------------------------
@@ -205,17 +201,18 @@ variable "kafka_password_version" {
 # --- Dataflow ---------------------------------------------------------------------------------
 
 variable "container_spec_gcs_path" {
-  description = "gs:// path of the Flex Template spec file built with 'gcloud dataflow flex-template build'."
+  description = "gs:// path of the Flex Template spec file (terraform/build-template.sh writes it). Empty = gs://BUCKET/templates/tidemark.json, where the build script writes it."
   type        = string
+  default     = ""
 
   validation {
-    condition     = startswith(var.container_spec_gcs_path, "gs://")
-    error_message = "container_spec_gcs_path must be a gs:// path to the template spec JSON."
+    condition     = var.container_spec_gcs_path == "" || startswith(var.container_spec_gcs_path, "gs://")
+    error_message = "container_spec_gcs_path must be empty or a gs:// path to the template spec JSON."
   }
 }
 
 variable "template_image_repository" {
-  description = "Artifact Registry repository (projects/P/locations/L/repositories/R) of the template's container image; the worker service account, which also runs the launcher, gets reader on it. Empty = granted elsewhere."
+  description = "Artifact Registry repository (projects/P/locations/L/repositories/R) of the template's container image; the worker service account, which also runs the launcher, gets reader on it. Empty = the bootstrap stage's repository (named name_prefix, in the region)."
   type        = string
   default     = ""
 
@@ -285,4 +282,7 @@ locals {
   kms_key_name = var.kms_key_name == "" ? null : var.kms_key_name
   labels       = merge({ app = "tidemark" }, var.labels)
   use_kafka    = var.input_source == "kafka"
+  template_image_repository = var.template_image_repository == "" ? (
+    "projects/${var.project_id}/locations/${var.region}/repositories/${var.name_prefix}"
+  ) : var.template_image_repository
 }

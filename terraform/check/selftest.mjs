@@ -29,7 +29,7 @@ const CASES = [
   },
   {
     name: "missing required argument",
-    edit: ["dataflow.tf", "  container_spec_gcs_path = var.container_spec_gcs_path\n", ""],
+    edit: ["dataflow.tf", "  container_spec_gcs_path = local.container_spec_gcs_path\n", ""],
     expect: 'resource "google_dataflow_flex_template_job" "tidemark": missing required argument "container_spec_gcs_path"',
   },
   {
@@ -44,8 +44,8 @@ const CASES = [
   },
   {
     name: "undeclared variable",
-    edit: ["storage.tf", "location                    = var.region", "location                    = var.regoin"],
-    expect: 'resource "google_storage_bucket" "tidemark": reference to undeclared variable "var.regoin"',
+    edit: ["storage.tf", "source = \"${local.model_source_dir}/${var.model_name}\"", "source = \"${local.model_source_dir}/${var.model_nmae}\""],
+    expect: 'resource "google_storage_bucket_object" "model": reference to undeclared variable "var.model_nmae"',
   },
   {
     name: "undeclared local",

@@ -156,6 +156,11 @@ public final class TerraformConfig {
     throw new IllegalStateException("No terraform/ folder above " + dir);
   }
 
+  /** The bootstrap stage ({@code terraform/bootstrap/}), applied before the main stage. */
+  public static Path bootstrapDirectory() {
+    return projectDirectory().resolve("bootstrap");
+  }
+
   /** Parses every {@code *.tf} file directly in {@code directory} (not in subfolders). */
   public static TerraformConfig load(Path directory) {
     List<Block> blocks = new ArrayList<>();
@@ -193,6 +198,38 @@ public final class TerraformConfig {
         .findFirst()
         .orElseThrow(
             () -> new IllegalArgumentException("No resource \"" + type + "\" \"" + name + "\""));
+  }
+
+  /** The block {@code variable "name"}. */
+  public Block variable(String name) {
+    return topLevel.stream()
+        .filter(b -> b.type().equals("variable") && b.labels().equals(List.of(name)))
+        .findFirst()
+        .orElseThrow(() -> new IllegalArgumentException("No variable \"" + name + "\""));
+  }
+
+  /** The string literal a variable defaults to; fails when its default is not one. */
+  public String variableDefault(String name) {
+    String expression =
+        variable(name)
+            .attribute("default")
+            .orElseThrow(() -> new IllegalStateException("variable " + name + " has no default"));
+    Matcher m = STRING_LITERAL.matcher(expression.trim());
+    if (!m.matches()) {
+      throw new IllegalStateException(
+          "variable " + name + " defaults to " + expression + ", not a string literal");
+    }
+    return m.group(1);
+  }
+
+  /** The expression of {@code local.name}, from whichever {@code locals} block declares it. */
+  public String local(String name) {
+    return topLevel.stream()
+        .filter(b -> b.type().equals("locals"))
+        .map(b -> b.attributes().get(name))
+        .filter(java.util.Objects::nonNull)
+        .findFirst()
+        .orElseThrow(() -> new IllegalArgumentException("No local \"" + name + "\""));
   }
 
   /**

@@ -13,9 +13,11 @@ import dev.tidemark.pipelines.terraform.TerraformConfig.RoleGrant;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -43,7 +45,7 @@ public class TerraformIamTest {
   private static final Map<String, String> GRANTED_ON =
       Map.of(
           "project", "google_project_iam_member",
-          "the dataset", "google_bigquery_dataset_iam_member",
+          "each table", "google_bigquery_table_iam_member",
           "the bucket", "google_storage_bucket_iam_member",
           "the subscription", "google_pubsub_subscription_iam_member",
           "the topic", "google_pubsub_topic_iam_member",
@@ -52,12 +54,18 @@ public class TerraformIamTest {
           "the CMEK key", "google_kms_crypto_key_iam_member");
 
   private static TerraformConfig tf;
+
+  /** The grants of both stages: the bootstrap stage's and the main stage's. */
+  private static List<RoleGrant> grants;
+
   private static Set<String> justified;
   private static String readme;
 
   @BeforeClass
   public static void load() throws IOException {
     tf = TerraformConfig.load(TerraformConfig.projectDirectory());
+    grants = new ArrayList<>(tf.iamRoles());
+    grants.addAll(TerraformConfig.load(TerraformConfig.bootstrapDirectory()).iamRoles());
     readme = Files.readString(tf.directory().resolve("README.md"), StandardCharsets.UTF_8);
     justified = new TreeSet<>();
     Matcher m = README_ROLE_ROW.matcher(readme);
@@ -84,21 +92,21 @@ public class TerraformIamTest {
 
   @Test
   public void grantsRoles() {
-    assertThat(tf.iamRoles(), not(empty()));
+    assertThat(grants, not(empty()));
     assertThat(justified, not(empty()));
   }
 
   @Test
   public void everyRoleIsALiteral() {
     List<RoleGrant> computed =
-        tf.iamRoles().stream().filter(g -> !g.isLiteral()).collect(Collectors.toList());
+        grants.stream().filter(g -> !g.isLiteral()).collect(Collectors.toList());
     assertThat("roles must be literals so that they can be reviewed here", computed, is(empty()));
   }
 
   @Test
   public void noPrimitiveRole() {
     List<RoleGrant> primitive =
-        tf.iamRoles().stream()
+        grants.stream()
             .filter(g -> PRIMITIVE_ROLES.contains(g.role()))
             .collect(Collectors.toList());
     assertThat(primitive, is(empty()));
@@ -107,7 +115,7 @@ public class TerraformIamTest {
   @Test
   public void everyRoleIsJustifiedInTheReadme() {
     List<String> unjustified =
-        tf.iamRoles().stream()
+        grants.stream()
             .map(TerraformIamTest::grant)
             .filter(g -> !justified.contains(g))
             .collect(Collectors.toList());
@@ -122,9 +130,7 @@ public class TerraformIamTest {
   @Test
   public void readmeListsOnlyRolesThatAreGranted() {
     Set<String> granted =
-        tf.iamRoles().stream()
-            .map(TerraformIamTest::grant)
-            .collect(Collectors.toCollection(TreeSet::new));
+        grants.stream().map(TerraformIamTest::grant).collect(Collectors.toCollection(TreeSet::new));
     Set<String> stale = new TreeSet<>(justified);
     stale.removeAll(granted);
     assertThat(stale, is(empty()));
@@ -137,7 +143,7 @@ public class TerraformIamTest {
   @Test
   public void customRolesHoldOnlyThePermissionsTheirRowNames() {
     List<String> custom =
-        tf.iamRoles().stream()
+        grants.stream()
             .map(RoleGrant::role)
             .filter(r -> r.startsWith(TerraformConfig.CUSTOM_ROLE_PREFIX))
             .distinct()
@@ -155,6 +161,64 @@ public class TerraformIamTest {
         assertThat(permission, not(containsString("setIamPolicy")));
         assertThat(permission, not(startsWith("pubsub.topics.")));
       }
+    }
+  }
+
+  /** {@code ${local.objects}/models/}: a prefix of object names in the bucket. */
+  private static final Pattern OBJECT_PREFIX =
+      Pattern.compile(
+          "resource\\.name\\.startsWith\\(\\\\\"\\$\\{local\\.objects\\}/([a-z]+/)\\\\\"\\)");
+
+  /** The object name prefixes a bucket grant's IAM condition lets it act on. */
+  private static Set<String> objectPrefixes(TerraformConfig.Block grant) {
+    List<TerraformConfig.Block> conditions = grant.blocks("condition");
+    assertThat(grant + " must be conditioned on object prefixes", conditions.size(), is(1));
+    Matcher m = OBJECT_PREFIX.matcher(conditions.get(0).attribute("expression").orElseThrow());
+    Set<String> prefixes = new TreeSet<>();
+    while (m.find()) {
+      prefixes.add(m.group(1));
+    }
+    return prefixes;
+  }
+
+  /**
+   * The worker reads {@code models/} and nothing lets it write there; it writes only {@code temp/}
+   * and {@code staging/}. Every bucket grant is conditioned on object prefixes.
+   */
+  @Test
+  public void theWorkerReadsModelsAndWritesOnlyTempAndStaging() {
+    assertThat(
+        tf.local("objects"),
+        is("\"projects/_/buckets/${data.google_storage_bucket.tidemark.name}/objects\""));
+    Map<String, Set<String>> prefixesByRole = new TreeMap<>();
+    for (RoleGrant g : grants) {
+      if (g.grantedBy().labels().get(0).equals("google_storage_bucket_iam_member")) {
+        prefixesByRole.put(g.role(), objectPrefixes(g.grantedBy()));
+      }
+    }
+    assertThat(
+        prefixesByRole,
+        is(
+            Map.of(
+                "roles/storage.objectViewer", Set.of("models/"),
+                "roles/storage.objectUser", Set.of("temp/", "staging/"))));
+  }
+
+  /** BigQuery write access is on the four tables the job writes, never on the dataset. */
+  @Test
+  public void bigQueryWriteIsOnTheTablesOnly() {
+    for (RoleGrant g : grants) {
+      assertThat(
+          g.toString(),
+          g.grantedBy().labels().get(0),
+          not(startsWith("google_bigquery_dataset_iam")));
+    }
+    String tables =
+        tf.resource("google_bigquery_table_iam_member", "worker_data_editor")
+            .attribute("for_each")
+            .orElseThrow();
+    for (String table : List.of("decisions", "dead_letters", "duplicates", "too_late")) {
+      assertThat(tables, containsString("google_bigquery_table." + table + ".table_id"));
     }
   }
 

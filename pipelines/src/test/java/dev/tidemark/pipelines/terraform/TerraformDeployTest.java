@@ -1,0 +1,214 @@
+package dev.tidemark.pipelines.terraform;
+
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.greaterThan;
+import static org.hamcrest.Matchers.hasItems;
+import static org.hamcrest.Matchers.is;
+import static org.hamcrest.Matchers.not;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.tidemark.model.ModelEngine;
+import dev.tidemark.model.ModelMetadata;
+import dev.tidemark.pipelines.Tidemark;
+import dev.tidemark.transforms.util.Json;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+import org.junit.runner.RunWith;
+import org.junit.runners.JUnit4;
+
+/**
+ * The first deploy, as {@code terraform/README.md} walks it, holds together without Google: the
+ * bootstrap stage makes what the build script and the main stage use, under the same names, and the
+ * job the main stage's defaults start scores with the model those defaults upload.
+ */
+@RunWith(JUnit4.class)
+public class TerraformDeployTest {
+  private static final TerraformConfig MAIN =
+      TerraformConfig.load(TerraformConfig.projectDirectory());
+  private static final TerraformConfig BOOTSTRAP =
+      TerraformConfig.load(TerraformConfig.bootstrapDirectory());
+  private static final Pattern PATH_MODULE = Pattern.compile("\"\\$\\{path\\.module\\}/([^\"]+)\"");
+
+  @Rule public TemporaryFolder folder = new TemporaryFolder();
+
+  /** The local file Terraform uploads as the job's model with its defaults. */
+  private static Path defaultModelFile() {
+    TerraformConfig.Block object = MAIN.resource("google_storage_bucket_object", "model");
+    assertThat(object.attribute("name").orElseThrow(), is("\"models/${var.model_name}\""));
+    assertThat(
+        object.attribute("source").orElseThrow(),
+        is("\"${local.model_source_dir}/${var.model_name}\""));
+    assertThat(MAIN.variableDefault("model_source_dir"), is(""));
+    Matcher dir = PATH_MODULE.matcher(MAIN.local("model_source_dir"));
+    assertThat(MAIN.local("model_source_dir"), dir.find(), is(true));
+    return MAIN.directory()
+        .resolve(dir.group(1))
+        .resolve(MAIN.variableDefault("model_name"))
+        .normalize();
+  }
+
+  private static String jobParameters() {
+    return MAIN.resource("google_dataflow_flex_template_job", "tidemark")
+        .attribute("parameters")
+        .orElseThrow();
+  }
+
+  @Test
+  public void theJobScoresWithTheObjectTerraformUploads() {
+    assertThat(jobParameters(), containsString("modelUri        = local.model_uri"));
+    assertThat(
+        MAIN.local("model_uri"),
+        is(
+            "\"${data.google_storage_bucket.tidemark.url}/${google_storage_bucket_object.model.name}\""));
+    TerraformConfig.Block sidecar = MAIN.resource("google_storage_bucket_object", "model_sidecar");
+    assertThat(sidecar.attribute("name").orElseThrow(), is("\"models/${var.model_name}.json\""));
+    assertThat(
+        sidecar.attribute("source").orElseThrow(),
+        is("\"${local.model_source_dir}/${var.model_name}.json\""));
+    String dependsOn =
+        MAIN.resource("google_dataflow_flex_template_job", "tidemark")
+            .attribute("depends_on")
+            .orElseThrow();
+    assertThat(dependsOn, containsString("google_storage_bucket_object.model_sidecar"));
+  }
+
+  @Test
+  public void theDefaultDeployScoresTheBundledSampleWithTheXgboostModel() throws IOException {
+    Path model = defaultModelFile();
+    ModelMetadata sidecar =
+        ModelMetadata.parse(Files.readAllBytes(Path.of(model + ".json")), model + ".json");
+    assertThat(sidecar.engine(), is(ModelEngine.XGBOOST));
+    // Nothing the job passes names an engine: the sidecar does.
+    assertThat(jobParameters(), not(containsString("modelEngine")));
+    assertThat(MAIN.variable("extra_parameters").attribute("default").orElseThrow(), is("{}"));
+
+    Path out = folder.newFolder("out").toPath();
+    int exit = Tidemark.execute("run", "--output=" + out, "--modelUri=" + model);
+    assertThat(exit, is(0));
+
+    long decisions = 0;
+    try (Stream<Path> files = Files.list(out.resolve("decisions"))) {
+      for (Path file : (Iterable<Path>) files::iterator) {
+        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+          JsonNode decision = Json.MAPPER.readTree(line);
+          assertThat(line, decision.get("model").get("name").asText(), is(sidecar.name()));
+          assertThat(line, decision.get("model").get("engine").asText(), is("XGBoost"));
+          decisions++;
+        }
+      }
+    }
+    assertThat(decisions, greaterThan(0L));
+    JsonNode summary = Json.MAPPER.readTree(out.resolve("summary.json").toFile());
+    assertThat(summary.get("decisions").asLong(), is(decisions));
+    assertThat(summary.get("deadLettersByReason").has("scoring_failed"), is(false));
+  }
+
+  @Test
+  public void bothStagesNameTheBucketAlike() {
+    assertThat(BOOTSTRAP.local("bucket_name"), is(MAIN.local("bucket_name")));
+    for (String variable : List.of("project_id", "region", "name_prefix", "bucket_name")) {
+      assertThat(
+          variable,
+          BOOTSTRAP.variable(variable).attribute("default"),
+          is(MAIN.variable(variable).attribute("default")));
+    }
+    assertThat(
+        BOOTSTRAP.resource("google_storage_bucket", "tidemark").attribute("name").orElseThrow(),
+        is("local.bucket_name"));
+  }
+
+  @Test
+  public void theTemplateSpecAndImageAreWhereTheBuildPutsThem() {
+    String spec = output(BOOTSTRAP, "template_spec");
+    assertThat(spec, containsString("/templates/tidemark.json"));
+    assertThat(MAIN.local("container_spec_gcs_path"), containsString("/templates/tidemark.json"));
+    assertThat(
+        BOOTSTRAP
+            .resource("google_artifact_registry_repository", "tidemark")
+            .attribute("repository_id")
+            .orElseThrow(),
+        is("var.name_prefix"));
+    assertThat(
+        MAIN.local("template_image_repository"),
+        containsString(
+            "\"projects/${var.project_id}/locations/${var.region}/repositories/${var.name_prefix}\""));
+  }
+
+  @Test
+  public void theBootstrapEnablesTheApisTheJobUses() {
+    List<String> services = new ArrayList<>();
+    Matcher m =
+        Pattern.compile("\"([a-z]+\\.googleapis\\.com)\"").matcher(BOOTSTRAP.local("services"));
+    while (m.find()) {
+      services.add(m.group(1));
+    }
+    assertThat(
+        services,
+        hasItems(
+            "dataflow.googleapis.com",
+            "bigquery.googleapis.com",
+            "bigquerystorage.googleapis.com",
+            "pubsub.googleapis.com",
+            "secretmanager.googleapis.com",
+            "artifactregistry.googleapis.com",
+            "storage.googleapis.com",
+            "compute.googleapis.com"));
+    assertThat(
+        BOOTSTRAP
+            .resource("google_project_service", "tidemark")
+            .attribute("disable_on_destroy")
+            .orElseThrow(),
+        is("false"));
+  }
+
+  @Test
+  public void theBuildScriptBuildsThePushedImageIntoTheSpec() throws Exception {
+    Path script = MAIN.directory().resolve("build-template.sh");
+    ProcessBuilder pb =
+        new ProcessBuilder("bash", script.toString(), "--dry-run", "--tag=t1")
+            .redirectErrorStream(true);
+    pb.environment().put("TIDEMARK_TEMPLATE_IMAGE", "europe-west1-docker.pkg.dev/p/tidemark/img");
+    pb.environment().put("TIDEMARK_TEMPLATE_SPEC", "gs://p-tidemark/templates/tidemark.json");
+    Process process = pb.start();
+    String printed = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(process.waitFor(60, TimeUnit.SECONDS), is(true));
+    assertThat(printed, process.exitValue(), is(0));
+    List<String> lines = printed.lines().map(String::trim).toList();
+    assertThat(
+        lines,
+        hasItems(
+            "mvn -B -DskipTests -pl pipelines -am package",
+            "docker build -f pipelines/flex-template/Dockerfile -t"
+                + " europe-west1-docker.pkg.dev/p/tidemark/img:t1 .",
+            "docker push europe-west1-docker.pkg.dev/p/tidemark/img:t1",
+            "gcloud dataflow flex-template build gs://p-tidemark/templates/tidemark.json"
+                + " --image=europe-west1-docker.pkg.dev/p/tidemark/img:t1 --sdk-language=JAVA"
+                + " --metadata-file=pipelines/flex-template/metadata.json"));
+    // Every file the build reads is in the repository.
+    Path root = MAIN.directory().getParent();
+    assertThat(Files.isRegularFile(root.resolve("pipelines/flex-template/Dockerfile")), is(true));
+    assertThat(
+        Files.isRegularFile(root.resolve("pipelines/flex-template/metadata.json")), is(true));
+  }
+
+  private static String output(TerraformConfig tf, String name) {
+    return tf.blocks().stream()
+        .filter(b -> b.type().equals("output") && b.labels().equals(List.of(name)))
+        .findFirst()
+        .orElseThrow(() -> new IllegalArgumentException("No output " + name))
+        .attribute("value")
+        .orElseThrow();
+  }
+}
