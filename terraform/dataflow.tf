@@ -54,8 +54,8 @@ resource "google_dataflow_flex_template_job" "tidemark" {
 
   parameters = merge(
     local.source_parameters,
+    # sink: the template writes to BigQuery (the dataflow profile's sink).
     {
-      sink            = "bigquery"
       bigQueryDataset = local.bigquery_dataset
       modelUri        = local.model_uri
     },

@@ -139,12 +139,14 @@ public final class FlexTemplateMetadata {
     regexes.put("kafkaSecurityProtocol", "^(?:PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL)$");
     regexes.put("kafkaSaslMechanism", "^(?:PLAIN|SCRAM-SHA-512)$");
     regexes.put("kafkaTruststoreType", "^(?:PKCS12|JKS)$");
-    // An environment variable name.
-    regexes.put("kafkaPasswordEnv", "^[A-Za-z_][A-Za-z0-9_]*$");
     // A Secret Manager secret version, as KafkaClients checks it.
     regexes.put("kafkaPasswordSecret", "^" + KafkaClients.PASSWORD_SECRET_REGEX + "$");
     // Not a binding attribute (ce-*, any case), as PubsubSource.withIdAttribute refuses.
     regexes.put("pubsubIdAttribute", "^(?![Cc][Ee]-).+$");
+    // The shipped model, or a model in Cloud Storage: a path on the launcher means nothing.
+    regexes.put(
+        "modelUri",
+        "^(?:default|classpath:/.+|" + GCS_REGEX.substring(1, GCS_REGEX.length() - 1) + ")$");
     // The engines' DJL names, as ModelEngine.fromName documents them.
     regexes.put(
         "modelEngine",
@@ -155,6 +157,63 @@ public final class FlexTemplateMetadata {
             + ")$");
     return Collections.unmodifiableMap(regexes);
   }
+
+  /**
+   * Options the template does not offer, with why: on Dataflow they mean nothing. The template
+   * writes to BigQuery (the profile's {@code sink}), so the Kafka sink's options are not offered
+   * either; {@code ./tidemark run --profile=dataflow --sink=kafka} still runs that variant. {@code
+   * FlexTemplateMetadataTest} fails when a key names no option.
+   */
+  static final Map<String, String> NOT_ON_DATAFLOW = notOnDataflow();
+
+  private static Map<String, String> notOnDataflow() {
+    Map<String, String> reasons = new TreeMap<>();
+    String files = "files on the launcher or a worker's disk, which nobody reads";
+    reasons.put("input", "replay and backfill files: the template reads Pub/Sub or Kafka");
+    reasons.put("output", files);
+    reasons.put("fileRollInterval", files);
+    reasons.put("sink", "the template writes to BigQuery, the profile's sink");
+    String kafkaSink = "the Kafka sink: the template writes to BigQuery";
+    for (String option :
+        List.of(
+            "kafkaDecisionsTopic",
+            "kafkaDeadLettersTopic",
+            "kafkaDuplicatesTopic",
+            "kafkaTooLateTopic",
+            "kafkaSinkMode",
+            "kafkaSinkGroupId",
+            "kafkaSinkShards")) {
+      reasons.put(option, kafkaSink);
+    }
+    String workerFile = "a file or variable that would have to exist on every worker; use a secret";
+    reasons.put("kafkaPasswordFile", workerFile);
+    reasons.put("kafkaPasswordEnv", workerFile);
+    reasons.put("kafkaTruststorePasswordFile", workerFile);
+    reasons.put("kafkaMaxRecords", "a bounded read, which would end the streaming job");
+    return Collections.unmodifiableMap(reasons);
+  }
+
+  /** Enum options whose values the template narrows: the sources a streaming job can read. */
+  static final Map<String, List<String>> VALUES_ON_DATAFLOW =
+      Map.of("source", List.of("pubsub", "kafka"));
+
+  /**
+   * Options the template requires although the pipeline does not: where the BigQuery sink writes.
+   */
+  static final Set<String> REQUIRED_ON_DATAFLOW = Set.of("bigQueryDataset");
+
+  /**
+   * Options that apply only to one source, by prefix: shown (Google's {@code parentName} and {@code
+   * parentTriggerValues}) only when {@code source} takes that value.
+   */
+  static final Map<String, String> SOURCE_BY_PREFIX = Map.of("pubsub", "pubsub", "kafka", "kafka");
+
+  /**
+   * Google's parameter types (pickers in the console) for options no convention covers. Google has
+   * no type for a Secret Manager secret: those stay {@code TEXT}, with a regex of the version's
+   * name.
+   */
+  static final Map<String, String> SPECIFIC_TYPES = Map.of("modelUri", "GCS_READ_FILE");
 
   /** A naming convention for string options: which names it covers, its regex and picker. */
   private static final class Convention {
@@ -172,8 +231,9 @@ public final class FlexTemplateMetadata {
   /** Conventions for string options, first match wins. */
   private static final List<Convention> CONVENTIONS =
       List.of(
+          new Convention(n -> n.equals("kafkaInputTopic"), KAFKA_TOPIC_REGEX, "KAFKA_READ_TOPIC"),
           new Convention(
-              n -> n.startsWith("kafka") && n.endsWith("Topic"), KAFKA_TOPIC_REGEX, "TEXT"),
+              n -> n.startsWith("kafka") && n.endsWith("Topic"), KAFKA_TOPIC_REGEX, "KAFKA_TOPIC"),
           new Convention(
               n -> n.endsWith("Subscription"), PUBSUB_SUBSCRIPTION_REGEX, "PUBSUB_SUBSCRIPTION"),
           new Convention(
@@ -211,6 +271,12 @@ public final class FlexTemplateMetadata {
     public final List<String> enumValues;
     public final Class<?> type;
 
+    /** The option whose value shows this one ({@code source}), or {@code null}. */
+    public final String parentName;
+
+    /** The values of {@link #parentName} that show this option. */
+    public final List<String> parentTriggerValues;
+
     Parameter(
         String name,
         String label,
@@ -222,7 +288,9 @@ public final class FlexTemplateMetadata {
         String interfaceDefault,
         String profileValue,
         List<String> enumValues,
-        Class<?> type) {
+        Class<?> type,
+        String parentName,
+        List<String> parentTriggerValues) {
       this.name = name;
       this.label = label;
       this.helpText = helpText;
@@ -234,6 +302,15 @@ public final class FlexTemplateMetadata {
       this.profileValue = profileValue;
       this.enumValues = enumValues;
       this.type = type;
+      this.parentName = parentName;
+      this.parentTriggerValues = parentTriggerValues;
+    }
+
+    /**
+     * What the job uses when the parameter is not given: the profile's value, else the option's.
+     */
+    public String defaultValue() {
+      return profileValue != null ? profileValue : interfaceDefault;
     }
   }
 
@@ -249,7 +326,9 @@ public final class FlexTemplateMetadata {
     for (Class<?> mixin : ownInterfaces(options)) {
       List<Method> getters = new ArrayList<>();
       for (Method method : mixin.getDeclaredMethods()) {
-        if (isGetter(method) && !method.isAnnotationPresent(Hidden.class)) {
+        if (isGetter(method)
+            && !method.isAnnotationPresent(Hidden.class)
+            && !NOT_ON_DATAFLOW.containsKey(propertyName(method))) {
           getters.add(method);
         }
       }
@@ -294,6 +373,11 @@ public final class FlexTemplateMetadata {
     ObjectNode root = MAPPER.createObjectNode();
     root.put("name", TEMPLATE_NAME);
     root.put("description", description());
+    // A streaming template; Tidemark's dedup and windows need exactly-once processing.
+    root.put("streaming", true);
+    root.put("supportsAtLeastOnce", false);
+    root.put("supportsExactlyOnce", true);
+    root.put("defaultStreamingMode", "EXACTLY_ONCE");
     ArrayNode array = root.putArray("parameters");
     for (Parameter p : parameters) {
       ObjectNode node = array.addObject();
@@ -304,6 +388,14 @@ public final class FlexTemplateMetadata {
       node.putArray("regexes").add(p.regex);
       node.put("paramType", p.paramType);
       node.put("groupName", p.group);
+      if (p.defaultValue() != null) {
+        node.put("defaultValue", p.defaultValue());
+      }
+      if (p.parentName != null) {
+        node.put("parentName", p.parentName);
+        ArrayNode triggers = node.putArray("parentTriggerValues");
+        p.parentTriggerValues.forEach(triggers::add);
+      }
       if (!p.enumValues.isEmpty()) {
         ArrayNode options = node.putArray("enumOptions");
         for (String value : p.enumValues) {
@@ -348,7 +440,10 @@ public final class FlexTemplateMetadata {
     String paramType;
     if (type.isEnum()) {
       for (Object constant : type.getEnumConstants()) {
-        enumValues.add(((Enum<?>) constant).name());
+        String value = ((Enum<?>) constant).name();
+        if (!VALUES_ON_DATAFLOW.containsKey(name) || VALUES_ON_DATAFLOW.get(name).contains(value)) {
+          enumValues.add(value);
+        }
       }
       regex = "^(?:" + String.join("|", enumValues) + ")$";
       paramType = "ENUM";
@@ -383,8 +478,19 @@ public final class FlexTemplateMetadata {
     if (SPECIFIC_REGEXES.containsKey(name)) {
       regex = SPECIFIC_REGEXES.get(name);
     }
+    paramType = SPECIFIC_TYPES.getOrDefault(name, paramType);
     Validation.Required required = getter.getAnnotation(Validation.Required.class);
-    boolean optional = required == null || required.groups().length > 0 || profileValue != null;
+    boolean optional =
+        !REQUIRED_ON_DATAFLOW.contains(name)
+            && (required == null || required.groups().length > 0 || profileValue != null);
+    String parentName = null;
+    List<String> triggers = List.of();
+    for (Map.Entry<String, String> prefix : SOURCE_BY_PREFIX.entrySet()) {
+      if (name.startsWith(prefix.getKey())) {
+        parentName = "source";
+        triggers = List.of(prefix.getValue());
+      }
+    }
     return new Parameter(
         name,
         label(name),
@@ -396,7 +502,9 @@ public final class FlexTemplateMetadata {
         defaultValue,
         profileValue,
         Collections.unmodifiableList(enumValues),
-        type);
+        type,
+        parentName,
+        triggers);
   }
 
   private static String helpText(

@@ -143,7 +143,6 @@ public class FlexTemplateMetadataTest {
         names,
         hasItems(
             "source",
-            "input",
             "maxOutOfOrderness",
             "dedupHorizon",
             "windowSize",
@@ -151,16 +150,19 @@ public class FlexTemplateMetadataTest {
             "accumulationMode",
             "modelUri",
             "decisionThreshold",
-            "output",
-            "sink",
             "kafkaBootstrapServers",
             "kafkaIdleTimeout",
-            "kafkaMaxRecords",
-            "kafkaSinkMode",
-            "kafkaSinkShards"));
+            "bigQueryDataset",
+            "pubsubSubscription"));
     for (String beam :
         List.of("runner", "project", "region", "tempLocation", "jobName", "streaming")) {
       assertThat(names.contains(beam), is(false));
+    }
+    // Meaningless on Dataflow: not offered.
+    for (String option :
+        List.of(
+            "input", "output", "sink", "kafkaPasswordFile", "kafkaMaxRecords", "kafkaSinkMode")) {
+      assertThat(option, names.contains(option), is(false));
     }
     // Every parameter is a real option: Beam parses it for TidemarkOptions.
     PipelineOptionsFactory.register(TidemarkOptions.class);
@@ -176,10 +178,10 @@ public class FlexTemplateMetadataTest {
   public void everyDefaultAndProfileValueMatchesItsRegex() {
     int checked = 0;
     for (Parameter p : PARAMETERS) {
-      if (p.interfaceDefault != null) {
+      if (p.defaultValue() != null && !p.defaultValue().contains("${")) {
         assertTrue(
-            p.name + " default '" + p.interfaceDefault + "' fails " + p.regex,
-            Pattern.compile(p.regex).matcher(p.interfaceDefault).matches());
+            p.name + " default '" + p.defaultValue() + "' fails " + p.regex,
+            Pattern.compile(p.regex).matcher(p.defaultValue()).matches());
         checked++;
       }
       if (p.profileValue != null && !p.profileValue.contains("${")) {
@@ -199,12 +201,14 @@ public class FlexTemplateMetadataTest {
     rejects("earlyFiringDelay", "never", "PT5X");
     accepts("maxEventBytes", "65536", "0");
     rejects("maxEventBytes", "-1", "1.5", "64k", "");
-    accepts("kafkaMaxRecords", "1000000");
-    rejects("kafkaMaxRecords", "-1");
+    accepts("scoringBatchSize", "256");
+    rejects("scoringBatchSize", "-1");
     accepts("decisionThreshold", "0.5", "1", "0.75");
     rejects("decisionThreshold", "-0.5", "abc", ".", "");
-    accepts("source", "replay", "backfill", "kafka");
-    rejects("source", "unknown", "Kafka", "", "kafka|replay");
+    accepts("source", "pubsub", "kafka");
+    rejects("source", "replay", "backfill", "unknown", "Kafka", "", "kafka|pubsub");
+    accepts("modelUri", "default", "gs://bucket/models/m.ubj", "classpath:/models/m.ubj");
+    rejects("modelUri", "/tmp/m.ubj", "models/m.ubj", "");
     accepts("accumulationMode", "ACCUMULATING", "DISCARDING");
     rejects("accumulationMode", "accumulating");
     accepts("bigQueryValidate", "true", "false");
@@ -223,8 +227,6 @@ public class FlexTemplateMetadataTest {
     rejects("eventTypes", "a,,b", "a, b", "");
     accepts("pubsubIdAttribute", "tidemark-id", "ce", "cex-id", "id");
     rejects("pubsubIdAttribute", "ce-id", "CE-ID", "Ce-source", "");
-    accepts("kafkaPasswordEnv", "KAFKA_PASSWORD");
-    rejects("kafkaPasswordEnv", "1PASSWORD", "my-password");
     accepts(
         "kafkaPasswordSecret",
         "projects/my-project/secrets/kafka-password/versions/latest",
@@ -310,13 +312,91 @@ public class FlexTemplateMetadataTest {
 
   @Test
   public void enumsListTheirConstants() {
-    Parameter sink = BY_NAME.get("sink");
-    assertEquals("ENUM", sink.paramType);
-    List<String> constants = new ArrayList<>();
-    for (TidemarkOptions.SinkKind kind : TidemarkOptions.SinkKind.values()) {
-      constants.add(kind.name());
+    Parameter mode = BY_NAME.get("accumulationMode");
+    assertEquals("ENUM", mode.paramType);
+    assertEquals(List.of("ACCUMULATING", "DISCARDING"), mode.enumValues);
+    // The sources a streaming job can read, not the replay and backfill files.
+    assertEquals(List.of("kafka", "pubsub"), BY_NAME.get("source").enumValues);
+  }
+
+  /**
+   * As Google's own streaming templates write it: streaming, required parameters, the job's
+   * defaults, source-specific parameters shown for their source.
+   */
+  @Test
+  public void theTemplateIsStreamingWithTheJobsDefaults() throws IOException {
+    JsonNode root = MAPPER.readTree(FlexTemplateMetadata.generate(HOME));
+    assertThat(root.get("streaming").asBoolean(), is(true));
+    assertThat(root.get("supportsExactlyOnce").asBoolean(), is(true));
+    Map<String, JsonNode> byName = new java.util.TreeMap<>();
+    root.get("parameters").forEach(p -> byName.put(p.get("name").asText(), p));
+    assertThat(byName.get("bigQueryDataset").get("isOptional").asBoolean(), is(false));
+    assertThat(byName.get("source").get("defaultValue").asText(), is("pubsub"));
+    assertThat(byName.get("pubsubSubscription").get("parentName").asText(), is("source"));
+    assertThat(
+        byName.get("pubsubSubscription").get("parentTriggerValues").get(0).asText(), is("pubsub"));
+    assertThat(
+        byName.get("kafkaInputTopic").get("parentTriggerValues").get(0).asText(), is("kafka"));
+    assertThat(byName.get("kafkaInputTopic").get("paramType").asText(), is("KAFKA_READ_TOPIC"));
+    assertThat(byName.get("modelUri").get("paramType").asText(), is("GCS_READ_FILE"));
+    assertThat(byName.get("modelEngine").has("defaultValue"), is(false));
+
+    // Each default is what the job gets without the parameter: the template's launcher
+    // options (the profile, then the options' defaults), read back through Beam.
+    PipelineOptionsFactory.register(TidemarkOptions.class);
+    List<String> args = new ArrayList<>();
+    FlexTemplateMetadata.profileOptions(HOME).entrySet().stream()
+        .filter(option -> !option.getKey().equals("runner"))
+        .forEach(option -> args.add("--" + option.getKey() + "=" + option.getValue()));
+    TidemarkOptions job =
+        PipelineOptionsFactory.fromArgs(args.toArray(new String[0]))
+            .withoutStrictParsing()
+            .as(TidemarkOptions.class);
+    int checked = 0;
+    for (Map.Entry<String, JsonNode> e : byName.entrySet()) {
+      Object value = readOption(job, e.getKey());
+      if (e.getValue().has("defaultValue")) {
+        assertThat(
+            e.getKey(), String.valueOf(value), is(e.getValue().get("defaultValue").asText()));
+        checked++;
+      } else {
+        assertThat(e.getKey() + " has a value but no defaultValue", value, is((Object) null));
+      }
     }
-    assertEquals(constants, sink.enumValues);
+    assertThat(checked > 20, is(true));
+  }
+
+  /** The value of option {@code name} through its getter. */
+  private static Object readOption(TidemarkOptions options, String name) {
+    for (java.lang.reflect.Method m : TidemarkOptions.class.getMethods()) {
+      if (m.getParameterCount() == 0
+          && (m.getName().equals("get" + Character.toUpperCase(name.charAt(0)) + name.substring(1))
+              || m.getName()
+                  .equals("is" + Character.toUpperCase(name.charAt(0)) + name.substring(1)))) {
+        try {
+          Object value = m.invoke(options);
+          return value instanceof Enum ? ((Enum<?>) value).name() : value;
+        } catch (ReflectiveOperationException ex) {
+          throw new IllegalStateException(ex);
+        }
+      }
+    }
+    throw new IllegalArgumentException("no option " + name);
+  }
+
+  @Test
+  public void everyOptionLeftOutNamesAnOption() {
+    List<String> all =
+        FlexTemplateMetadata.names(
+            FlexTemplateMetadata.parameters(TidemarkOptions.class, Map.of()));
+    for (String name : FlexTemplateMetadata.NOT_ON_DATAFLOW.keySet()) {
+      assertThat(name + " is both left out and offered", all.contains(name), is(false));
+      boolean exists = false;
+      for (java.lang.reflect.Method m : TidemarkOptions.class.getMethods()) {
+        exists |= m.getName().equalsIgnoreCase("get" + name);
+      }
+      assertThat("NOT_ON_DATAFLOW names no option: " + name, exists, is(true));
+    }
   }
 
   /** A mixin such as the Pub/Sub and BigQuery ones being added, to pin the rules down. */
