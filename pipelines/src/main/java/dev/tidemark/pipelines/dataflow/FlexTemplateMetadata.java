@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tidemark.model.ModelEngine;
+import dev.tidemark.pipelines.OutputOptions;
 import dev.tidemark.pipelines.Tidemark;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
@@ -126,6 +127,10 @@ public final class FlexTemplateMetadata {
 
   private static Map<String, String> specificRegexes() {
     Map<String, String> regexes = new TreeMap<>();
+    // The hyphenated values OutputFormat.parse accepts.
+    regexes.put(
+        "outputFormat",
+        "^(?:" + String.join("|", OutputOptions.OutputFormat.optionValues()) + ")$");
     // ISO 4217: three upper-case letters.
     regexes.put("currency", "^[A-Z]{3}$");
     // A comma-separated list of CloudEvent types, no blanks.
