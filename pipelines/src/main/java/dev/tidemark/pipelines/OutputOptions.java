@@ -1,11 +1,65 @@
 package dev.tidemark.pipelines;
 
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.stream.Collectors;
 import org.apache.beam.sdk.options.Default;
 import org.apache.beam.sdk.options.Description;
 import org.apache.beam.sdk.options.PipelineOptions;
 
-/** Local outputs. */
+/** Where the outputs go, and in which record format. */
 public interface OutputOptions extends PipelineOptions {
+  /**
+   * The record format of the Kafka decisions topic ({@code --outputFormat}). Beam's enum options
+   * take Java names, and the option's values are hyphenated: the option is a string that {@link
+   * #parse} turns into one of these.
+   */
+  enum OutputFormat {
+    /** Key decisionId, value the decision JSON, headers version and paneTiming. */
+    JSON("json"),
+    /**
+     * A CloudEvent in structured mode: value the event in the JSON event format, header {@code
+     * content-type: application/cloudevents+json}.
+     */
+    CLOUDEVENTS_STRUCTURED("cloudevents-structured"),
+    /** A CloudEvent in binary mode: attributes in {@code ce_*} headers, value the decision JSON. */
+    CLOUDEVENTS_BINARY("cloudevents-binary");
+
+    private final String value;
+
+    OutputFormat(String value) {
+      this.value = value;
+    }
+
+    /** The option value, as given on the command line. */
+    public String value() {
+      return value;
+    }
+
+    /** Whether records of this format are CloudEvents. */
+    public boolean isCloudEvent() {
+      return this != JSON;
+    }
+
+    /** Every option value, in declaration order. */
+    public static List<String> optionValues() {
+      return Arrays.stream(values()).map(OutputFormat::value).collect(Collectors.toList());
+    }
+
+    /** The format {@code --outputFormat=value} names (case-insensitive), or a usage error. */
+    public static OutputFormat parse(String value) {
+      String given = value == null ? "" : value.trim().toLowerCase(Locale.ROOT);
+      for (OutputFormat format : values()) {
+        if (format.value.equals(given)) {
+          return format;
+        }
+      }
+      throw new IllegalArgumentException(
+          "--outputFormat=" + value + ": use one of " + String.join(", ", optionValues()));
+    }
+  }
+
   @Description(
       "Output directory: decisions/, dead-letters/, duplicates/, too-late/ (NDJSON) and"
           + " summary.json.")
@@ -38,4 +92,22 @@ public interface OutputOptions extends PipelineOptions {
   Integer getMaxDeadLetterPayloadBytes();
 
   void setMaxDeadLetterPayloadBytes(Integer bytes);
+
+  @Description(
+      "Record format of the Kafka decisions topic (--sink=kafka only): json (value = the decision"
+          + " JSON), cloudevents-structured (value = a CloudEvent of type dev.tidemark.decision.v1"
+          + " in the JSON event format) or cloudevents-binary (the same event with its attributes"
+          + " in ce_* headers and the decision JSON as value). The other three topics stay JSON.")
+  @Default.String("json")
+  String getOutputFormat();
+
+  void setOutputFormat(String format);
+
+  @Description(
+      "The CloudEvents source (a URI reference) of the decision events --outputFormat=cloudevents-*"
+          + " writes; with the id it identifies an event, so it must stay the same across"
+          + " restarts and differ between pipelines. Default: /tidemark/<kafkaDecisionsTopic>.")
+  String getOutputEventSource();
+
+  void setOutputEventSource(String source);
 }

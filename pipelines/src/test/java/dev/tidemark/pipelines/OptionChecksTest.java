@@ -11,8 +11,8 @@ import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
 
 /**
- * The checks of --fileRollInterval, --maxFutureSkew and --gateShards name the option and how to fix
- * it; --gateShards defaults to the runner's parallelism.
+ * The checks of --fileRollInterval, --maxFutureSkew, --gateShards and --outputFormat name the
+ * option and how to fix it; --gateShards defaults to the runner's parallelism.
  */
 @RunWith(JUnit4.class)
 public class OptionChecksTest {
@@ -67,5 +67,26 @@ public class OptionChecksTest {
             () -> TidemarkPipeline.checkOptions(options("--maxFutureSkew=PT-1M")));
     assertThat(e.getMessage(), containsString("--maxFutureSkew=PT-1M must not be negative"));
     TidemarkPipeline.checkOptions(options("--maxFutureSkew=PT0S"));
+  }
+
+  @Test
+  public void cloudEventsOutputNeedsTheKafkaSink() {
+    for (String sink : new String[] {"files", "bigquery"}) {
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () ->
+                  TidemarkPipeline.checkOptions(
+                      options("--sink=" + sink, "--outputFormat=cloudevents-binary")));
+      assertThat(
+          e.getMessage(), containsString("--outputFormat=cloudevents-binary needs --sink=kafka"));
+    }
+    TidemarkPipeline.checkOptions(options("--sink=files", "--outputFormat=json"));
+    TidemarkPipeline.checkOptions(options("--sink=kafka", "--outputFormat=cloudevents-structured"));
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> TidemarkPipeline.checkOptions(options("--sink=kafka", "--outputFormat=avro")));
+    assertThat(e.getMessage(), containsString("--outputFormat=avro: use one of json,"));
   }
 }

@@ -182,7 +182,9 @@ public final class FlexTemplateMetadata {
             "kafkaTooLateTopic",
             "kafkaSinkMode",
             "kafkaSinkGroupId",
-            "kafkaSinkShards")) {
+            "kafkaSinkShards",
+            "outputFormat",
+            "outputEventSource")) {
       reasons.put(option, kafkaSink);
     }
     String workerFile = "a file or variable that would have to exist on every worker; use a secret";

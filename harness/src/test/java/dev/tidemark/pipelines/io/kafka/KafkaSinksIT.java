@@ -6,11 +6,26 @@ import static org.hamcrest.Matchers.hasEntry;
 import static org.hamcrest.Matchers.hasKey;
 import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.not;
+import static org.hamcrest.Matchers.notNullValue;
+import static org.hamcrest.Matchers.nullValue;
+import static org.hamcrest.Matchers.startsWith;
 import static org.junit.Assert.assertThrows;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.tidemark.harness.KafkaFeed;
 import dev.tidemark.pipelines.TidemarkOptions;
+import dev.tidemark.pipelines.io.Outputs;
 import dev.tidemark.testing.kafka.EmbeddedKafka;
+import dev.tidemark.transforms.values.DeadLetter;
+import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.Decision.ModelRef;
+import dev.tidemark.transforms.values.DuplicateRecord;
+import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.TooLateRecord;
+import io.cloudevents.CloudEvent;
+import io.cloudevents.SpecVersion;
+import io.cloudevents.kafka.CloudEventDeserializer;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -45,12 +60,13 @@ import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
 
 /**
- * Both Kafka sinks against a real broker: their producer settings, and every record of a bundle
- * landing once with its headers.
+ * Both Kafka sinks against a real broker: their producer settings, every record of a bundle landing
+ * once with its headers, and the decisions topic in each output format.
  */
 @RunWith(JUnit4.class)
 public class KafkaSinksIT {
   private static final int RECORDS = 2_000;
+  private static final ObjectMapper MAPPER = new ObjectMapper();
 
   @Test
   public void theIdempotentSinkLingersWithinABundleAndLandsEveryRecordOnce() throws Exception {
@@ -177,6 +193,132 @@ public class KafkaSinksIT {
       }
       assertThat(keys, is(inOrder));
     }
+  }
+
+  /**
+   * Each --outputFormat in each sink mode, through {@link KafkaSinks#write} to a real broker: the
+   * decisions topic holds, keyed by decisionId with the version and paneTiming headers, the
+   * decision JSON (json, the default) or a decision event that the SDK's Kafka deserializer reads
+   * back with the decision JSON as its data.
+   */
+  @Test
+  public void everyOutputFormatReachesTheDecisionsTopicInBothSinkModes() throws Exception {
+    Instant start = Instant.parse("2026-03-01T10:00:00Z");
+    Instant end = Instant.parse("2026-03-01T10:05:00Z");
+    Features features = new Features(3, 12_345, 9_000, 2, 1, end.minus(1_000), end.minus(500));
+    ModelRef model = new ModelRef("default", "1", "onnx");
+    List<Decision> decisions = new ArrayList<>();
+    for (int pane = 0; pane < 2; pane++) {
+      for (String account : List.of("acct-1", "acct-2")) {
+        Instant decided = end.plus(1_000L + pane * 60_000L);
+        decisions.add(
+            Decision.unscored(
+                    account,
+                    start,
+                    end,
+                    pane == 0 ? "ON_TIME" : "LATE",
+                    pane,
+                    pane == 0,
+                    false,
+                    features,
+                    decided)
+                .withScore(0.5 + pane / 4.0, pane == 0 ? "allow" : "review", model, decided));
+      }
+    }
+    Map<String, Decision> byId = new TreeMap<>();
+    for (Decision decision : decisions) {
+      byId.put(decision.decisionId() + "/" + decision.version(), decision);
+    }
+    try (EmbeddedKafka broker = EmbeddedKafka.start()) {
+      for (String mode : List.of("idempotent", "transactional")) {
+        for (String format : List.of("json", "cloudevents-structured", "cloudevents-binary")) {
+          String prefix = mode + "." + format + ".";
+          List<String> args =
+              new ArrayList<>(
+                  List.of(
+                      "--sink=kafka",
+                      "--kafkaSinkMode=" + mode,
+                      "--kafkaDecisionsTopic=" + prefix + "decisions",
+                      "--kafkaDeadLettersTopic=" + prefix + "dead-letters",
+                      "--kafkaDuplicatesTopic=" + prefix + "duplicates",
+                      "--kafkaTooLateTopic=" + prefix + "too-late"));
+          if (!format.equals("json")) {
+            args.add("--outputFormat=" + format);
+          }
+          TidemarkOptions options = options(broker.bootstrapServers(), args.toArray(new String[0]));
+          KafkaClients clients = KafkaClients.from(options);
+          EmbeddedKafka.createTopics(
+              broker.bootstrapServers(),
+              2,
+              List.copyOf(KafkaSinks.topics(options).values()),
+              Map.of());
+          Pipeline pipeline = Pipeline.create(options);
+          KafkaSinks.write(
+              new Outputs(
+                  pipeline.apply("Decisions", Create.of(decisions)),
+                  pipeline.apply("DeadLetters", Create.empty(DeadLetter.DeadLetterCoder.of())),
+                  pipeline.apply(
+                      "Duplicates", Create.empty(DuplicateRecord.DuplicateRecordCoder.of())),
+                  pipeline.apply("TooLate", Create.empty(TooLateRecord.TooLateRecordCoder.of()))),
+              options,
+              clients);
+          assertThat(pipeline.run().waitUntilFinish(), is(PipelineResult.State.DONE));
+
+          String topic = options.getKafkaDecisionsTopic();
+          List<ConsumerRecord<byte[], byte[]>> records =
+              readCommitted(clients, topic, decisions.size());
+          assertThat(prefix + "records", records.size(), is(decisions.size()));
+          Map<String, Decision> landed = new TreeMap<>();
+          for (ConsumerRecord<byte[], byte[]> record : records) {
+            String key = new String(record.key(), StandardCharsets.UTF_8);
+            String version = header(record, "version");
+            Decision decision = byId.get(key + "/" + version);
+            assertThat(prefix + key + "/" + version, decision, is(notNullValue()));
+            landed.put(key + "/" + version, decision);
+            assertThat(header(record, "paneTiming"), is(decision.paneTiming()));
+            byte[] json = decision.toJson().getBytes(StandardCharsets.UTF_8);
+            if (format.equals("json")) {
+              assertThat(record.value(), is(json));
+              assertThat(record.headers().lastHeader("content-type"), is(nullValue()));
+              assertThat(record.headers().lastHeader("ce_id"), is(nullValue()));
+              continue;
+            }
+            assertThat(
+                header(record, "content-type"),
+                startsWith(
+                    format.equals("cloudevents-binary")
+                        ? "application/json"
+                        : "application/cloudevents+json"));
+            CloudEvent event;
+            try (CloudEventDeserializer deserializer = new CloudEventDeserializer()) {
+              event = deserializer.deserialize(topic, record.headers(), record.value());
+            }
+            assertThat(event.getSpecVersion(), is(SpecVersion.V1));
+            assertThat(event.getId(), is(key + "/" + version));
+            assertThat(event.getType(), is("dev.tidemark.decision.v1"));
+            assertThat(event.getSource(), is(URI.create("/tidemark/" + topic)));
+            assertThat(event.getSubject(), is(decision.accountId()));
+            assertThat(
+                event.getTime().toInstant().toEpochMilli(),
+                is(decision.decisionTime().getMillis()));
+            assertThat(event.getDataContentType(), is("application/json"));
+            if (format.equals("cloudevents-binary")) {
+              assertThat(record.value(), is(json));
+            } else {
+              assertThat(
+                  new String(record.value(), StandardCharsets.UTF_8),
+                  containsString("\"data\":" + decision.toJson()));
+            }
+            assertThat(MAPPER.readTree(event.getData().toBytes()), is(MAPPER.readTree(json)));
+          }
+          assertThat(prefix + "decisions", landed, is(byId));
+        }
+      }
+    }
+  }
+
+  private static String header(ConsumerRecord<byte[], byte[]> record, String name) {
+    return new String(record.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
   }
 
   /** The records the job wrote: keys d0, d1, ... with their values. */

@@ -1,5 +1,6 @@
 package dev.tidemark.pipelines.io.kafka;
 
+import dev.tidemark.pipelines.OutputOptions;
 import dev.tidemark.pipelines.Runners;
 import dev.tidemark.pipelines.TidemarkOptions;
 import java.util.List;
@@ -23,10 +24,26 @@ import org.apache.kafka.common.TopicPartition;
 public final class KafkaChecks {
   private KafkaChecks() {}
 
-  /** Refuses unsafe combinations that need no broker to detect. */
+  /**
+   * Refuses unsafe combinations that need no broker to detect, and an {@code --outputFormat} other
+   * than json without {@code --sink=kafka}: only the Kafka sink writes CloudEvents.
+   */
   public static void checkOptions(TidemarkOptions options) {
     boolean kafkaIn = options.getSource() == TidemarkOptions.SourceKind.kafka;
     boolean kafkaOut = options.getSink() == TidemarkOptions.SinkKind.kafka;
+    OutputOptions.OutputFormat format = OutputOptions.OutputFormat.parse(options.getOutputFormat());
+    if (format.isCloudEvent() && !kafkaOut) {
+      throw new IllegalArgumentException(
+          "--outputFormat="
+              + format.value()
+              + " needs --sink=kafka: only the Kafka decisions topic is written as CloudEvents;"
+              + " --sink="
+              + options.getSink()
+              + " writes the decision JSON (leave --outputFormat unset, or json)");
+    }
+    if (kafkaOut) {
+      DecisionRecords.of(options); // refuses an --outputEventSource that is no URI reference
+    }
     if (!kafkaIn && !kafkaOut) {
       return;
     }

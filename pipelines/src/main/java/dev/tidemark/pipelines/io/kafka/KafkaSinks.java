@@ -2,8 +2,6 @@ package dev.tidemark.pipelines.io.kafka;
 
 import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.io.Outputs;
-import dev.tidemark.transforms.values.Decision;
-import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.beam.sdk.coders.KvCoder;
@@ -23,12 +21,14 @@ import org.apache.kafka.common.serialization.StringSerializer;
 /**
  * Writes the four outputs to their Kafka topics.
  *
- * <p>Decisions: key = {@code decisionId}, value = the decision JSON (the same schema as the files),
- * headers {@code version} and {@code paneTiming}. Each window's panes share the key and carry
- * increasing versions, so a consumer that keeps the highest version per key (or a compacted topic)
- * holds exactly the final state of every window, however many times a pane was delivered. Dead
- * letters are keyed by their origin and never exceed the producer's request size ({@link
- * DeadLetterRecords}), duplicates and too-late records by {@code id@source}.
+ * <p>Decisions: key = {@code decisionId}, value = the decision JSON (the same schema as the files)
+ * or, with {@code --outputFormat=cloudevents-*}, a CloudEvent carrying it ({@link
+ * DecisionRecords}), headers {@code version} and {@code paneTiming}. Each window's panes share the
+ * key and carry increasing versions, so a consumer that keeps the highest version per key (or a
+ * compacted topic) holds exactly the final state of every window, however many times a pane was
+ * delivered. Dead letters are keyed by their origin and never exceed the producer's request size
+ * ({@link DeadLetterRecords}), duplicates and too-late records by {@code id@source}; these three
+ * are JSON in every {@code --outputFormat}.
  *
  * <p>{@link KafkaOptions.KafkaSinkMode#transactional}: {@link TransactionalKafkaWrite} per topic,
  * with its own sink group id ({@code <kafkaSinkGroupId>.<output>}). {@link
@@ -85,7 +85,7 @@ public final class KafkaSinks {
     write(
         "Decisions",
         outputs.decisions,
-        KafkaSinks::decisionRecord,
+        DecisionRecords.of(options),
         topics,
         "decisions",
         options,
@@ -115,16 +115,6 @@ public final class KafkaSinks {
         "too-late",
         options,
         clients);
-  }
-
-  /** A decision as a Kafka record: key decisionId, JSON value, version and pane timing headers. */
-  public static KV<String, HeaderedValue> decisionRecord(Decision decision) {
-    Map<String, String> headers = new LinkedHashMap<>();
-    headers.put("version", Long.toString(decision.version()));
-    headers.put("paneTiming", decision.paneTiming());
-    return KV.of(
-        decision.decisionId(),
-        new HeaderedValue(decision.toJson().getBytes(StandardCharsets.UTF_8), headers));
   }
 
   /** Turns one output into Kafka records ({@code <name>ToKafkaRecords}) and writes its topic. */
