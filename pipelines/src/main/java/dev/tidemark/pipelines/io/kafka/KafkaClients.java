@@ -30,7 +30,7 @@ import org.checkerframework.checker.nullness.qual.Nullable;
  * name of an environment variable or a Secret Manager secret version), and {@link
  * #connectionConfig()} reads it when a client is created, on the worker; nothing is read when this
  * object is made. A Secret Manager password is fetched once per worker JVM and then cached ({@link
- * SecretManagerPasswords}). {@link #toString()} and the pipeline's display data show no secret, and
+ * SecretManagerSecrets}). {@link #toString()} and the pipeline's display data show no secret, and
  * Kafka's own config logging masks {@code sasl.jaas.config} and store passwords.
  */
 public final class KafkaClients implements Serializable {
@@ -43,7 +43,7 @@ public final class KafkaClients implements Serializable {
    * The form of {@code --kafkaPasswordSecret}: projects/PROJECT/secrets/NAME/versions/VERSION, with
    * VERSION a number or {@code latest} (unanchored).
    */
-  public static final String PASSWORD_SECRET_REGEX = SecretManagerPasswords.REFERENCE_REGEX;
+  public static final String PASSWORD_SECRET_REGEX = SecretManagerSecrets.REFERENCE_REGEX;
 
   /** {@code --secretManagerEndpoint}: host:port, the host a name, IPv4 or bracketed IPv6. */
   private static final Pattern ENDPOINT =
@@ -133,16 +133,16 @@ public final class KafkaClients implements Serializable {
         throw new IllegalArgumentException(
             "SASL needs exactly one of --kafkaPasswordFile=PATH, --kafkaPasswordEnv=VARIABLE or"
                 + " --kafkaPasswordSecret="
-                + SecretManagerPasswords.FORM
+                + SecretManagerSecrets.FORM
                 + "; the password itself is never an option");
       }
-      if (secret && !SecretManagerPasswords.isReference(options.getKafkaPasswordSecret().trim())) {
+      if (secret && !SecretManagerSecrets.isReference(options.getKafkaPasswordSecret().trim())) {
         // The value is not repeated: it might be the password itself, pasted by mistake.
         throw new IllegalArgumentException(
             "--kafkaPasswordSecret is not a Secret Manager secret version: use "
-                + SecretManagerPasswords.FORM
+                + SecretManagerSecrets.FORM
                 + " with VERSION a number or latest, e.g. --kafkaPasswordSecret="
-                + SecretManagerPasswords.EXAMPLE);
+                + SecretManagerSecrets.example("--kafkaPasswordSecret"));
       }
       String endpoint = options.getSecretManagerEndpoint();
       if (secret && endpoint != null && !ENDPOINT.matcher(endpoint.trim()).matches()) {
@@ -270,7 +270,8 @@ public final class KafkaClients implements Serializable {
       return readSecretFile(passwordFile);
     }
     if (passwordSecret != null) {
-      return SecretManagerPasswords.password(passwordSecret, secretManagerEndpoint);
+      return SecretManagerSecrets.password(
+          passwordSecret, secretManagerEndpoint, "--kafkaPasswordSecret", "SASL password");
     }
     String value = System.getenv(Objects.requireNonNull(passwordEnv));
     if (value == null) {
