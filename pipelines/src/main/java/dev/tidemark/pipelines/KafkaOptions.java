@@ -115,7 +115,8 @@ public interface KafkaOptions extends PipelineOptions {
 
   void setKafkaSecurityProtocol(String protocol);
 
-  @Description("SASL mechanism: PLAIN or SCRAM-SHA-512 (with SASL_PLAINTEXT or SASL_SSL).")
+  @Description(
+      "SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (with SASL_PLAINTEXT or SASL_SSL).")
   String getKafkaSaslMechanism();
 
   void setKafkaSaslMechanism(String mechanism);

@@ -137,7 +137,7 @@ public final class FlexTemplateMetadata {
     regexes.put("kafkaBootstrapServers", "^[^,:\\s]+:[0-9]{1,5}(?:,[^,:\\s]+:[0-9]{1,5})*$");
     regexes.put("kafkaStartOffset", "^(?:earliest|latest)$");
     regexes.put("kafkaSecurityProtocol", "^(?:PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL)$");
-    regexes.put("kafkaSaslMechanism", "^(?:PLAIN|SCRAM-SHA-512)$");
+    regexes.put("kafkaSaslMechanism", "^(?:PLAIN|SCRAM-SHA-256|SCRAM-SHA-512)$");
     regexes.put("kafkaTruststoreType", "^(?:PKCS12|JKS)$");
     // An environment variable name.
     regexes.put("kafkaPasswordEnv", "^[A-Za-z_][A-Za-z0-9_]*$");

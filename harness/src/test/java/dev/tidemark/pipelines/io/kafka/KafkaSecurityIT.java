@@ -308,13 +308,13 @@ public class KafkaSecurityIT {
   public void saslWithoutAMechanismIsRefused() {
     assertRefused(
         "--kafkaSecurityProtocol=SASL_PLAINTEXT needs --kafkaSaslMechanism, one of [PLAIN,"
-            + " SCRAM-SHA-512]",
+            + " SCRAM-SHA-256, SCRAM-SHA-512]",
         "--kafkaSecurityProtocol=SASL_PLAINTEXT",
         "--kafkaUsername=" + PLAIN_USER,
         "--kafkaPasswordFile=" + plainPasswordFile);
     assertRefused(
         "--kafkaSecurityProtocol=SASL_SSL needs --kafkaSaslMechanism, one of [PLAIN,"
-            + " SCRAM-SHA-512]",
+            + " SCRAM-SHA-256, SCRAM-SHA-512]",
         "--kafkaSecurityProtocol=sasl_ssl",
         "--kafkaSaslMechanism=GSSAPI",
         "--kafkaUsername=" + PLAIN_USER,

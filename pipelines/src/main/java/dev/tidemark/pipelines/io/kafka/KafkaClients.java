@@ -37,7 +37,7 @@ public final class KafkaClients implements Serializable {
   private static final long serialVersionUID = 1L;
 
   static final List<String> PROTOCOLS = List.of("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL");
-  static final List<String> MECHANISMS = List.of("PLAIN", "SCRAM-SHA-512");
+  static final List<String> MECHANISMS = List.of("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512");
 
   /**
    * The form of {@code --kafkaPasswordSecret}: projects/PROJECT/secrets/NAME/versions/VERSION, with
