@@ -7,9 +7,9 @@ import org.apache.beam.sdk.options.PipelineOptions;
 
 /**
  * Kafka in and out: the broker, topics, the sink mode and client security. Secrets are never
- * options: exactly one of {@link #getKafkaPasswordFile}, {@link #getKafkaPasswordEnv} and {@link
- * #getKafkaPasswordSecret} (a Secret Manager secret version) names where the SASL password is, and
- * it is read on the worker when the first client is created, never at pipeline construction.
+ * options: an option names where a secret is (a file, an environment variable, a Secret Manager
+ * secret version), and the secret is read on the worker when a client is created, never at pipeline
+ * construction. Which options go together is checked in {@code KafkaClients}.
  */
 public interface KafkaOptions extends PipelineOptions {
   /** How decisions (and the other outputs) reach Kafka. */
@@ -163,19 +163,82 @@ public interface KafkaOptions extends PipelineOptions {
 
   void setSecretManagerEndpoint(String hostAndPort);
 
-  @Description("TLS trust store (PKCS12 or JKS) for SSL and SASL_SSL.")
+  @Description(
+      "TLS trust store (PKCS12 or JKS) for SSL and SASL_SSL: a local path or a Beam file system"
+          + " URI (file:, gs://). Alternative to --kafkaTruststoreSecret. Unset: the JDK's CAs.")
   String getKafkaTruststoreFile();
 
   void setKafkaTruststoreFile(String path);
+
+  @Description(
+      "Secret Manager secret version holding the trust store's bytes (alternative to"
+          + " --kafkaTruststoreFile).")
+  String getKafkaTruststoreSecret();
+
+  void setKafkaTruststoreSecret(String secretVersion);
 
   @Description("File holding the trust store password, if it has one. Never logged.")
   String getKafkaTruststorePasswordFile();
 
   void setKafkaTruststorePasswordFile(String path);
 
+  @Description(
+      "Secret Manager secret version holding the trust store password (first line; alternative"
+          + " to --kafkaTruststorePasswordFile). Never logged.")
+  String getKafkaTruststorePasswordSecret();
+
+  void setKafkaTruststorePasswordSecret(String secretVersion);
+
   @Description("TLS trust store type: PKCS12 or JKS.")
   @Default.String("PKCS12")
   String getKafkaTruststoreType();
 
   void setKafkaTruststoreType(String type);
+
+  @Description(
+      "Mutual TLS: the client's key store (PKCS12 or JKS) for SSL and SASL_SSL, a local path or a"
+          + " Beam file system URI (file:, gs://). Alternative to --kafkaKeystoreSecret.")
+  String getKafkaKeystoreFile();
+
+  void setKafkaKeystoreFile(String path);
+
+  @Description(
+      "Mutual TLS: Secret Manager secret version holding the client key store's bytes"
+          + " (alternative to --kafkaKeystoreFile).")
+  String getKafkaKeystoreSecret();
+
+  void setKafkaKeystoreSecret(String secretVersion);
+
+  @Description(
+      "File holding the key store password (first line). A key store needs this or"
+          + " --kafkaKeystorePasswordSecret. Never logged.")
+  String getKafkaKeystorePasswordFile();
+
+  void setKafkaKeystorePasswordFile(String path);
+
+  @Description(
+      "Secret Manager secret version holding the key store password (first line). Never logged.")
+  String getKafkaKeystorePasswordSecret();
+
+  void setKafkaKeystorePasswordSecret(String secretVersion);
+
+  @Description(
+      "File holding the private key's password, if it differs from the key store password."
+          + " Never logged.")
+  String getKafkaKeyPasswordFile();
+
+  void setKafkaKeyPasswordFile(String path);
+
+  @Description(
+      "Secret Manager secret version holding the private key's password (alternative to"
+          + " --kafkaKeyPasswordFile). Never logged.")
+  String getKafkaKeyPasswordSecret();
+
+  void setKafkaKeyPasswordSecret(String secretVersion);
+
+  @Description("Mutual TLS key store type: PKCS12 or JKS.")
+  @Default.String("PKCS12")
+  String getKafkaKeystoreType();
+
+  void setKafkaKeystoreType(String type);
 }

@@ -139,10 +139,20 @@ public final class FlexTemplateMetadata {
     regexes.put("kafkaSecurityProtocol", "^(?:PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL)$");
     regexes.put("kafkaSaslMechanism", "^(?:PLAIN|SCRAM-SHA-256|SCRAM-SHA-512)$");
     regexes.put("kafkaTruststoreType", "^(?:PKCS12|JKS)$");
+    regexes.put("kafkaKeystoreType", "^(?:PKCS12|JKS)$");
     // An environment variable name.
     regexes.put("kafkaPasswordEnv", "^[A-Za-z_][A-Za-z0-9_]*$");
-    // A Secret Manager secret version, as KafkaClients checks it.
-    regexes.put("kafkaPasswordSecret", "^" + KafkaClients.PASSWORD_SECRET_REGEX + "$");
+    // Secret Manager secret versions, as KafkaClients checks them.
+    for (String secret :
+        List.of(
+            "kafkaPasswordSecret",
+            "kafkaTruststoreSecret",
+            "kafkaTruststorePasswordSecret",
+            "kafkaKeystoreSecret",
+            "kafkaKeystorePasswordSecret",
+            "kafkaKeyPasswordSecret")) {
+      regexes.put(secret, "^" + KafkaClients.PASSWORD_SECRET_REGEX + "$");
+    }
     // Not a binding attribute (ce-*, any case), as PubsubSource.withIdAttribute refuses.
     regexes.put("pubsubIdAttribute", "^(?![Cc][Ee]-).+$");
     // The engines' DJL names, as ModelEngine.fromName documents them.

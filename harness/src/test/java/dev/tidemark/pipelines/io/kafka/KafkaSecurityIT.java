@@ -1,10 +1,14 @@
 package dev.tidemark.pipelines.io.kafka;
 
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.CLIENT_KEYSTORE_PASSWORD;
 import static dev.tidemark.pipelines.io.kafka.SecuredKafka.PLAIN_PASSWORD;
 import static dev.tidemark.pipelines.io.kafka.SecuredKafka.PLAIN_USER;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.SCRAM_256_PASSWORD;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.SCRAM_256_USER;
 import static dev.tidemark.pipelines.io.kafka.SecuredKafka.SCRAM_PASSWORD;
 import static dev.tidemark.pipelines.io.kafka.SecuredKafka.SCRAM_USER;
 import static dev.tidemark.pipelines.io.kafka.SecuredKafka.TRUSTSTORE_PASSWORD;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.assertKafkaConfigLoggedWithoutSecrets;
 import static dev.tidemark.pipelines.io.kafka.SecuredKafka.assertKafkaLoggedWithoutSecrets;
 import static dev.tidemark.pipelines.io.kafka.SecuredKafka.byteSerializers;
 import static dev.tidemark.pipelines.io.kafka.SecuredKafka.javaSerialized;
@@ -17,6 +21,7 @@ import static java.nio.charset.StandardCharsets.ISO_8859_1;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.allOf;
+import static org.hamcrest.Matchers.anyOf;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.instanceOf;
@@ -33,6 +38,7 @@ import dev.tidemark.transforms.values.RawRecord;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -57,11 +63,12 @@ import org.junit.runners.JUnit4;
 
 /**
  * Kafka client security against a real broker, no mocks ({@link SecuredKafka}: SASL_PLAINTEXT,
- * SASL_SSL with PLAIN and SCRAM-SHA-512, and SSL). Every client comes from {@link KafkaClients};
- * the tests prove that records round-trip with each protocol, mechanism and password source, that a
- * wrong password or an untrusted certificate is refused, that inconsistent options are refused with
- * a message that says what to change, and that no secret reaches the options, the display data, the
- * serialized pipeline or Kafka's INFO logs.
+ * SASL_SSL with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512, SSL and mutual TLS). Every client comes
+ * from {@link KafkaClients}; the tests prove that records round-trip with each protocol, mechanism
+ * and password source, that a wrong password, an untrusted certificate or a missing client
+ * certificate is refused, that inconsistent options are refused with a message that says what to
+ * change, and that no secret reaches the options, the display data, the serialized pipeline or
+ * Kafka's INFO logs.
  *
  * <p>The log checks run the client in a fresh JVM ({@link SecuredKafka.Probe}), which also carries
  * the environment variable that {@code --kafkaPasswordEnv} names. The Secret Manager password
@@ -73,7 +80,12 @@ public class KafkaSecurityIT {
 
   /** Every client-side secret: none may appear outside the secret files and the client. */
   private static final List<String> SECRETS =
-      List.of(PLAIN_PASSWORD, SCRAM_PASSWORD, TRUSTSTORE_PASSWORD);
+      List.of(
+          PLAIN_PASSWORD,
+          SCRAM_PASSWORD,
+          SCRAM_256_PASSWORD,
+          TRUSTSTORE_PASSWORD,
+          CLIENT_KEYSTORE_PASSWORD);
 
   /** Set only in the environment of the {@link Probe} JVM. */
   private static final String PASSWORD_ENV = "TIDEMARK_TEST_KAFKA_PASSWORD";
@@ -85,6 +97,9 @@ public class KafkaSecurityIT {
   private static final String SASL_SSL_TOPIC = "security.sasl-ssl";
   private static final String SSL_TOPIC = "security.ssl";
   private static final String SOURCE_TOPIC = "security.source";
+  private static final String SCRAM_256_TOPIC = "security.scram256";
+  private static final String MTLS_TOPIC = "security.mtls";
+  private static final String MTLS_PROBE_TOPIC = "security.mtls-probe";
 
   private static final List<String> EVENTS =
       List.of(
@@ -113,7 +128,16 @@ public class KafkaSecurityIT {
     Files.write(replay, lines, UTF_8);
     kafka =
         SecuredKafka.start(
-            dir, List.of(PLAIN_TOPIC, SCRAM_TOPIC, SASL_SSL_TOPIC, SSL_TOPIC, SOURCE_TOPIC));
+            dir,
+            List.of(
+                PLAIN_TOPIC,
+                SCRAM_TOPIC,
+                SASL_SSL_TOPIC,
+                SSL_TOPIC,
+                SOURCE_TOPIC,
+                SCRAM_256_TOPIC,
+                MTLS_TOPIC,
+                MTLS_PROBE_TOPIC));
     saslServers = kafka.saslServers;
     saslSslServers = kafka.saslSslServers;
     sslServers = kafka.sslServers;
@@ -240,6 +264,113 @@ public class KafkaSecurityIT {
             KafkaCloudEvents.origin(SOURCE_TOPIC, 0, 1),
             KafkaCloudEvents.origin(SOURCE_TOPIC, 0, 2));
     pipeline.run().waitUntilFinish();
+  }
+
+  @Test
+  public void scramSha256WithPasswordFileRoundTrips() throws Exception {
+    KafkaClients clients =
+        KafkaClients.from(
+            options(
+                "--kafkaBootstrapServers=" + saslServers,
+                "--kafkaSecurityProtocol=SASL_PLAINTEXT",
+                "--kafkaSaslMechanism=SCRAM-SHA-256",
+                "--kafkaUsername=" + SCRAM_256_USER,
+                "--kafkaPasswordFile=" + kafka.scram256PasswordFile));
+
+    KafkaFeed.Fed fed =
+        KafkaFeed.produce(clients, SCRAM_256_TOPIC, replay, KafkaFeed.Mode.STRUCTURED);
+
+    assertThat(fed.records, is(3));
+    assertThat(values(KafkaFeed.readAll(clients, SCRAM_256_TOPIC)), equalTo(EVENTS));
+    assertThat(clients.connectionConfig().get("sasl.mechanism"), equalTo("SCRAM-SHA-256"));
+  }
+
+  @Test
+  public void scramSha256WithTheSha512PasswordIsRefused() {
+    // The user has only a SCRAM-SHA-256 credential: the 512 mechanism must not log it in.
+    KafkaClients clients =
+        KafkaClients.from(
+            options(
+                "--kafkaBootstrapServers=" + saslServers,
+                "--kafkaSecurityProtocol=SASL_PLAINTEXT",
+                "--kafkaSaslMechanism=SCRAM-SHA-512",
+                "--kafkaUsername=" + SCRAM_256_USER,
+                "--kafkaPasswordFile=" + kafka.scram256PasswordFile));
+
+    SaslAuthenticationException e =
+        assertThrows(
+            SaslAuthenticationException.class, () -> KafkaFeed.readAll(clients, SCRAM_256_TOPIC));
+
+    assertThat(e.getMessage(), containsString("SCRAM-SHA-512"));
+  }
+
+  @Test
+  public void mutualTlsWithStoresFromFileUrisRoundTripsInAFreshJvmAndLogsNoSecret()
+      throws Exception {
+    // file: URIs are read through Beam's FileSystems and copied to private files, as gs:// is.
+    String output =
+        probe(
+            FOLDER.getRoot().toPath(),
+            Map.of(),
+            MTLS_PROBE_TOPIC,
+            "--kafkaBootstrapServers=" + kafka.mtlsServers,
+            "--kafkaSecurityProtocol=SSL",
+            "--kafkaTruststoreFile=" + truststore.toUri(),
+            "--kafkaTruststorePasswordFile=" + truststorePasswordFile,
+            "--kafkaKeystoreFile=" + kafka.clientKeystore.toUri(),
+            "--kafkaKeystorePasswordFile=" + kafka.clientKeystorePasswordFile);
+
+    assertThat(output, containsString("PROBE read [probe-0, probe-1, probe-2]"));
+    assertThat(output, containsString("ssl.keystore.password = [hidden]"));
+    assertThat(output, containsString("ssl.keystore.location = /"));
+    assertThat(output, not(containsString("ssl.keystore.location = " + kafka.clientKeystore)));
+    assertKafkaConfigLoggedWithoutSecrets(output, SECRETS);
+  }
+
+  @Test
+  public void mutualTlsWithALocalKeystoreRoundTripsAndItsCopyIsPrivate() throws Exception {
+    KafkaClients clients =
+        KafkaClients.from(
+            options(
+                "--kafkaBootstrapServers=" + kafka.mtlsServers,
+                "--kafkaSecurityProtocol=SSL",
+                "--kafkaTruststoreFile=" + truststore,
+                "--kafkaTruststorePasswordFile=" + truststorePasswordFile,
+                "--kafkaKeystoreFile=" + kafka.clientKeystore.toUri(),
+                "--kafkaKeystorePasswordFile=" + kafka.clientKeystorePasswordFile,
+                "--kafkaKeyPasswordFile=" + kafka.clientKeystorePasswordFile));
+
+    KafkaFeed.Fed fed = KafkaFeed.produce(clients, MTLS_TOPIC, replay, KafkaFeed.Mode.STRUCTURED);
+
+    assertThat(fed.records, is(3));
+    assertThat(values(KafkaFeed.readAll(clients, MTLS_TOPIC)), equalTo(EVENTS));
+    Path copy = Path.of((String) clients.connectionConfig().get("ssl.keystore.location"));
+    assertThat(Files.readAllBytes(copy), equalTo(Files.readAllBytes(kafka.clientKeystore)));
+    assertThat(
+        PosixFilePermissions.toString(Files.getPosixFilePermissions(copy)), equalTo("rw-------"));
+  }
+
+  @Test
+  public void aClientWithoutACertificateIsRefusedByTheMutualTlsListener() {
+    KafkaClients clients =
+        KafkaClients.from(
+            options(
+                "--kafkaBootstrapServers=" + kafka.mtlsServers,
+                "--kafkaSecurityProtocol=SSL",
+                "--kafkaTruststoreFile=" + truststore,
+                "--kafkaTruststorePasswordFile=" + truststorePasswordFile));
+
+    SslAuthenticationException e =
+        assertThrows(
+            SslAuthenticationException.class, () -> KafkaFeed.readAll(clients, MTLS_TOPIC));
+
+    // TLS 1.3: the broker refuses the missing certificate after the client's side of the
+    // handshake, which Kafka reports as a failure to process post-handshake messages.
+    assertThat(
+        e.getMessage(),
+        anyOf(
+            containsString("SSL handshake failed"),
+            containsString("Failed to process post-handshake messages")));
   }
 
   // --- Refused credentials ---
@@ -419,7 +550,9 @@ public class KafkaSecurityIT {
                 "--kafkaUsername=" + PLAIN_USER,
                 "--kafkaPasswordFile=" + plainPasswordFile,
                 "--kafkaTruststoreFile=" + truststore,
-                "--kafkaTruststorePasswordFile=" + truststorePasswordFile)
+                "--kafkaTruststorePasswordFile=" + truststorePasswordFile,
+                "--kafkaKeystoreFile=" + kafka.clientKeystore.toUri(),
+                "--kafkaKeystorePasswordFile=" + kafka.clientKeystorePasswordFile)
             .withValidation()
             .as(TidemarkOptions.class);
     KafkaClients clients = KafkaClients.from(options);
@@ -442,7 +575,10 @@ public class KafkaSecurityIT {
     // The secrets are one call away (the checks below can fail) ...
     assertThat(
         clients.connectionConfig().toString(),
-        allOf(containsString(PLAIN_PASSWORD), containsString(TRUSTSTORE_PASSWORD)));
+        allOf(
+            containsString(PLAIN_PASSWORD),
+            containsString(TRUSTSTORE_PASSWORD),
+            containsString(CLIENT_KEYSTORE_PASSWORD)));
     // ... each place was really looked at ...
     assertThat(graph.displayData.size() > 20, is(true));
     assertThat(graph.serializedTransforms > 20, is(true));
@@ -459,11 +595,14 @@ public class KafkaSecurityIT {
             "serialized KafkaClients")) {
       assertThat(place, exposed.get(place), containsString(plainPasswordFile.toString()));
     }
+    // The key store's bytes (its private key) are nowhere either.
+    String keystoreBytes = new String(Files.readAllBytes(kafka.clientKeystore), ISO_8859_1);
     // ... and no secret is there.
     for (Map.Entry<String, String> entry : exposed.entrySet()) {
       for (String secret : SECRETS) {
         assertThat(entry.getKey(), entry.getValue(), not(containsString(secret)));
       }
+      assertThat(entry.getKey(), entry.getValue().contains(keystoreBytes), is(false));
     }
   }
 
