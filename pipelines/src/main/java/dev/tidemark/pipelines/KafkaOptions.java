@@ -6,10 +6,12 @@ import org.apache.beam.sdk.options.Hidden;
 import org.apache.beam.sdk.options.PipelineOptions;
 
 /**
- * Kafka in and out: the broker, topics, the sink mode and client security. Secrets are never
- * options: an option names where a secret is (a file, an environment variable, a Secret Manager
- * secret version), and the secret is read on the worker when a client is created, never at pipeline
- * construction. Which options go together is checked in {@code KafkaClients}.
+ * Kafka in and out: the broker, topics, the sink mode, client security and the operator's own
+ * client settings. Secrets are never options: an option names where a secret is (a file, an
+ * environment variable, a Secret Manager secret version), and the secret is read on the worker when
+ * a client is created, never at pipeline construction. The rules (which options go together, which
+ * Kafka settings the client properties file may not set) are in {@code KafkaClients} and {@code
+ * KafkaClientProperties}.
  */
 public interface KafkaOptions extends PipelineOptions {
   /** How decisions (and the other outputs) reach Kafka. */
@@ -116,12 +118,15 @@ public interface KafkaOptions extends PipelineOptions {
   void setKafkaSecurityProtocol(String protocol);
 
   @Description(
-      "SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (with SASL_PLAINTEXT or SASL_SSL).")
+      "SASL mechanism: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER (with SASL_PLAINTEXT or"
+          + " SASL_SSL). OAUTHBEARER needs --kafkaOauthLoginCallbackHandler.")
   String getKafkaSaslMechanism();
 
   void setKafkaSaslMechanism(String mechanism);
 
-  @Description("SASL user name.")
+  @Description(
+      "SASL user name. With OAUTHBEARER: the OAuth client id (clientId), optional, together with"
+          + " a password source for the client secret.")
   String getKafkaUsername();
 
   void setKafkaUsername(String user);
@@ -162,6 +167,25 @@ public interface KafkaOptions extends PipelineOptions {
   String getSecretManagerEndpoint();
 
   void setSecretManagerEndpoint(String hostAndPort);
+
+  @Description(
+      "OAUTHBEARER: the login callback handler class that obtains tokens"
+          + " (sasl.login.callback.handler.class), e.g."
+          + " org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler; its"
+          + " settings (sasl.oauthbearer.token.endpoint.url, tidemark.jaas.scope, ...) go in"
+          + " --kafkaClientProperties.")
+  String getKafkaOauthLoginCallbackHandler();
+
+  void setKafkaOauthLoginCallbackHandler(String className);
+
+  @Description(
+      "Kafka client settings in Java properties format (UTF-8), merged into every consumer and"
+          + " producer: a local path or a Beam file system URI (file:, gs://). Read where the"
+          + " client starts; never logged by Tidemark. It may not set the settings Tidemark owns"
+          + " (security, group ids, idempotence, isolation, (de)serializers): see the docs.")
+  String getKafkaClientProperties();
+
+  void setKafkaClientProperties(String location);
 
   @Description(
       "TLS trust store (PKCS12 or JKS) for SSL and SASL_SSL: a local path or a Beam file system"

@@ -137,9 +137,13 @@ public final class FlexTemplateMetadata {
     regexes.put("kafkaBootstrapServers", "^[^,:\\s]+:[0-9]{1,5}(?:,[^,:\\s]+:[0-9]{1,5})*$");
     regexes.put("kafkaStartOffset", "^(?:earliest|latest)$");
     regexes.put("kafkaSecurityProtocol", "^(?:PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL)$");
-    regexes.put("kafkaSaslMechanism", "^(?:PLAIN|SCRAM-SHA-256|SCRAM-SHA-512)$");
+    regexes.put("kafkaSaslMechanism", "^(?:PLAIN|SCRAM-SHA-256|SCRAM-SHA-512|OAUTHBEARER)$");
     regexes.put("kafkaTruststoreType", "^(?:PKCS12|JKS)$");
     regexes.put("kafkaKeystoreType", "^(?:PKCS12|JKS)$");
+    // A Java class name.
+    regexes.put(
+        "kafkaOauthLoginCallbackHandler",
+        "^[A-Za-z_$][A-Za-z0-9_$]*(?:\\.[A-Za-z_$][A-Za-z0-9_$]*)*$");
     // An environment variable name.
     regexes.put("kafkaPasswordEnv", "^[A-Za-z_][A-Za-z0-9_]*$");
     // Secret Manager secret versions, as KafkaClients checks them.

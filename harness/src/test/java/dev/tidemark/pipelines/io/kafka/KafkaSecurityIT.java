@@ -24,6 +24,7 @@ import static org.hamcrest.Matchers.allOf;
 import static org.hamcrest.Matchers.anyOf;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.greaterThan;
 import static org.hamcrest.Matchers.instanceOf;
 import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.not;
@@ -39,9 +40,14 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.beam.sdk.testing.PAssert;
@@ -49,10 +55,16 @@ import org.apache.beam.sdk.transforms.MapElements;
 import org.apache.beam.sdk.util.construction.PipelineTranslation;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.TypeDescriptors;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.SaslAuthenticationException;
 import org.apache.kafka.common.errors.SslAuthenticationException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
 import org.junit.ClassRule;
@@ -63,12 +75,13 @@ import org.junit.runners.JUnit4;
 
 /**
  * Kafka client security against a real broker, no mocks ({@link SecuredKafka}: SASL_PLAINTEXT,
- * SASL_SSL with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512, SSL and mutual TLS). Every client comes
- * from {@link KafkaClients}; the tests prove that records round-trip with each protocol, mechanism
- * and password source, that a wrong password, an untrusted certificate or a missing client
- * certificate is refused, that inconsistent options are refused with a message that says what to
- * change, and that no secret reaches the options, the display data, the serialized pipeline or
- * Kafka's INFO logs.
+ * SASL_SSL with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512, OAUTHBEARER, SSL and mutual TLS). Every
+ * client comes from {@link KafkaClients}; the tests prove that records round-trip with each
+ * protocol, mechanism and password source, that a wrong password, an untrusted certificate or a
+ * missing client certificate is refused, that the client properties file reaches the clients and
+ * may not override what Tidemark owns, that inconsistent options are refused with a message that
+ * says what to change, and that no secret reaches the options, the display data, the serialized
+ * pipeline or Kafka's INFO logs.
  *
  * <p>The log checks run the client in a fresh JVM ({@link SecuredKafka.Probe}), which also carries
  * the environment variable that {@code --kafkaPasswordEnv} names. The Secret Manager password
@@ -78,6 +91,9 @@ import org.junit.runners.JUnit4;
 public class KafkaSecurityIT {
   @ClassRule public static final TemporaryFolder FOLDER = new TemporaryFolder();
 
+  /** A secret in a client properties file: an OAUTHBEARER login option. */
+  private static final String PROPERTIES_SECRET = "s3cr3t-Properties-66120";
+
   /** Every client-side secret: none may appear outside the secret files and the client. */
   private static final List<String> SECRETS =
       List.of(
@@ -85,7 +101,8 @@ public class KafkaSecurityIT {
           SCRAM_PASSWORD,
           SCRAM_256_PASSWORD,
           TRUSTSTORE_PASSWORD,
-          CLIENT_KEYSTORE_PASSWORD);
+          CLIENT_KEYSTORE_PASSWORD,
+          PROPERTIES_SECRET);
 
   /** Set only in the environment of the {@link Probe} JVM. */
   private static final String PASSWORD_ENV = "TIDEMARK_TEST_KAFKA_PASSWORD";
@@ -100,6 +117,13 @@ public class KafkaSecurityIT {
   private static final String SCRAM_256_TOPIC = "security.scram256";
   private static final String MTLS_TOPIC = "security.mtls";
   private static final String MTLS_PROBE_TOPIC = "security.mtls-probe";
+  private static final String OAUTH_TOPIC = "security.oauth";
+  private static final String OAUTH_PROBE_TOPIC = "security.oauth-probe";
+  private static final String PROPERTIES_TOPIC = "security.properties";
+
+  private static final String UNSECURED_HANDLER =
+      "org.apache.kafka.common.security.oauthbearer.internals.unsecured"
+          + ".OAuthBearerUnsecuredLoginCallbackHandler";
 
   private static final List<String> EVENTS =
       List.of(
@@ -137,7 +161,10 @@ public class KafkaSecurityIT {
                 SOURCE_TOPIC,
                 SCRAM_256_TOPIC,
                 MTLS_TOPIC,
-                MTLS_PROBE_TOPIC));
+                MTLS_PROBE_TOPIC,
+                OAUTH_TOPIC,
+                OAUTH_PROBE_TOPIC,
+                PROPERTIES_TOPIC));
     saslServers = kafka.saslServers;
     saslSslServers = kafka.saslSslServers;
     sslServers = kafka.sslServers;
@@ -373,6 +400,158 @@ public class KafkaSecurityIT {
             containsString("Failed to process post-handshake messages")));
   }
 
+  @Test
+  public void oauthBearerLogsInThroughTheConfiguredHandlerAndRoundTrips() throws Exception {
+    Path properties =
+        Files.writeString(
+            FOLDER.getRoot().toPath().resolve("oauth.properties"),
+            "tidemark.jaas.unsecuredLoginStringClaim_sub=tidemark-oauth\n",
+            UTF_8);
+    int tokensBefore = CountingOAuthLoginHandler.TOKENS.get();
+    KafkaClients clients =
+        KafkaClients.from(
+            options(
+                "--kafkaBootstrapServers=" + saslServers,
+                "--kafkaSecurityProtocol=SASL_PLAINTEXT",
+                "--kafkaSaslMechanism=OAUTHBEARER",
+                "--kafkaOauthLoginCallbackHandler=" + CountingOAuthLoginHandler.class.getName(),
+                "--kafkaClientProperties=" + properties));
+
+    KafkaFeed.Fed fed = KafkaFeed.produce(clients, OAUTH_TOPIC, replay, KafkaFeed.Mode.STRUCTURED);
+
+    assertThat(fed.records, is(3));
+    assertThat(values(KafkaFeed.readAll(clients, OAUTH_TOPIC)), equalTo(EVENTS));
+    assertThat(CountingOAuthLoginHandler.TOKENS.get(), greaterThan(tokensBefore));
+  }
+
+  @Test
+  public void oauthBearerWithoutThePrincipalClaimFailsTheLogin() throws Exception {
+    // The unsecured handler makes no token without a subject: the file's login options matter.
+    KafkaClients clients =
+        KafkaClients.from(
+            options(
+                "--kafkaBootstrapServers=" + saslServers,
+                "--kafkaSecurityProtocol=SASL_PLAINTEXT",
+                "--kafkaSaslMechanism=OAUTHBEARER",
+                "--kafkaOauthLoginCallbackHandler=" + UNSECURED_HANDLER));
+
+    SaslAuthenticationException e =
+        assertThrows(
+            SaslAuthenticationException.class, () -> KafkaFeed.readAll(clients, OAUTH_TOPIC));
+
+    assertThat(e.getMessage(), containsString("No OAuth Bearer tokens in Subject's private"));
+  }
+
+  @Test
+  public void oauthBearerInAFreshJvmLogsNoLoginOptionFromTheFile() throws Exception {
+    Path properties =
+        Files.writeString(
+            FOLDER.getRoot().toPath().resolve("oauth-secret.properties"),
+            "tidemark.jaas.unsecuredLoginStringClaim_sub=tidemark-oauth\n"
+                + "tidemark.jaas.unsecuredLoginStringClaim_note="
+                + PROPERTIES_SECRET
+                + "\nclient.id=tidemark-probe\n",
+            UTF_8);
+
+    String output =
+        probe(
+            FOLDER.getRoot().toPath(),
+            Map.of(),
+            OAUTH_PROBE_TOPIC,
+            "--kafkaBootstrapServers=" + saslServers,
+            "--kafkaSecurityProtocol=SASL_PLAINTEXT",
+            "--kafkaSaslMechanism=OAUTHBEARER",
+            "--kafkaOauthLoginCallbackHandler=" + UNSECURED_HANDLER,
+            "--kafkaClientProperties=" + properties);
+
+    assertThat(output, containsString("PROBE read [probe-0, probe-1, probe-2]"));
+    assertThat(output, containsString("sasl.mechanism = OAUTHBEARER"));
+    assertThat(
+        output, containsString("sasl.login.callback.handler.class = class " + UNSECURED_HANDLER));
+    // A setting from the file reached both clients (Kafka logs its non-secret settings).
+    assertThat(output, containsString("client.id = tidemark-probe"));
+    assertKafkaLoggedWithoutSecrets(output, SECRETS);
+  }
+
+  @Test
+  public void clientPropertiesReachTheConsumerAndTheProducerOfTheFactories() throws Exception {
+    Path properties =
+        Files.writeString(
+            FOLDER.getRoot().toPath().resolve("client.properties"),
+            "client.id=tidemark-ops\nmax.poll.records=1\n",
+            UTF_8);
+    KafkaClients clients =
+        KafkaClients.from(
+            options(
+                "--kafkaBootstrapServers=" + saslServers,
+                "--kafkaSecurityProtocol=SASL_PLAINTEXT",
+                "--kafkaSaslMechanism=PLAIN",
+                "--kafkaUsername=" + PLAIN_USER,
+                "--kafkaPasswordFile=" + plainPasswordFile,
+                "--kafkaClientProperties=" + properties));
+
+    Set<String> producerIds;
+    try (Producer<byte[], byte[]> producer =
+        clients.<byte[], byte[]>producerFactory().apply(byteSerializers())) {
+      for (int i = 0; i < 3; i++) {
+        producer.send(new ProducerRecord<>(PROPERTIES_TOPIC, ("p-" + i).getBytes(UTF_8))).get();
+      }
+      producerIds = clientIds(producer.metrics().keySet());
+    }
+    Map<String, Object> config = new HashMap<>();
+    config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+    config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+    config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
+    List<Integer> batches = new ArrayList<>();
+    Set<String> consumerIds;
+    try (Consumer<byte[], byte[]> consumer = clients.consumerFactory().apply(config)) {
+      TopicPartition partition = new TopicPartition(PROPERTIES_TOPIC, 0);
+      consumer.assign(List.of(partition));
+      consumer.seekToBeginning(List.of(partition));
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      int read = 0;
+      while (read < 3 && System.nanoTime() < deadline) {
+        ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(200));
+        if (!records.isEmpty()) {
+          batches.add(records.count());
+          read += records.count();
+        }
+      }
+      consumerIds = clientIds(consumer.metrics().keySet());
+    }
+
+    assertThat(producerIds, equalTo(Set.of("tidemark-ops")));
+    assertThat(consumerIds, equalTo(Set.of("tidemark-ops")));
+    // The file's max.poll.records=1 won over the 500 of the caller's settings.
+    assertThat(batches, equalTo(List.of(1, 1, 1)));
+  }
+
+  @Test
+  public void aFileBehindAUriThatSetsAnOwnedSettingFailsTheClientNamingTheOption()
+      throws Exception {
+    Path properties =
+        Files.writeString(
+            FOLDER.getRoot().toPath().resolve("owned.properties"),
+            "client.id=x\nisolation.level=read_uncommitted\n",
+            UTF_8);
+    String uri = properties.toUri().toString();
+    KafkaClients clients =
+        KafkaClients.from(
+            options("--kafkaBootstrapServers=" + sslServers, "--kafkaClientProperties=" + uri));
+
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class, () -> clients.consumerFactory().apply(Map.of()));
+
+    assertThat(
+        e.getMessage(),
+        equalTo(
+            "--kafkaClientProperties="
+                + uri
+                + " sets isolation.level, which Tidemark owns and sets to read_committed (aborted"
+                + " transactions must never be read): remove it from the file"));
+  }
+
   // --- Refused credentials ---
 
   @Test
@@ -439,13 +618,13 @@ public class KafkaSecurityIT {
   public void saslWithoutAMechanismIsRefused() {
     assertRefused(
         "--kafkaSecurityProtocol=SASL_PLAINTEXT needs --kafkaSaslMechanism, one of [PLAIN,"
-            + " SCRAM-SHA-256, SCRAM-SHA-512]",
+            + " SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER]",
         "--kafkaSecurityProtocol=SASL_PLAINTEXT",
         "--kafkaUsername=" + PLAIN_USER,
         "--kafkaPasswordFile=" + plainPasswordFile);
     assertRefused(
         "--kafkaSecurityProtocol=SASL_SSL needs --kafkaSaslMechanism, one of [PLAIN,"
-            + " SCRAM-SHA-256, SCRAM-SHA-512]",
+            + " SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER]",
         "--kafkaSecurityProtocol=sasl_ssl",
         "--kafkaSaslMechanism=GSSAPI",
         "--kafkaUsername=" + PLAIN_USER,
@@ -539,6 +718,11 @@ public class KafkaSecurityIT {
 
   @Test
   public void secretsReachNeitherOptionsNorDisplayDataNorTheSerializedPipeline() throws Exception {
+    Path properties =
+        Files.writeString(
+            FOLDER.getRoot().toPath().resolve("exposed.properties"),
+            "client.id=" + PROPERTIES_SECRET + "\n",
+            UTF_8);
     TidemarkOptions options =
         PipelineOptionsFactory.fromArgs(
                 "--runner=DirectRunner",
@@ -552,7 +736,8 @@ public class KafkaSecurityIT {
                 "--kafkaTruststoreFile=" + truststore,
                 "--kafkaTruststorePasswordFile=" + truststorePasswordFile,
                 "--kafkaKeystoreFile=" + kafka.clientKeystore.toUri(),
-                "--kafkaKeystorePasswordFile=" + kafka.clientKeystorePasswordFile)
+                "--kafkaKeystorePasswordFile=" + kafka.clientKeystorePasswordFile,
+                "--kafkaClientProperties=" + properties)
             .withValidation()
             .as(TidemarkOptions.class);
     KafkaClients clients = KafkaClients.from(options);
@@ -578,7 +763,8 @@ public class KafkaSecurityIT {
         allOf(
             containsString(PLAIN_PASSWORD),
             containsString(TRUSTSTORE_PASSWORD),
-            containsString(CLIENT_KEYSTORE_PASSWORD)));
+            containsString(CLIENT_KEYSTORE_PASSWORD),
+            containsString(PROPERTIES_SECRET)));
     // ... each place was really looked at ...
     assertThat(graph.displayData.size() > 20, is(true));
     assertThat(graph.serializedTransforms > 20, is(true));
@@ -594,6 +780,7 @@ public class KafkaSecurityIT {
             "serialized transforms",
             "serialized KafkaClients")) {
       assertThat(place, exposed.get(place), containsString(plainPasswordFile.toString()));
+      assertThat(place, exposed.get(place), containsString(properties.toString()));
     }
     // The key store's bytes (its private key) are nowhere either.
     String keystoreBytes = new String(Files.readAllBytes(kafka.clientKeystore), ISO_8859_1);
@@ -607,6 +794,18 @@ public class KafkaSecurityIT {
   }
 
   // --- Helpers ---
+
+  /** The {@code client-id} tags of a client's metrics. */
+  private static Set<String> clientIds(Set<MetricName> metrics) {
+    Set<String> ids = new HashSet<>();
+    for (MetricName metric : metrics) {
+      String id = metric.tags().get("client-id");
+      if (id != null) {
+        ids.add(id);
+      }
+    }
+    return ids;
+  }
 
   private static String event(String id, String time, String account) {
     return "{\"specversion\":\"1.0\",\"id\":\""

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -22,18 +23,21 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.config.SslConfigs;
+import org.apache.kafka.common.security.auth.AuthenticateCallbackHandler;
 import org.checkerframework.checker.nullness.qual.Nullable;
 
 /**
- * How Tidemark's Kafka clients connect: the bootstrap servers and the security settings.
+ * How Tidemark's Kafka clients connect: the bootstrap servers, the security settings and the
+ * operator's client properties file ({@link KafkaClientProperties}).
  *
  * <p>Secrets never travel in the pipeline: this object holds where a secret is (a file path, the
  * name of an environment variable, a Secret Manager secret version, a Beam file system URI), and
  * {@link #connectionConfig()} reads it when a client is created, on the worker; nothing secret is
- * read when this object is made. Secret Manager secrets and files behind URIs are fetched once per
- * worker JVM and then cached ({@link SecretManagerSecrets}, {@link WorkerFiles}). {@link
- * #toString()} and the pipeline's display data show no secret, and Kafka's own config logging masks
- * {@code sasl.jaas.config} and store passwords.
+ * read when this object is made (only a local client properties file is, to refuse a bad one early,
+ * and then forgotten). Secret Manager secrets and files behind URIs are fetched once per worker JVM
+ * and then cached ({@link SecretManagerSecrets}, {@link WorkerFiles}). {@link #toString()} and the
+ * pipeline's display data show no secret, and Kafka's own config logging masks {@code
+ * sasl.jaas.config} and store passwords.
  *
  * <p>Beam's Flink source keeps this object Java-serialized in savepoints ({@link ConsumerFactory}):
  * fields are only ever added, and those added later are null in an object restored from an older
@@ -43,8 +47,11 @@ public final class KafkaClients implements Serializable {
   private static final long serialVersionUID = 1L;
 
   static final List<String> PROTOCOLS = List.of("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL");
-  static final List<String> MECHANISMS = List.of("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512");
+  static final List<String> MECHANISMS =
+      List.of("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER");
   static final List<String> STORE_TYPES = List.of("PKCS12", "JKS");
+
+  static final String OAUTHBEARER = "OAUTHBEARER";
 
   /**
    * The form of {@code --kafkaPasswordSecret} and the other secret version options:
@@ -72,6 +79,8 @@ public final class KafkaClients implements Serializable {
   private final @Nullable String truststoreFile;
   private final @Nullable String truststorePasswordFile;
   private final String truststoreType;
+  private final @Nullable String oauthLoginCallbackHandler;
+  private final @Nullable String clientProperties;
   private final @Nullable String truststoreSecret;
   private final @Nullable String truststorePasswordSecret;
   private final @Nullable String keystoreFile;
@@ -95,6 +104,8 @@ public final class KafkaClients implements Serializable {
     @Nullable String truststoreFile;
     @Nullable String truststorePasswordFile;
     String truststoreType = "PKCS12";
+    @Nullable String oauthLoginCallbackHandler;
+    @Nullable String clientProperties;
     @Nullable String truststoreSecret;
     @Nullable String truststorePasswordSecret;
     @Nullable String keystoreFile;
@@ -118,6 +129,8 @@ public final class KafkaClients implements Serializable {
     this.truststoreFile = b.truststoreFile;
     this.truststorePasswordFile = b.truststorePasswordFile;
     this.truststoreType = b.truststoreType;
+    this.oauthLoginCallbackHandler = b.oauthLoginCallbackHandler;
+    this.clientProperties = b.clientProperties;
     this.truststoreSecret = b.truststoreSecret;
     this.truststorePasswordSecret = b.truststorePasswordSecret;
     this.keystoreFile = b.keystoreFile;
@@ -139,9 +152,9 @@ public final class KafkaClients implements Serializable {
   /**
    * The connection the options describe, validated: a clear message for every inconsistent
    * combination, a check that each local file exists here and each URI's scheme has a Beam file
-   * system (no secret's value is read). A Secret Manager reference is checked for its form only:
-   * nothing is fetched here, where the launcher may have no access to the secret that the workers
-   * have.
+   * system (no secret's value is read), and a local client properties file read and checked. A
+   * Secret Manager reference is checked for its form only: nothing is fetched here, where the
+   * launcher may have no access to the secret that the workers have.
    */
   public static KafkaClients from(KafkaOptions options) {
     Builder b = new Builder();
@@ -163,6 +176,7 @@ public final class KafkaClients implements Serializable {
     List<String> secrets = new ArrayList<>();
     boolean sasl = protocol.startsWith("SASL_");
     String mechanism = options.getKafkaSaslMechanism();
+    String handler = blankToNull(options.getKafkaOauthLoginCallbackHandler());
     if (sasl) {
       if (mechanism == null || !MECHANISMS.contains(mechanism.trim().toUpperCase(Locale.ROOT))) {
         throw new IllegalArgumentException(
@@ -172,15 +186,20 @@ public final class KafkaClients implements Serializable {
                 + MECHANISMS);
       }
       mechanism = mechanism.trim().toUpperCase(Locale.ROOT);
-      checkSasl(options);
+      checkSasl(options, mechanism, handler);
       b.saslMechanism = mechanism;
       b.username = blankToNull(options.getKafkaUsername());
       b.passwordFile = options.getKafkaPasswordFile();
       b.passwordEnv = options.getKafkaPasswordEnv();
       b.passwordSecret = secret("--kafkaPasswordSecret", options.getKafkaPasswordSecret(), secrets);
+      b.oauthLoginCallbackHandler = mechanism.equals(OAUTHBEARER) ? handler : null;
     } else if (mechanism != null) {
       throw new IllegalArgumentException(
           "--kafkaSaslMechanism needs --kafkaSecurityProtocol=SASL_SSL or SASL_PLAINTEXT");
+    }
+    if (handler != null && !OAUTHBEARER.equals(b.saslMechanism)) {
+      throw new IllegalArgumentException(
+          "--kafkaOauthLoginCallbackHandler needs --kafkaSaslMechanism=OAUTHBEARER");
     }
     boolean tls = protocol.equals("SSL") || protocol.equals("SASL_SSL");
     // Trust store: which CAs the client trusts.
@@ -255,24 +274,50 @@ public final class KafkaClients implements Serializable {
       }
       b.secretManagerEndpoint = endpoint.trim();
     }
-    return new KafkaClients(b);
+    String properties = blankToNull(options.getKafkaClientProperties());
+    if (properties != null) {
+      WorkerFiles.check(properties, KafkaClientProperties.OPTION, options);
+      b.clientProperties = properties;
+    }
+    KafkaClients clients = new KafkaClients(b);
+    if (properties != null && !WorkerFiles.isUri(properties)) {
+      // Cheap and local: a bad file fails here, not on every worker. Its content is dropped.
+      clients.checkedProperties();
+    }
+    return clients;
   }
 
-  /** The SASL options, checked. */
-  private static void checkSasl(KafkaOptions options) {
+  /** The SASL options for {@code mechanism}, checked. */
+  private static void checkSasl(KafkaOptions options, String mechanism, @Nullable String handler) {
     boolean user = blankToNull(options.getKafkaUsername()) != null;
     boolean file = options.getKafkaPasswordFile() != null;
     boolean env = options.getKafkaPasswordEnv() != null;
     boolean secret = options.getKafkaPasswordSecret() != null;
     int sources = (file ? 1 : 0) + (env ? 1 : 0) + (secret ? 1 : 0);
-    if (!user) {
-      throw new IllegalArgumentException("SASL needs --kafkaUsername");
-    }
-    if (sources != 1) {
-      throw new IllegalArgumentException(
-          "SASL needs exactly one of "
-              + PASSWORD_SOURCES
-              + "; the password itself is never an option");
+    if (mechanism.equals(OAUTHBEARER)) {
+      if (handler == null) {
+        throw new IllegalArgumentException(
+            "--kafkaSaslMechanism=OAUTHBEARER needs --kafkaOauthLoginCallbackHandler=CLASS (the"
+                + " sasl.login.callback.handler.class that obtains tokens), e.g."
+                + " org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler");
+      }
+      checkHandler(handler);
+      if (sources > 1 || user != (sources == 1)) {
+        throw new IllegalArgumentException(
+            "OAUTHBEARER takes --kafkaUsername (the client id) together with one of "
+                + PASSWORD_SOURCES
+                + " (the client secret), or neither");
+      }
+    } else {
+      if (!user) {
+        throw new IllegalArgumentException("SASL needs --kafkaUsername");
+      }
+      if (sources != 1) {
+        throw new IllegalArgumentException(
+            "SASL needs exactly one of "
+                + PASSWORD_SOURCES
+                + "; the password itself is never an option");
+      }
     }
     if (file && !Files.isReadable(Paths.get(options.getKafkaPasswordFile()))) {
       throw new IllegalArgumentException(
@@ -281,6 +326,24 @@ public final class KafkaClients implements Serializable {
     if (env && System.getenv(options.getKafkaPasswordEnv()) == null) {
       throw new IllegalArgumentException(
           "--kafkaPasswordEnv=" + options.getKafkaPasswordEnv() + ": that variable is not set");
+    }
+  }
+
+  /** The login callback handler class must be loadable here and be a callback handler. */
+  private static void checkHandler(String handler) {
+    Class<?> type;
+    try {
+      type = Class.forName(handler, false, KafkaClients.class.getClassLoader());
+    } catch (ClassNotFoundException | LinkageError e) {
+      throw new IllegalArgumentException(
+          "--kafkaOauthLoginCallbackHandler=" + handler + ": no such class on the class path");
+    }
+    if (!AuthenticateCallbackHandler.class.isAssignableFrom(type)) {
+      throw new IllegalArgumentException(
+          "--kafkaOauthLoginCallbackHandler="
+              + handler
+              + ": not an "
+              + AuthenticateCallbackHandler.class.getName());
     }
   }
 
@@ -374,14 +437,26 @@ public final class KafkaClients implements Serializable {
     return bootstrapServers;
   }
 
-  /** Bootstrap servers and security, secrets included: call only where a client is created. */
+  /**
+   * Bootstrap servers, security and the client properties file's settings, secrets included: call
+   * only where a client is created. The file's settings come first, Tidemark's on top.
+   */
   public Map<String, Object> connectionConfig() {
     Map<String, Object> config = new HashMap<>();
+    Map<String, String> jaasOptions = Map.of();
+    if (clientProperties != null) {
+      KafkaClientProperties.Checked checked = checkedProperties();
+      config.putAll(checked.kafka());
+      jaasOptions = checked.jaas();
+    }
     config.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     config.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, securityProtocol);
     if (saslMechanism != null) {
       config.put(SaslConfigs.SASL_MECHANISM, saslMechanism);
-      config.put(SaslConfigs.SASL_JAAS_CONFIG, jaasConfig());
+      config.put(SaslConfigs.SASL_JAAS_CONFIG, jaasConfig(jaasOptions));
+      if (oauthLoginCallbackHandler != null) {
+        config.put(SaslConfigs.SASL_LOGIN_CALLBACK_HANDLER_CLASS, oauthLoginCallbackHandler);
+      }
     }
     if (truststoreFile != null || truststoreSecret != null) {
       config.put(
@@ -429,9 +504,52 @@ public final class KafkaClients implements Serializable {
     return config;
   }
 
+  /** The client properties file, read (from the cache for a URI) and checked. */
+  private KafkaClientProperties.Checked checkedProperties() {
+    String location = Objects.requireNonNull(clientProperties);
+    return KafkaClientProperties.check(
+        WorkerFiles.read(location, KafkaClientProperties.OPTION),
+        location,
+        optionValues(),
+        OAUTHBEARER.equals(saslMechanism));
+  }
+
+  /** The values the options give the owned Kafka settings that are not secrets. */
+  private Map<String, String> optionValues() {
+    Map<String, String> values = new LinkedHashMap<>();
+    values.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    values.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, securityProtocol);
+    if (saslMechanism != null) {
+      values.put(SaslConfigs.SASL_MECHANISM, saslMechanism);
+    }
+    if (oauthLoginCallbackHandler != null) {
+      values.put(SaslConfigs.SASL_LOGIN_CALLBACK_HANDLER_CLASS, oauthLoginCallbackHandler);
+    }
+    if (truststoreFile != null || truststoreSecret != null) {
+      values.put(SslConfigs.SSL_TRUSTSTORE_TYPE_CONFIG, truststoreType);
+    }
+    if (keystoreType != null) {
+      values.put(SslConfigs.SSL_KEYSTORE_TYPE_CONFIG, keystoreType);
+    }
+    return values;
+  }
+
   /** The JAAS login of {@link #saslMechanism}, with the password read now. */
-  private String jaasConfig() {
+  private String jaasConfig(Map<String, String> jaasOptions) {
     String mechanism = Objects.requireNonNull(saslMechanism);
+    if (mechanism.equals(OAUTHBEARER)) {
+      StringBuilder jaas =
+          new StringBuilder(
+              "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required");
+      if (username != null) {
+        jaas.append(" clientId=\"")
+            .append(jaasEscape(username))
+            .append("\" clientSecret=\"")
+            .append(jaasEscape(password()))
+            .append('"');
+      }
+      return jaas.append(KafkaClientProperties.jaasOptions(jaasOptions)).append(';').toString();
+    }
     String module =
         mechanism.equals("PLAIN")
             ? "org.apache.kafka.common.security.plain.PlainLoginModule"
@@ -526,7 +644,7 @@ public final class KafkaClients implements Serializable {
     return (newline < 0 ? text : text.substring(0, newline)).strip();
   }
 
-  private static String jaasEscape(String value) {
+  static String jaasEscape(String value) {
     return value.replace("\\", "\\\\").replace("\"", "\\\"");
   }
 
@@ -539,12 +657,18 @@ public final class KafkaClients implements Serializable {
             .append(", ")
             .append(securityProtocol);
     if (saslMechanism != null) {
-      out.append(", ").append(saslMechanism).append(" as ").append(username);
-      out.append(", password from ")
-          .append(
-              passwordFile != null
-                  ? "file " + passwordFile
-                  : passwordSecret != null ? "secret " + passwordSecret : "env " + passwordEnv);
+      out.append(", ").append(saslMechanism);
+      if (username != null) {
+        out.append(" as ").append(username);
+        out.append(", password from ")
+            .append(
+                passwordFile != null
+                    ? "file " + passwordFile
+                    : passwordSecret != null ? "secret " + passwordSecret : "env " + passwordEnv);
+      }
+    }
+    if (oauthLoginCallbackHandler != null) {
+      out.append(", login handler ").append(oauthLoginCallbackHandler);
     }
     if (truststoreFile != null) {
       out.append(", truststore ").append(truststoreFile);
@@ -555,6 +679,9 @@ public final class KafkaClients implements Serializable {
       out.append(", keystore ").append(keystoreFile);
     } else if (keystoreSecret != null) {
       out.append(", keystore from secret ").append(keystoreSecret);
+    }
+    if (clientProperties != null) {
+      out.append(", client properties ").append(clientProperties);
     }
     return out.append('}').toString();
   }

@@ -1,20 +1,26 @@
 package dev.tidemark.pipelines.io.kafka;
 
+import static java.nio.charset.StandardCharsets.ISO_8859_1;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasEntry;
 import static org.hamcrest.Matchers.is;
+import static org.hamcrest.Matchers.not;
 import static org.hamcrest.Matchers.nullValue;
 import static org.junit.Assert.assertThrows;
 
 import dev.tidemark.pipelines.KafkaOptions;
+import java.io.ByteArrayOutputStream;
+import java.io.ObjectOutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
@@ -25,16 +31,22 @@ import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
 
 /**
- * {@link KafkaClients} without a broker: the configuration each option combination produces, stores
- * fetched through Beam's file systems into private files ({@link WorkerFiles}), and the messages of
- * refused combinations. The round trips against a real broker are in the harness ({@code
- * KafkaSecurityIT}, {@code KafkaSecretManagerIT}).
+ * {@link KafkaClients} without a broker: the configuration each option combination produces, the
+ * client properties file's merge and refusals ({@link KafkaClientProperties}), stores fetched
+ * through Beam's file systems into private files ({@link WorkerFiles}), and the messages of refused
+ * combinations. The round trips against a real broker are in the harness ({@code KafkaSecurityIT},
+ * {@code KafkaSecretManagerIT}).
  */
 @RunWith(JUnit4.class)
 public class KafkaClientsTest {
   @Rule public final TemporaryFolder folder = new TemporaryFolder();
 
-  private static final String PASSWORD = "s3cr3t-unit-90210"; // --- SCRAM-SHA-256 ---
+  private static final String PASSWORD = "s3cr3t-unit-90210";
+  private static final String UNSECURED_HANDLER =
+      "org.apache.kafka.common.security.oauthbearer.internals.unsecured"
+          + ".OAuthBearerUnsecuredLoginCallbackHandler";
+
+  // --- SCRAM-SHA-256 ---
 
   @Test
   public void scramSha256UsesTheScramLoginModule() throws Exception {
@@ -62,11 +74,262 @@ public class KafkaClientsTest {
   public void anUnknownMechanismIsRefusedListingTheKnownOnes() {
     assertRefused(
         "--kafkaSecurityProtocol=SASL_SSL needs --kafkaSaslMechanism, one of [PLAIN,"
-            + " SCRAM-SHA-256, SCRAM-SHA-512]",
+            + " SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER]",
         "--kafkaSecurityProtocol=SASL_SSL",
         "--kafkaSaslMechanism=GSSAPI",
         "--kafkaUsername=u",
         "--kafkaPasswordEnv=PATH");
+  }
+
+  // --- OAUTHBEARER ---
+
+  @Test
+  public void oauthBearerBuildsTheJaasConfigFromTheUserThePasswordAndTheFile() throws Exception {
+    Path properties =
+        file(
+            "client.properties",
+            "tidemark.jaas.scope=kafka read\n"
+                + "sasl.oauthbearer.token.endpoint.url=https://idp.example/token\n");
+    KafkaClients clients =
+        KafkaClients.from(
+            options(
+                "--kafkaSecurityProtocol=SASL_SSL",
+                "--kafkaSaslMechanism=OAUTHBEARER",
+                "--kafkaOauthLoginCallbackHandler=" + UNSECURED_HANDLER,
+                "--kafkaUsername=client-1",
+                "--kafkaPasswordFile=" + secret("client-secret", PASSWORD),
+                "--kafkaClientProperties=" + properties));
+
+    Map<String, Object> config = clients.connectionConfig();
+
+    assertThat(config, hasEntry("sasl.mechanism", "OAUTHBEARER"));
+    assertThat(config, hasEntry("sasl.login.callback.handler.class", UNSECURED_HANDLER));
+    assertThat(
+        config, hasEntry("sasl.oauthbearer.token.endpoint.url", "https://idp.example/token"));
+    assertThat(
+        config,
+        hasEntry(
+            "sasl.jaas.config",
+            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required"
+                + " clientId=\"client-1\" clientSecret=\""
+                + PASSWORD
+                + "\" scope=\"kafka read\";"));
+    assertThat(config.containsKey("tidemark.jaas.scope"), is(false));
+  }
+
+  @Test
+  public void oauthBearerWithoutAUserNeedsNoPassword() {
+    Map<String, Object> config =
+        KafkaClients.from(
+                options(
+                    "--kafkaSecurityProtocol=SASL_PLAINTEXT",
+                    "--kafkaSaslMechanism=OAUTHBEARER",
+                    "--kafkaOauthLoginCallbackHandler=" + UNSECURED_HANDLER))
+            .connectionConfig();
+
+    assertThat(
+        config,
+        hasEntry(
+            "sasl.jaas.config",
+            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"));
+  }
+
+  @Test
+  public void oauthBearerCombinationsAreRefused() throws Exception {
+    assertRefused(
+        "--kafkaSaslMechanism=OAUTHBEARER needs --kafkaOauthLoginCallbackHandler=CLASS (the"
+            + " sasl.login.callback.handler.class that obtains tokens), e.g."
+            + " org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+        "--kafkaSecurityProtocol=SASL_SSL",
+        "--kafkaSaslMechanism=OAUTHBEARER");
+    assertRefused(
+        "--kafkaOauthLoginCallbackHandler=com.example.NoSuchHandler: no such class on the class"
+            + " path",
+        "--kafkaSecurityProtocol=SASL_SSL",
+        "--kafkaSaslMechanism=OAUTHBEARER",
+        "--kafkaOauthLoginCallbackHandler=com.example.NoSuchHandler");
+    assertRefused(
+        "--kafkaOauthLoginCallbackHandler=java.lang.String: not an"
+            + " org.apache.kafka.common.security.auth.AuthenticateCallbackHandler",
+        "--kafkaSecurityProtocol=SASL_SSL",
+        "--kafkaSaslMechanism=OAUTHBEARER",
+        "--kafkaOauthLoginCallbackHandler=java.lang.String");
+    assertRefused(
+        "OAUTHBEARER takes --kafkaUsername (the client id) together with one of"
+            + " --kafkaPasswordFile=PATH, --kafkaPasswordEnv=VARIABLE or"
+            + " --kafkaPasswordSecret=projects/PROJECT/secrets/NAME/versions/VERSION (the client"
+            + " secret), or neither",
+        "--kafkaSecurityProtocol=SASL_SSL",
+        "--kafkaSaslMechanism=OAUTHBEARER",
+        "--kafkaOauthLoginCallbackHandler=" + UNSECURED_HANDLER,
+        "--kafkaUsername=client-1");
+    assertRefused(
+        "--kafkaOauthLoginCallbackHandler needs --kafkaSaslMechanism=OAUTHBEARER",
+        "--kafkaSecurityProtocol=SASL_SSL",
+        "--kafkaSaslMechanism=PLAIN",
+        "--kafkaUsername=u",
+        "--kafkaPasswordFile=" + secret("password", PASSWORD),
+        "--kafkaOauthLoginCallbackHandler=" + UNSECURED_HANDLER);
+  }
+
+  // --- The client properties file ---
+
+  @Test
+  public void theFileIsMergedIntoEveryClientWithTidemarksSettingsOnTop() throws Exception {
+    Path properties =
+        file(
+            "client.properties",
+            "# operator's settings\n"
+                + "client.id=ops-client\n"
+                + "max.poll.records=7\n"
+                + "linger.ms=5\n"
+                + "isolation.level=read_committed\n"
+                + "security.protocol=SASL_SSL\n");
+    KafkaClients clients =
+        KafkaClients.from(
+            options(
+                "--kafkaSecurityProtocol=SASL_SSL",
+                "--kafkaSaslMechanism=PLAIN",
+                "--kafkaUsername=u",
+                "--kafkaPasswordFile=" + secret("password", PASSWORD),
+                "--kafkaClientProperties=" + properties));
+    Map<String, Object> tidemarks = new HashMap<>();
+    tidemarks.put("linger.ms", 20);
+    tidemarks.put("isolation.level", "read_committed");
+    tidemarks.put("group.id", "tidemark");
+
+    Map<String, Object> merged = clients.merged(tidemarks);
+
+    assertThat(merged, hasEntry("client.id", "ops-client"));
+    assertThat(merged, hasEntry("max.poll.records", "7"));
+    // A setting Tidemark does not own: the operator's value wins.
+    assertThat(merged, hasEntry("linger.ms", "5"));
+    assertThat(merged, hasEntry("group.id", "tidemark"));
+    assertThat(merged, hasEntry("isolation.level", "read_committed"));
+    assertThat(merged, hasEntry("security.protocol", "SASL_SSL"));
+    assertThat(clients.connectionConfig(), hasEntry("client.id", "ops-client"));
+  }
+
+  @Test
+  public void aFileThatSetsAnOwnedSettingIsRefusedNamingTheKeyAndTheOption() throws Exception {
+    String base = "--kafkaBootstrapServers=localhost:9092";
+    Map<String, String> refusals = new HashMap<>();
+    refusals.put(
+        "security.protocol=SSL",
+        "sets security.protocol, which Tidemark owns (a security setting): use --kafkaSecurityProtocol"
+            + " instead");
+    refusals.put(
+        "isolation.level=read_uncommitted",
+        "sets isolation.level, which Tidemark owns and sets to read_committed (aborted"
+            + " transactions must never be read): remove it from the file");
+    refusals.put(
+        "enable.idempotence=false",
+        "sets enable.idempotence, which Tidemark owns and sets to true (the producers must not"
+            + " write a retried record twice): remove it from the file");
+    refusals.put(
+        "group.id=ops",
+        "sets group.id, which Tidemark owns (offsets and the sink's committed sequence live in"
+            + " these groups): use --kafkaConsumerGroup (the source) or --kafkaSinkGroupId (the"
+            + " transactional sink) instead");
+    refusals.put(
+        "transactional.id=ops",
+        "sets transactional.id, which Tidemark owns (the sink derives one per shard; a"
+            + " transactional id on any other producer breaks it): use"
+            + " --kafkaSinkMode=transactional with --kafkaSinkGroupId instead");
+    refusals.put(
+        "sasl.jaas.config=" + PASSWORD,
+        "sets sasl.jaas.config, which Tidemark owns (Tidemark builds it, with the password read"
+            + " on the worker): use --kafkaUsername with --kafkaPasswordFile, --kafkaPasswordEnv or"
+            + " --kafkaPasswordSecret (OAUTHBEARER login options: tidemark.jaas.NAME keys)"
+            + " instead");
+    refusals.put(
+        "ssl.keystore.password=" + PASSWORD,
+        "sets ssl.keystore.password, which Tidemark owns (a security setting): use"
+            + " --kafkaKeystorePasswordFile or --kafkaKeystorePasswordSecret instead");
+    refusals.put(
+        "value.deserializer=org.apache.kafka.common.serialization.StringDeserializer",
+        "sets value.deserializer, which Tidemark owns (Tidemark reads and writes bytes and"
+            + " (de)serializes them itself): remove it from the file");
+    refusals.put(
+        "tidemark.jaas.scope=kafka",
+        "sets tidemark.jaas.scope: tidemark.jaas.NAME keys are login options for"
+            + " --kafkaSaslMechanism=OAUTHBEARER only");
+    for (Map.Entry<String, String> refusal : refusals.entrySet()) {
+      Path properties = file("owned.properties", "client.id=x\n" + refusal.getKey() + "\n");
+      IllegalArgumentException e =
+          assertThrows(
+              refusal.getKey(),
+              IllegalArgumentException.class,
+              () -> KafkaClients.from(options(base, "--kafkaClientProperties=" + properties)));
+      assertThat(
+          e.getMessage(),
+          equalTo("--kafkaClientProperties=" + properties + " " + refusal.getValue()));
+      assertThat(e.getMessage(), not(containsString(PASSWORD)));
+    }
+  }
+
+  @Test
+  public void aFileBehindAUriIsCheckedWhereTheClientIsCreated() throws Exception {
+    Path properties = file("late.properties", "client.id=x\nenable.auto.commit=true\n");
+    String uri = properties.toUri().toString();
+    assertThat(uri, containsString("file:"));
+
+    KafkaClients clients =
+        KafkaClients.from(
+            options("--kafkaBootstrapServers=localhost:9092", "--kafkaClientProperties=" + uri));
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, clients::connectionConfig);
+
+    assertThat(
+        e.getMessage(),
+        equalTo(
+            "--kafkaClientProperties="
+                + uri
+                + " sets enable.auto.commit, which Tidemark owns and sets to false (offsets are"
+                + " committed only when a checkpoint finalizes): remove it from the file"));
+  }
+
+  @Test
+  public void aMissingFileOrAnUnknownSchemeIsRefusedAtConstruction() {
+    Path missing = folder.getRoot().toPath().resolve("missing.properties");
+    assertRefused(
+        "--kafkaClientProperties=" + missing + ": no readable file there",
+        "--kafkaClientProperties=" + missing);
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                KafkaClients.from(
+                    options(
+                        "--kafkaBootstrapServers=localhost:9092",
+                        "--kafkaClientProperties=nosuchfs://bucket/client.properties")));
+    assertThat(
+        e.getMessage(),
+        containsString(
+            "--kafkaClientProperties=nosuchfs://bucket/client.properties: no Beam file system"
+                + " reads this URI here"));
+  }
+
+  @Test
+  public void theFilesContentReachesNeitherToStringNorTheSerializedClients() throws Exception {
+    Path properties = file("secret.properties", "tidemark.jaas.clientAssertion=" + PASSWORD + "\n");
+    KafkaClients clients =
+        KafkaClients.from(
+            options(
+                "--kafkaSecurityProtocol=SASL_SSL",
+                "--kafkaSaslMechanism=OAUTHBEARER",
+                "--kafkaOauthLoginCallbackHandler=" + UNSECURED_HANDLER,
+                "--kafkaClientProperties=" + properties));
+
+    assertThat(clients.connectionConfig().toString(), containsString(PASSWORD));
+    assertThat(clients.toString(), containsString(properties.toString()));
+    assertThat(clients.toString(), not(containsString(PASSWORD)));
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
+      out.writeObject(clients);
+    }
+    assertThat(bytes.toString(ISO_8859_1), containsString(properties.toString()));
+    assertThat(bytes.toString(ISO_8859_1), not(containsString(PASSWORD)));
   }
 
   // --- Stores ---
