@@ -83,6 +83,10 @@ import org.junit.runners.JUnit4;
  * says what to change, and that no secret reaches the options, the display data, the serialized
  * pipeline or Kafka's INFO logs.
  *
+ * <p>Stores and the client properties file behind URIs are read through Beam's {@code FileSystems}:
+ * with {@code file:} URIs, and from {@link InMemoryFileSystem}, a file system other than the local
+ * one that is found by its scheme as {@code gs://} is, so nothing talks to Google.
+ *
  * <p>The log checks run the client in a fresh JVM ({@link SecuredKafka.Probe}), which also carries
  * the environment variable that {@code --kafkaPasswordEnv} names. The Secret Manager password
  * source is tested in {@link KafkaSecretManagerIT}.
@@ -117,6 +121,7 @@ public class KafkaSecurityIT {
   private static final String SCRAM_256_TOPIC = "security.scram256";
   private static final String MTLS_TOPIC = "security.mtls";
   private static final String MTLS_PROBE_TOPIC = "security.mtls-probe";
+  private static final String MTLS_REMOTE_TOPIC = "security.mtls-remote";
   private static final String OAUTH_TOPIC = "security.oauth";
   private static final String OAUTH_PROBE_TOPIC = "security.oauth-probe";
   private static final String PROPERTIES_TOPIC = "security.properties";
@@ -162,6 +167,7 @@ public class KafkaSecurityIT {
                 SCRAM_256_TOPIC,
                 MTLS_TOPIC,
                 MTLS_PROBE_TOPIC,
+                MTLS_REMOTE_TOPIC,
                 OAUTH_TOPIC,
                 OAUTH_PROBE_TOPIC,
                 PROPERTIES_TOPIC));
@@ -375,6 +381,46 @@ public class KafkaSecurityIT {
     assertThat(Files.readAllBytes(copy), equalTo(Files.readAllBytes(kafka.clientKeystore)));
     assertThat(
         PosixFilePermissions.toString(Files.getPosixFilePermissions(copy)), equalTo("rw-------"));
+  }
+
+  @Test
+  public void storesAndClientPropertiesOnANonLocalFileSystemAreFetchedOncePerJvm()
+      throws Exception {
+    // Another Beam file system than the local one, found by its scheme as gs:// is.
+    String keystore = InMemoryFileSystem.SCHEME + "://stores/client.p12";
+    String trust = InMemoryFileSystem.SCHEME + "://stores/truststore.p12";
+    String properties = InMemoryFileSystem.SCHEME + "://conf/client.properties";
+    InMemoryFileSystem.FILES.put(keystore, Files.readAllBytes(kafka.clientKeystore));
+    InMemoryFileSystem.FILES.put(trust, Files.readAllBytes(truststore));
+    InMemoryFileSystem.FILES.put(properties, "client.id=tidemark-remote\n".getBytes(UTF_8));
+    KafkaClients clients =
+        KafkaClients.from(
+            options(
+                "--kafkaBootstrapServers=" + kafka.mtlsServers,
+                "--kafkaSecurityProtocol=SSL",
+                "--kafkaTruststoreFile=" + trust,
+                "--kafkaTruststorePasswordFile=" + truststorePasswordFile,
+                "--kafkaKeystoreFile=" + keystore,
+                "--kafkaKeystorePasswordFile=" + kafka.clientKeystorePasswordFile,
+                "--kafkaClientProperties=" + properties));
+    for (String uri : List.of(keystore, trust, properties)) {
+      assertThat("opened at construction: " + uri, InMemoryFileSystem.OPENS.get(uri), nullValue());
+    }
+
+    Set<String> ids;
+    try (Producer<byte[], byte[]> producer =
+        clients.<byte[], byte[]>producerFactory().apply(byteSerializers())) {
+      producer.send(new ProducerRecord<>(MTLS_REMOTE_TOPIC, "remote-0".getBytes(UTF_8))).get();
+      ids = clientIds(producer.metrics().keySet());
+    }
+
+    assertThat(
+        readWithConsumerFactory(clients, MTLS_REMOTE_TOPIC, 1), equalTo(List.of("remote-0")));
+    assertThat(ids, equalTo(Set.of("tidemark-remote")));
+    // A producer and a consumer, one fetch each.
+    for (String uri : List.of(keystore, trust, properties)) {
+      assertThat(uri, InMemoryFileSystem.OPENS.get(uri), is(1));
+    }
   }
 
   @Test
