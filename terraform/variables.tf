@@ -162,8 +162,8 @@ variable "kafka_sasl_mechanism" {
   default     = "SCRAM-SHA-512"
 
   validation {
-    condition     = contains(["PLAIN", "SCRAM-SHA-512"], var.kafka_sasl_mechanism)
-    error_message = "kafka_sasl_mechanism must be PLAIN or SCRAM-SHA-512."
+    condition     = contains(["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"], var.kafka_sasl_mechanism)
+    error_message = "kafka_sasl_mechanism must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512."
   }
 }
 

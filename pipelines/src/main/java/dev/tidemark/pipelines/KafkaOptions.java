@@ -6,10 +6,12 @@ import org.apache.beam.sdk.options.Hidden;
 import org.apache.beam.sdk.options.PipelineOptions;
 
 /**
- * Kafka in and out: the broker, topics, the sink mode and client security. Secrets are never
- * options: exactly one of {@link #getKafkaPasswordFile}, {@link #getKafkaPasswordEnv} and {@link
- * #getKafkaPasswordSecret} (a Secret Manager secret version) names where the SASL password is, and
- * it is read on the worker when the first client is created, never at pipeline construction.
+ * Kafka in and out: the broker, topics, the sink mode, client security and the operator's own
+ * client settings. Secrets are never options: an option names where a secret is (a file, an
+ * environment variable, a Secret Manager secret version), and the secret is read on the worker when
+ * a client is created, never at pipeline construction. The rules (which options go together, which
+ * Kafka settings the client properties file may not set) are in {@code KafkaClients} and {@code
+ * KafkaClientProperties}.
  */
 public interface KafkaOptions extends PipelineOptions {
   /** How decisions (and the other outputs) reach Kafka. */
@@ -115,12 +117,16 @@ public interface KafkaOptions extends PipelineOptions {
 
   void setKafkaSecurityProtocol(String protocol);
 
-  @Description("SASL mechanism: PLAIN or SCRAM-SHA-512 (with SASL_PLAINTEXT or SASL_SSL).")
+  @Description(
+      "SASL mechanism: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER (with SASL_PLAINTEXT or"
+          + " SASL_SSL). OAUTHBEARER needs --kafkaOauthLoginCallbackHandler.")
   String getKafkaSaslMechanism();
 
   void setKafkaSaslMechanism(String mechanism);
 
-  @Description("SASL user name.")
+  @Description(
+      "SASL user name. With OAUTHBEARER: the OAuth client id (clientId), optional, together with"
+          + " a password source for the client secret.")
   String getKafkaUsername();
 
   void setKafkaUsername(String user);
@@ -162,19 +168,101 @@ public interface KafkaOptions extends PipelineOptions {
 
   void setSecretManagerEndpoint(String hostAndPort);
 
-  @Description("TLS trust store (PKCS12 or JKS) for SSL and SASL_SSL.")
+  @Description(
+      "OAUTHBEARER: the login callback handler class that obtains tokens"
+          + " (sasl.login.callback.handler.class), e.g."
+          + " org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler; its"
+          + " settings (sasl.oauthbearer.token.endpoint.url, tidemark.jaas.scope, ...) go in"
+          + " --kafkaClientProperties.")
+  String getKafkaOauthLoginCallbackHandler();
+
+  void setKafkaOauthLoginCallbackHandler(String className);
+
+  @Description(
+      "Kafka client settings in Java properties format (UTF-8), merged into every consumer and"
+          + " producer: a local path or a Beam file system URI (file:, gs://). Read where the"
+          + " client starts; never logged by Tidemark. It may not set the settings Tidemark owns"
+          + " (security, group ids, idempotence, isolation, (de)serializers): see the docs.")
+  String getKafkaClientProperties();
+
+  void setKafkaClientProperties(String location);
+
+  @Description(
+      "TLS trust store (PKCS12 or JKS) for SSL and SASL_SSL: a local path or a Beam file system"
+          + " URI (file:, gs://). Alternative to --kafkaTruststoreSecret. Unset: the JDK's CAs.")
   String getKafkaTruststoreFile();
 
   void setKafkaTruststoreFile(String path);
+
+  @Description(
+      "Secret Manager secret version holding the trust store's bytes (alternative to"
+          + " --kafkaTruststoreFile).")
+  String getKafkaTruststoreSecret();
+
+  void setKafkaTruststoreSecret(String secretVersion);
 
   @Description("File holding the trust store password, if it has one. Never logged.")
   String getKafkaTruststorePasswordFile();
 
   void setKafkaTruststorePasswordFile(String path);
 
+  @Description(
+      "Secret Manager secret version holding the trust store password (first line; alternative"
+          + " to --kafkaTruststorePasswordFile). Never logged.")
+  String getKafkaTruststorePasswordSecret();
+
+  void setKafkaTruststorePasswordSecret(String secretVersion);
+
   @Description("TLS trust store type: PKCS12 or JKS.")
   @Default.String("PKCS12")
   String getKafkaTruststoreType();
 
   void setKafkaTruststoreType(String type);
+
+  @Description(
+      "Mutual TLS: the client's key store (PKCS12 or JKS) for SSL and SASL_SSL, a local path or a"
+          + " Beam file system URI (file:, gs://). Alternative to --kafkaKeystoreSecret.")
+  String getKafkaKeystoreFile();
+
+  void setKafkaKeystoreFile(String path);
+
+  @Description(
+      "Mutual TLS: Secret Manager secret version holding the client key store's bytes"
+          + " (alternative to --kafkaKeystoreFile).")
+  String getKafkaKeystoreSecret();
+
+  void setKafkaKeystoreSecret(String secretVersion);
+
+  @Description(
+      "File holding the key store password (first line). A key store needs this or"
+          + " --kafkaKeystorePasswordSecret. Never logged.")
+  String getKafkaKeystorePasswordFile();
+
+  void setKafkaKeystorePasswordFile(String path);
+
+  @Description(
+      "Secret Manager secret version holding the key store password (first line). Never logged.")
+  String getKafkaKeystorePasswordSecret();
+
+  void setKafkaKeystorePasswordSecret(String secretVersion);
+
+  @Description(
+      "File holding the private key's password, if it differs from the key store password."
+          + " Never logged.")
+  String getKafkaKeyPasswordFile();
+
+  void setKafkaKeyPasswordFile(String path);
+
+  @Description(
+      "Secret Manager secret version holding the private key's password (alternative to"
+          + " --kafkaKeyPasswordFile). Never logged.")
+  String getKafkaKeyPasswordSecret();
+
+  void setKafkaKeyPasswordSecret(String secretVersion);
+
+  @Description("Mutual TLS key store type: PKCS12 or JKS.")
+  @Default.String("PKCS12")
+  String getKafkaKeystoreType();
+
+  void setKafkaKeystoreType(String type);
 }

@@ -137,10 +137,24 @@ public final class FlexTemplateMetadata {
     regexes.put("kafkaBootstrapServers", "^[^,:\\s]+:[0-9]{1,5}(?:,[^,:\\s]+:[0-9]{1,5})*$");
     regexes.put("kafkaStartOffset", "^(?:earliest|latest)$");
     regexes.put("kafkaSecurityProtocol", "^(?:PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL)$");
-    regexes.put("kafkaSaslMechanism", "^(?:PLAIN|SCRAM-SHA-512)$");
+    regexes.put("kafkaSaslMechanism", "^(?:PLAIN|SCRAM-SHA-256|SCRAM-SHA-512|OAUTHBEARER)$");
     regexes.put("kafkaTruststoreType", "^(?:PKCS12|JKS)$");
-    // A Secret Manager secret version, as KafkaClients checks it.
-    regexes.put("kafkaPasswordSecret", "^" + KafkaClients.PASSWORD_SECRET_REGEX + "$");
+    regexes.put("kafkaKeystoreType", "^(?:PKCS12|JKS)$");
+    // A Java class name.
+    regexes.put(
+        "kafkaOauthLoginCallbackHandler",
+        "^[A-Za-z_$][A-Za-z0-9_$]*(?:\\.[A-Za-z_$][A-Za-z0-9_$]*)*$");
+    // Secret Manager secret versions, as KafkaClients checks them.
+    for (String secret :
+        List.of(
+            "kafkaPasswordSecret",
+            "kafkaTruststoreSecret",
+            "kafkaTruststorePasswordSecret",
+            "kafkaKeystoreSecret",
+            "kafkaKeystorePasswordSecret",
+            "kafkaKeyPasswordSecret")) {
+      regexes.put(secret, "^" + KafkaClients.PASSWORD_SECRET_REGEX + "$");
+    }
     // Not a binding attribute (ce-*, any case), as PubsubSource.withIdAttribute refuses.
     regexes.put("pubsubIdAttribute", "^(?![Cc][Ee]-).+$");
     // The shipped model, or a model in Cloud Storage: a path on the launcher means nothing.
@@ -191,6 +205,8 @@ public final class FlexTemplateMetadata {
     reasons.put("kafkaPasswordFile", workerFile);
     reasons.put("kafkaPasswordEnv", workerFile);
     reasons.put("kafkaTruststorePasswordFile", workerFile);
+    reasons.put("kafkaKeystorePasswordFile", workerFile);
+    reasons.put("kafkaKeyPasswordFile", workerFile);
     reasons.put("kafkaMaxRecords", "a bounded read, which would end the streaming job");
     return Collections.unmodifiableMap(reasons);
   }
@@ -215,7 +231,12 @@ public final class FlexTemplateMetadata {
    * no type for a Secret Manager secret: those stay {@code TEXT}, with a regex of the version's
    * name.
    */
-  static final Map<String, String> SPECIFIC_TYPES = Map.of("modelUri", "GCS_READ_FILE");
+  static final Map<String, String> SPECIFIC_TYPES =
+      Map.of(
+          "modelUri", "GCS_READ_FILE",
+          "kafkaClientProperties", "GCS_READ_FILE",
+          "kafkaKeystoreFile", "GCS_READ_FILE",
+          "kafkaTruststoreFile", "GCS_READ_FILE");
 
   /** A naming convention for string options: which names it covers, its regex and picker. */
   private static final class Convention {

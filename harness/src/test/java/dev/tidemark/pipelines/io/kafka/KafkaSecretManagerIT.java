@@ -1,9 +1,11 @@
 package dev.tidemark.pipelines.io.kafka;
 
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.CLIENT_KEYSTORE_PASSWORD;
 import static dev.tidemark.pipelines.io.kafka.SecuredKafka.PLAIN_PASSWORD;
 import static dev.tidemark.pipelines.io.kafka.SecuredKafka.PLAIN_USER;
 import static dev.tidemark.pipelines.io.kafka.SecuredKafka.SCRAM_PASSWORD;
 import static dev.tidemark.pipelines.io.kafka.SecuredKafka.SCRAM_USER;
+import static dev.tidemark.pipelines.io.kafka.SecuredKafka.TRUSTSTORE_PASSWORD;
 import static dev.tidemark.pipelines.io.kafka.SecuredKafka.assertKafkaLoggedWithoutSecrets;
 import static dev.tidemark.pipelines.io.kafka.SecuredKafka.byteSerializers;
 import static dev.tidemark.pipelines.io.kafka.SecuredKafka.javaSerialized;
@@ -41,7 +43,11 @@ import java.io.IOException;
 import java.io.ObjectInputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -68,6 +74,10 @@ import org.junit.runners.JUnit4;
  * project {@value #DENIED_PROJECT} and {@code NOT_FOUND} for everything else, and counts the calls.
  * The client reaches it through the hidden {@code --secretManagerEndpoint} (plain text, no
  * credentials): nothing here talks to Google.
+ *
+ * <p>The key and trust stores and their passwords come from the fake too, for mutual TLS ({@code
+ * --kafkaKeystoreSecret} and the rest): the stores' bytes are written to private files on the
+ * "worker".
  *
  * <p>The tests prove that the password round-trips to the broker (in this JVM and in a fresh one
  * whose Kafka INFO log is searched for it), that nothing is fetched while options are validated and
@@ -108,6 +118,15 @@ public class KafkaSecretManagerIT {
   private static final String DENIED_SECRET =
       "projects/" + DENIED_PROJECT + "/secrets/kafka-plain/versions/latest";
 
+  private static final String KEYSTORE_SECRET =
+      "projects/" + PROJECT + "/secrets/kafka-keystore/versions/1";
+  private static final String KEYSTORE_PASSWORD_SECRET =
+      "projects/" + PROJECT + "/secrets/kafka-keystore-password/versions/1";
+  private static final String TRUSTSTORE_SECRET =
+      "projects/" + PROJECT + "/secrets/kafka-truststore/versions/1";
+  private static final String TRUSTSTORE_PASSWORD_SECRET =
+      "projects/" + PROJECT + "/secrets/kafka-truststore-password/versions/1";
+
   private static final String ROLE = "roles/secretmanager.secretAccessor";
 
   private static final List<String> SECRETS = List.of(PLAIN_PASSWORD, SCRAM_PASSWORD);
@@ -116,6 +135,7 @@ public class KafkaSecretManagerIT {
   private static final String SCRAM_TOPIC = "secret-manager.scram";
   private static final String COUNTED_TOPIC = "secret-manager.counted";
   private static final String SOURCE_TOPIC = "secret-manager.source";
+  private static final String MTLS_TOPIC = "secret-manager.mtls";
 
   /** {@code AccessSecretVersion} of {@code google.cloud.secretmanager.v1.SecretManagerService}. */
   private static final MethodDescriptor<AccessSecretVersionRequest, AccessSecretVersionResponse>
@@ -136,17 +156,20 @@ public class KafkaSecretManagerIT {
 
   @BeforeClass
   public static void startBrokerAndSecretManager() throws Exception {
-    secretManager =
-        FakeSecretManager.start(
-            Map.of(
-                PLAIN_SECRET, PLAIN_PASSWORD,
-                SCRAM_SECRET, SCRAM_PASSWORD + "\n",
-                COUNTED_SECRET, PLAIN_PASSWORD,
-                EXPOSED_SECRET, PLAIN_PASSWORD));
     kafka =
         SecuredKafka.start(
             FOLDER.getRoot().toPath(),
-            List.of(PLAIN_TOPIC, SCRAM_TOPIC, COUNTED_TOPIC, SOURCE_TOPIC));
+            List.of(PLAIN_TOPIC, SCRAM_TOPIC, COUNTED_TOPIC, SOURCE_TOPIC, MTLS_TOPIC));
+    Map<String, byte[]> secrets = new HashMap<>();
+    secrets.put(PLAIN_SECRET, PLAIN_PASSWORD.getBytes(UTF_8));
+    secrets.put(SCRAM_SECRET, (SCRAM_PASSWORD + "\n").getBytes(UTF_8));
+    secrets.put(COUNTED_SECRET, PLAIN_PASSWORD.getBytes(UTF_8));
+    secrets.put(EXPOSED_SECRET, PLAIN_PASSWORD.getBytes(UTF_8));
+    secrets.put(KEYSTORE_SECRET, Files.readAllBytes(kafka.clientKeystore));
+    secrets.put(KEYSTORE_PASSWORD_SECRET, (CLIENT_KEYSTORE_PASSWORD + "\n").getBytes(UTF_8));
+    secrets.put(TRUSTSTORE_SECRET, Files.readAllBytes(kafka.truststore));
+    secrets.put(TRUSTSTORE_PASSWORD_SECRET, TRUSTSTORE_PASSWORD.getBytes(UTF_8));
+    secretManager = FakeSecretManager.start(secrets);
   }
 
   @AfterClass
@@ -201,6 +224,81 @@ public class KafkaSecretManagerIT {
     assertKafkaLoggedWithoutSecrets(output, SECRETS);
     // The probe's producer and consumer share one fetch.
     assertThat(secretManager.calls(SCRAM_SECRET), is(1));
+  }
+
+  @Test
+  public void mutualTlsWithStoresAndPasswordsFromSecretManagerRoundTrips() throws Exception {
+    KafkaClients clients =
+        KafkaClients.from(
+            options(
+                "--kafkaBootstrapServers=" + kafka.mtlsServers,
+                "--kafkaSecurityProtocol=SSL",
+                "--kafkaTruststoreSecret=" + TRUSTSTORE_SECRET,
+                "--kafkaTruststorePasswordSecret=" + TRUSTSTORE_PASSWORD_SECRET,
+                "--kafkaKeystoreSecret=" + KEYSTORE_SECRET,
+                "--kafkaKeystorePasswordSecret=" + KEYSTORE_PASSWORD_SECRET,
+                "--secretManagerEndpoint=" + secretManager.endpoint()));
+    byte[] serialized = javaSerialized(clients);
+    assertThat("calls while validating", secretManager.calls(KEYSTORE_SECRET), is(0));
+
+    try (Producer<byte[], byte[]> producer =
+        clients.<byte[], byte[]>producerFactory().apply(byteSerializers())) {
+      for (String value : List.of("mtls-0", "mtls-1")) {
+        producer.send(new ProducerRecord<>(MTLS_TOPIC, value.getBytes(UTF_8))).get();
+      }
+    }
+
+    assertThat(
+        readWithConsumerFactory(deserialized(serialized), MTLS_TOPIC, 2),
+        equalTo(List.of("mtls-0", "mtls-1")));
+    Map<String, Object> config = clients.connectionConfig();
+    for (String key : List.of("ssl.keystore.location", "ssl.truststore.location")) {
+      Path store = Path.of((String) config.get(key));
+      assertThat(
+          key,
+          PosixFilePermissions.toString(Files.getPosixFilePermissions(store)),
+          equalTo("rw-------"));
+    }
+    assertThat(
+        Files.readAllBytes(Path.of((String) config.get("ssl.keystore.location"))),
+        equalTo(Files.readAllBytes(kafka.clientKeystore)));
+    // Once per JVM, however many clients: a producer, a consumer and the call above.
+    for (String secret :
+        List.of(
+            KEYSTORE_SECRET,
+            KEYSTORE_PASSWORD_SECRET,
+            TRUSTSTORE_SECRET,
+            TRUSTSTORE_PASSWORD_SECRET)) {
+      assertThat(secret, secretManager.calls(secret), is(1));
+    }
+    String shipped = new String(serialized, ISO_8859_1);
+    assertThat(shipped, containsString(KEYSTORE_SECRET));
+    for (String secret : List.of(CLIENT_KEYSTORE_PASSWORD, TRUSTSTORE_PASSWORD)) {
+      assertThat(shipped, not(containsString(secret)));
+    }
+    assertThat(
+        shipped.contains(new String(Files.readAllBytes(kafka.clientKeystore), ISO_8859_1)),
+        is(false));
+  }
+
+  @Test
+  public void aMissingKeystoreSecretFailsNamingItsOption() {
+    String missing = "projects/" + PROJECT + "/secrets/no-such-keystore/versions/1";
+    KafkaClients clients =
+        KafkaClients.from(
+            options(
+                "--kafkaBootstrapServers=" + kafka.mtlsServers,
+                "--kafkaSecurityProtocol=SSL",
+                "--kafkaKeystoreSecret=" + missing,
+                "--kafkaKeystorePasswordSecret=" + KEYSTORE_PASSWORD_SECRET,
+                "--secretManagerEndpoint=" + secretManager.endpoint()));
+
+    IllegalStateException e = assertThrows(IllegalStateException.class, clients::connectionConfig);
+
+    assertThat(
+        e.getMessage(),
+        containsString(
+            "Secret Manager has no secret version " + missing + " (--kafkaKeystoreSecret)"));
   }
 
   // --- When Secret Manager is called ---
@@ -440,12 +538,12 @@ public class KafkaSecretManagerIT {
    * #DENIED_PROJECT}, {@code NOT_FOUND} otherwise; counts calls per requested name.
    */
   private static final class FakeSecretManager {
-    private final Map<String, String> secrets;
+    private final Map<String, byte[]> secrets;
     private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
     private final AtomicInteger total = new AtomicInteger();
     private final Server server;
 
-    private FakeSecretManager(Map<String, String> secrets) throws IOException {
+    private FakeSecretManager(Map<String, byte[]> secrets) throws IOException {
       this.secrets = secrets;
       this.server =
           NettyServerBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
@@ -457,7 +555,7 @@ public class KafkaSecretManagerIT {
               .start();
     }
 
-    static FakeSecretManager start(Map<String, String> secrets) throws IOException {
+    static FakeSecretManager start(Map<String, byte[]> secrets) throws IOException {
       return new FakeSecretManager(secrets);
     }
 
@@ -483,7 +581,7 @@ public class KafkaSecretManagerIT {
       String name = request.getName();
       total.incrementAndGet();
       calls.computeIfAbsent(name, n -> new AtomicInteger()).incrementAndGet();
-      String value = secrets.get(name);
+      byte[] value = secrets.get(name);
       if (name.startsWith("projects/" + DENIED_PROJECT + "/")) {
         response.onError(
             Status.PERMISSION_DENIED
@@ -498,7 +596,7 @@ public class KafkaSecretManagerIT {
                 .withDescription("Secret [" + name + "] not found or has no versions.")
                 .asRuntimeException());
       } else {
-        byte[] data = value.getBytes(UTF_8);
+        byte[] data = value;
         CRC32C crc = new CRC32C();
         crc.update(data);
         response.onNext(

@@ -54,12 +54,13 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * A secured Kafka broker for the security tests, no mocks: one KRaft node (broker and controller
- * combined) whose client listeners speak SASL_PLAINTEXT, SASL_SSL (both with PLAIN and
- * SCRAM-SHA-512) and SSL, with a self-signed certificate made by the JDK's {@code keytool}; and the
- * helpers those tests share: client round trips through {@link KafkaClients}, a client in a fresh
- * JVM ({@link Probe}) whose INFO log can be searched for secrets, and a collector of every
- * transform's display data and Java serialization. Used by {@link KafkaSecurityIT} and {@link
- * KafkaSecretManagerIT}.
+ * combined) whose client listeners speak SASL_PLAINTEXT and SASL_SSL (both with PLAIN,
+ * SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER, whose tokens Kafka's unsecured JWS validator
+ * checks), SSL, and SSL with {@code ssl.client.auth=required} (mutual TLS), with self-signed
+ * certificates for the broker and a client made by the JDK's {@code keytool}; and the helpers those
+ * tests share: client round trips through {@link KafkaClients}, a client in a fresh JVM ({@link
+ * Probe}) whose INFO log can be searched for secrets, and a collector of every transform's display
+ * data and Java serialization. Used by {@link KafkaSecurityIT} and {@link KafkaSecretManagerIT}.
  *
  * <p>The log checks run the client in a fresh JVM: slf4j-simple fixes a logger's level when the
  * logger is created, so in a shared test JVM Kafka's loggers may already exist at the WARN level of
@@ -72,14 +73,25 @@ final class SecuredKafka {
   static final String SASL_SSL_LISTENER = "SECURE";
   static final String SSL_LISTENER = "TLS";
 
+  /** SSL that requires a client certificate: the one in {@link #clientKeystore}. */
+  static final String MTLS_LISTENER = "MTLS";
+
   static final String ADMIN_USER = "admin";
   static final String ADMIN_PASSWORD = "admin-Tidemark-31337";
   static final String PLAIN_USER = "tidemark";
   static final String PLAIN_PASSWORD = "s3cr3t-Tidemark-92871";
   static final String SCRAM_USER = "tidemark-scram";
   static final String SCRAM_PASSWORD = "s3cr3t-Tidemark-scram-40417";
+  static final String SCRAM_256_USER = "tidemark-scram256";
+  static final String SCRAM_256_PASSWORD = "s3cr3t-Tidemark-scram256-18803";
   static final String KEYSTORE_PASSWORD = "broker-keystore-61150";
   static final String TRUSTSTORE_PASSWORD = "s3cr3t-Truststore-55102";
+
+  /** The client key store's password (PKCS12: also the private key's). */
+  static final String CLIENT_KEYSTORE_PASSWORD = "s3cr3t-Keystore-70733";
+
+  /** The broker's store of trusted client certificates: the broker's, not a client secret. */
+  private static final String CLIENT_TRUST_PASSWORD = "broker-client-trust-20491";
 
   /**
    * slf4j-simple's level properties: INFO in the probe, for everything and for Kafka's clients by
@@ -100,6 +112,18 @@ final class SecuredKafka {
   /** The SSL listener. */
   final String sslServers;
 
+  /** The SSL listener that requires a client certificate. */
+  final String mtlsServers;
+
+  /** The client's certificate and key (PKCS12), trusted by {@link #MTLS_LISTENER}. */
+  final Path clientKeystore;
+
+  /** {@link #CLIENT_KEYSTORE_PASSWORD}, as a password file. */
+  final Path clientKeystorePasswordFile;
+
+  /** {@link #SCRAM_256_PASSWORD}, as a password file. */
+  final Path scram256PasswordFile;
+
   /**
    * Trusts the broker's self-signed certificate; its password is in {@link
    * #truststorePasswordFile}.
@@ -119,14 +143,22 @@ final class SecuredKafka {
       String saslServers,
       String saslSslServers,
       String sslServers,
+      String mtlsServers,
       Path truststore,
       Path truststorePasswordFile,
       Path plainPasswordFile,
-      Path scramPasswordFile) {
+      Path scramPasswordFile,
+      Path scram256PasswordFile,
+      Path clientKeystore,
+      Path clientKeystorePasswordFile) {
     this.cluster = cluster;
     this.saslServers = saslServers;
     this.saslSslServers = saslSslServers;
     this.sslServers = sslServers;
+    this.mtlsServers = mtlsServers;
+    this.scram256PasswordFile = scram256PasswordFile;
+    this.clientKeystore = clientKeystore;
+    this.clientKeystorePasswordFile = clientKeystorePasswordFile;
     this.truststore = truststore;
     this.truststorePasswordFile = truststorePasswordFile;
     this.plainPasswordFile = plainPasswordFile;
@@ -140,6 +172,9 @@ final class SecuredKafka {
   static SecuredKafka start(Path dir, List<String> topicNames) throws Exception {
     Path plainPasswordFile = secretFile(dir, "plain.password", PLAIN_PASSWORD);
     Path scramPasswordFile = secretFile(dir, "scram.password", SCRAM_PASSWORD);
+    Path scram256PasswordFile = secretFile(dir, "scram256.password", SCRAM_256_PASSWORD);
+    Path clientKeystorePasswordFile =
+        secretFile(dir, "client-keystore.password", CLIENT_KEYSTORE_PASSWORD);
     Path truststorePasswordFile = secretFile(dir, "truststore.password", TRUSTSTORE_PASSWORD);
     Path keystore = dir.resolve("broker.p12");
     Path certificate = dir.resolve("broker.pem");
@@ -193,6 +228,56 @@ final class SecuredKafka {
         "PKCS12",
         "-storepass",
         TRUSTSTORE_PASSWORD);
+    Path clientKeystore = dir.resolve("client.p12");
+    Path clientCertificate = dir.resolve("client.pem");
+    Path clientTrust = dir.resolve("client-trust.p12");
+    keytool(
+        dir,
+        "-genkeypair",
+        "-alias",
+        "client",
+        "-keyalg",
+        "EC",
+        "-groupname",
+        "secp256r1",
+        "-validity",
+        "2",
+        "-dname",
+        "CN=tidemark-client",
+        "-keystore",
+        clientKeystore.toString(),
+        "-storetype",
+        "PKCS12",
+        "-storepass",
+        CLIENT_KEYSTORE_PASSWORD);
+    keytool(
+        dir,
+        "-exportcert",
+        "-rfc",
+        "-alias",
+        "client",
+        "-keystore",
+        clientKeystore.toString(),
+        "-storetype",
+        "PKCS12",
+        "-storepass",
+        CLIENT_KEYSTORE_PASSWORD,
+        "-file",
+        clientCertificate.toString());
+    keytool(
+        dir,
+        "-importcert",
+        "-noprompt",
+        "-alias",
+        "client",
+        "-file",
+        clientCertificate.toString(),
+        "-keystore",
+        clientTrust.toString(),
+        "-storetype",
+        "PKCS12",
+        "-storepass",
+        CLIENT_TRUST_PASSWORD);
 
     String plainJaas =
         "org.apache.kafka.common.security.plain.PlainLoginModule required"
@@ -200,6 +285,14 @@ final class SecuredKafka {
             + (" user_" + ADMIN_USER + "=\"" + ADMIN_PASSWORD + "\"")
             + (" user_" + PLAIN_USER + "=\"" + PLAIN_PASSWORD + "\";");
     String scramJaas = "org.apache.kafka.common.security.scram.ScramLoginModule required;";
+    // The broker's own OAUTHBEARER login; clients' tokens are checked by Kafka's default
+    // server-side handler for OAUTHBEARER, the unsecured JWS validator.
+    String oauthJaas =
+        "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required"
+            + " unsecuredLoginStringClaim_sub=\""
+            + ADMIN_USER
+            + "\";";
+    String mtls = new ListenerName(MTLS_LISTENER).configPrefix();
     KafkaClusterTestKit.Builder builder =
         new KafkaClusterTestKit.Builder(
                 new TestKitNodes.Builder()
@@ -217,6 +310,7 @@ final class SecuredKafka {
                     SASL_LISTENER + "://localhost:0",
                     SASL_SSL_LISTENER + "://localhost:0",
                     SSL_LISTENER + "://localhost:0",
+                    MTLS_LISTENER + "://localhost:0",
                     "CONTROLLER://localhost:0"))
             .setConfigProp(
                 "listener.security.protocol.map",
@@ -225,14 +319,21 @@ final class SecuredKafka {
                     SASL_LISTENER + ":SASL_PLAINTEXT",
                     SASL_SSL_LISTENER + ":SASL_SSL",
                     SSL_LISTENER + ":SSL",
+                    MTLS_LISTENER + ":SSL",
                     "CONTROLLER:PLAINTEXT"))
             .setConfigProp("inter.broker.listener.name", SASL_LISTENER)
-            .setConfigProp("sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-512")
+            .setConfigProp(
+                "sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER")
             .setConfigProp("sasl.mechanism.inter.broker.protocol", "PLAIN")
             .setConfigProp("ssl.keystore.location", keystore.toString())
             .setConfigProp("ssl.keystore.type", "PKCS12")
             .setConfigProp("ssl.keystore.password", KEYSTORE_PASSWORD)
             .setConfigProp("ssl.key.password", KEYSTORE_PASSWORD)
+            // Mutual TLS: this listener requires a certificate its own trust store holds.
+            .setConfigProp(mtls + "ssl.client.auth", "required")
+            .setConfigProp(mtls + "ssl.truststore.location", clientTrust.toString())
+            .setConfigProp(mtls + "ssl.truststore.type", "PKCS12")
+            .setConfigProp(mtls + "ssl.truststore.password", CLIENT_TRUST_PASSWORD)
             // One node: the internal topics cannot have more than one replica.
             .setConfigProp("offsets.topic.replication.factor", "1")
             .setConfigProp("offsets.topic.num.partitions", "1")
@@ -244,9 +345,44 @@ final class SecuredKafka {
       String prefix = new ListenerName(listener).configPrefix();
       builder
           .setConfigProp(prefix + "plain.sasl.jaas.config", plainJaas)
-          .setConfigProp(prefix + "scram-sha-512.sasl.jaas.config", scramJaas);
+          .setConfigProp(prefix + "scram-sha-256.sasl.jaas.config", scramJaas)
+          .setConfigProp(prefix + "scram-sha-512.sasl.jaas.config", scramJaas)
+          .setConfigProp(prefix + "oauthbearer.sasl.jaas.config", oauthJaas);
     }
     KafkaClusterTestKit cluster = builder.build();
+    try {
+      return start(
+          cluster,
+          topicNames,
+          truststore,
+          truststorePasswordFile,
+          plainPasswordFile,
+          scramPasswordFile,
+          scram256PasswordFile,
+          clientKeystore,
+          clientKeystorePasswordFile);
+    } catch (Exception | Error e) {
+      // A broker that failed to come up is stopped too.
+      try {
+        cluster.close();
+      } catch (Exception suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
+  }
+
+  private static SecuredKafka start(
+      KafkaClusterTestKit cluster,
+      List<String> topicNames,
+      Path truststore,
+      Path truststorePasswordFile,
+      Path plainPasswordFile,
+      Path scramPasswordFile,
+      Path scram256PasswordFile,
+      Path clientKeystore,
+      Path clientKeystorePasswordFile)
+      throws Exception {
     cluster.format();
     cluster.startup();
     // Not cluster.waitForReadyBrokers(): its retry loop needs JUnit 5 on the class path. The
@@ -262,6 +398,7 @@ final class SecuredKafka {
     String saslServers = cluster.bootstrapServers();
     String saslSslServers = "localhost:" + boundPort(cluster, SASL_SSL_LISTENER);
     String sslServers = "localhost:" + boundPort(cluster, SSL_LISTENER);
+    String mtlsServers = "localhost:" + boundPort(cluster, MTLS_LISTENER);
 
     Map<String, Object> admin = new HashMap<>();
     admin.put("bootstrap.servers", saslServers);
@@ -286,20 +423,29 @@ final class SecuredKafka {
                   new UserScramCredentialUpsertion(
                       SCRAM_USER,
                       new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096),
-                      SCRAM_PASSWORD)))
+                      SCRAM_PASSWORD),
+                  new UserScramCredentialUpsertion(
+                      SCRAM_256_USER,
+                      new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096),
+                      SCRAM_256_PASSWORD)))
           .all()
           .get(30, TimeUnit.SECONDS);
     }
-    awaitScramCredential(saslServers, scramPasswordFile);
+    awaitScramCredential(saslServers, "SCRAM-SHA-512", SCRAM_USER, scramPasswordFile);
+    awaitScramCredential(saslServers, "SCRAM-SHA-256", SCRAM_256_USER, scram256PasswordFile);
     return new SecuredKafka(
         cluster,
         saslServers,
         saslSslServers,
         sslServers,
+        mtlsServers,
         truststore,
         truststorePasswordFile,
         plainPasswordFile,
-        scramPasswordFile);
+        scramPasswordFile,
+        scram256PasswordFile,
+        clientKeystore,
+        clientKeystorePasswordFile);
   }
 
   /** Stops the broker. */
@@ -333,16 +479,16 @@ final class SecuredKafka {
   }
 
   /** Waits until the broker accepts the SCRAM user: credentials reach it through the metadata. */
-  private static void awaitScramCredential(String saslServers, Path scramPasswordFile)
-      throws Exception {
+  private static void awaitScramCredential(
+      String saslServers, String mechanism, String user, Path passwordFile) throws Exception {
     KafkaClients clients =
         KafkaClients.from(
             options(
                 "--kafkaBootstrapServers=" + saslServers,
                 "--kafkaSecurityProtocol=SASL_PLAINTEXT",
-                "--kafkaSaslMechanism=SCRAM-SHA-512",
-                "--kafkaUsername=" + SCRAM_USER,
-                "--kafkaPasswordFile=" + scramPasswordFile));
+                "--kafkaSaslMechanism=" + mechanism,
+                "--kafkaUsername=" + user,
+                "--kafkaPasswordFile=" + passwordFile));
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (true) {
       try (Admin admin = Admin.create(clients.connectionConfig())) {
@@ -439,10 +585,15 @@ final class SecuredKafka {
 
   /** Kafka logged its client configuration and a SASL login at INFO, and no secret. */
   static void assertKafkaLoggedWithoutSecrets(String output, List<String> secrets) {
-    assertThat(output, containsString("INFO org.apache.kafka.clients.producer.ProducerConfig"));
-    assertThat(output, containsString("INFO org.apache.kafka.clients.consumer.ConsumerConfig"));
     assertThat(output, containsString("sasl.jaas.config = [hidden]"));
     assertThat(output, containsString("Successfully logged in."));
+    assertKafkaConfigLoggedWithoutSecrets(output, secrets);
+  }
+
+  /** Kafka logged its client configuration at INFO, and no secret. */
+  static void assertKafkaConfigLoggedWithoutSecrets(String output, List<String> secrets) {
+    assertThat(output, containsString("INFO org.apache.kafka.clients.producer.ProducerConfig"));
+    assertThat(output, containsString("INFO org.apache.kafka.clients.consumer.ConsumerConfig"));
     for (String secret : secrets) {
       assertThat(output, not(containsString(secret)));
     }

@@ -10,6 +10,7 @@ import com.google.cloud.secretmanager.v1.SecretManagerServiceSettings;
 import com.google.cloud.secretmanager.v1.SecretPayload;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Locale;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.regex.Matcher;
@@ -20,23 +21,22 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Kafka passwords from Google Cloud Secret Manager, read where a client is created (on the worker)
- * and cached for the life of the JVM: one worker fetches each secret version once, however many
- * consumers and producers it creates. A failed read is not cached, so the next client tries again
- * (after the missing grant or secret has been fixed, say). {@code latest} is resolved once per JVM:
- * a rotated password reaches a worker when its JVM restarts.
+ * Kafka secrets from Google Cloud Secret Manager (the SASL password, store passwords, key and trust
+ * stores), read where a client is created (on the worker) and cached for the life of the JVM: one
+ * worker fetches each secret version once, however many consumers and producers it creates. A
+ * failed read is not cached, so the next client tries again (after the missing grant or secret has
+ * been fixed, say). {@code latest} is resolved once per JVM: a rotated password reaches a worker
+ * when its JVM restarts.
  *
  * <p>Nothing here logs or puts in an exception message the secret's value: errors name the secret
  * version and what to fix, the one INFO line names only the secret version.
  */
-final class SecretManagerPasswords {
+final class SecretManagerSecrets {
   /** The role a worker's service account needs on the secret. */
   static final String ACCESSOR_ROLE = "roles/secretmanager.secretAccessor";
 
-  /** The accepted form of {@code --kafkaPasswordSecret}. */
+  /** The accepted form of a secret version option ({@code --kafkaPasswordSecret} and the rest). */
   static final String FORM = "projects/PROJECT/secrets/NAME/versions/VERSION";
-
-  static final String EXAMPLE = "projects/my-project/secrets/kafka-password/versions/latest";
 
   /**
    * A secret version's resource name: a project id or number, a secret id (letters, digits, hyphens
@@ -49,33 +49,68 @@ final class SecretManagerPasswords {
 
   private static final Pattern REFERENCE = Pattern.compile(REFERENCE_REGEX);
 
-  private static final Logger LOG = LoggerFactory.getLogger(SecretManagerPasswords.class);
+  private static final Logger LOG = LoggerFactory.getLogger(SecretManagerSecrets.class);
 
   /** Keyed by endpoint (empty: Google's) and secret version; values are secrets. */
-  private static final ConcurrentMap<String, String> CACHE = new ConcurrentHashMap<>();
+  private static final ConcurrentMap<String, byte[]> CACHE = new ConcurrentHashMap<>();
 
-  private SecretManagerPasswords() {}
+  private SecretManagerSecrets() {}
+
+  /**
+   * An example secret version for {@code option}, named after it: {@code --kafkaKeystoreSecret}
+   * gives {@code projects/my-project/secrets/kafka-keystore/versions/latest}.
+   */
+  static String example(String option) {
+    String name = option.replaceFirst("^--", "").replaceFirst("Secret$", "");
+    return "projects/my-project/secrets/"
+        + name.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT)
+        + "/versions/latest";
+  }
 
   static boolean isReference(String value) {
     return REFERENCE.matcher(value).matches();
   }
 
   /**
-   * The first line of the secret version's payload, stripped (as for {@code --kafkaPasswordFile}),
-   * from the cache or else from Secret Manager at {@code endpoint} (null: Google's, with the
-   * default credentials; otherwise plain text without credentials, for tests and emulators).
+   * The first line of the secret version's payload, stripped (as for {@code --kafkaPasswordFile}):
+   * a password. {@code option} names the option that refers to the secret, {@code what} the secret
+   * (for the log line and messages).
    */
-  static String password(String secretVersion, @Nullable String endpoint) {
-    return CACHE.computeIfAbsent(
-        (endpoint == null ? "" : endpoint) + "|" + secretVersion,
-        key -> fetch(secretVersion, endpoint));
+  static String password(
+      String secretVersion, @Nullable String endpoint, String option, String what) {
+    String password =
+        KafkaClients.firstLine(
+            new String(bytes(secretVersion, endpoint, option, what), StandardCharsets.UTF_8));
+    if (password.isEmpty()) {
+      throw new IllegalStateException(
+          "secret version "
+              + secretVersion
+              + " ("
+              + option
+              + ") holds no "
+              + what
+              + " on its first line");
+    }
+    return password;
   }
 
-  private static String fetch(String secretVersion, @Nullable String endpoint) {
+  /**
+   * The secret version's payload, from the cache or else from Secret Manager at {@code endpoint}
+   * (null: Google's, with the default credentials; otherwise plain text without credentials, for
+   * tests and emulators). The returned array is the cached one: callers must not change it.
+   */
+  static byte[] bytes(String secretVersion, @Nullable String endpoint, String option, String what) {
+    return CACHE.computeIfAbsent(
+        (endpoint == null ? "" : endpoint) + "|" + secretVersion,
+        key -> fetch(secretVersion, endpoint, option, what));
+  }
+
+  private static byte[] fetch(
+      String secretVersion, @Nullable String endpoint, String option, String what) {
     Matcher reference = REFERENCE.matcher(secretVersion);
     if (!reference.matches()) {
       throw new IllegalArgumentException(
-          "--kafkaPasswordSecret is not a secret version; use " + FORM + ", e.g. " + EXAMPLE);
+          option + " is not a secret version; use " + FORM + ", e.g. " + example(option));
     }
     String secret = "projects/" + reference.group(1) + "/secrets/" + reference.group(2);
     AccessSecretVersionResponse response;
@@ -86,11 +121,13 @@ final class SecretManagerPasswords {
       throw new IllegalStateException(
           "cannot create a Secret Manager client to read secret version "
               + secretVersion
-              + " (--kafkaPasswordSecret): "
+              + " ("
+              + option
+              + "): "
               + e.getMessage(),
           e);
     } catch (ApiException e) {
-      throw new IllegalStateException(failure(secretVersion, secret, e.getStatusCode()), e);
+      throw new IllegalStateException(failure(secretVersion, secret, option, e.getStatusCode()), e);
     }
     SecretPayload payload = response.getPayload();
     byte[] data = payload.getData().toByteArray();
@@ -101,24 +138,30 @@ final class SecretManagerPasswords {
         throw new IllegalStateException(
             "secret version "
                 + secretVersion
-                + " (--kafkaPasswordSecret) arrived corrupted: its CRC32C does not match");
+                + " ("
+                + option
+                + ") arrived corrupted: its CRC32C does not match");
       }
     }
-    String password = KafkaClients.firstLine(new String(data, StandardCharsets.UTF_8));
-    if (password.isEmpty()) {
+    if (data.length == 0) {
       throw new IllegalStateException(
           "secret version "
               + secretVersion
-              + " (--kafkaPasswordSecret) is empty: add a version that holds the Kafka password");
+              + " ("
+              + option
+              + ") is empty: add a version that holds the Kafka "
+              + what);
     }
     LOG.info(
-        "Kafka SASL password read from Secret Manager secret version {} ({}); cached for this JVM",
+        "Kafka {} read from Secret Manager secret version {} ({}); cached for this JVM",
+        what,
         secretVersion,
         response.getName());
-    return password;
+    return data;
   }
 
-  private static String failure(String secretVersion, String secret, StatusCode status) {
+  private static String failure(
+      String secretVersion, String secret, String option, StatusCode status) {
     String grant =
         "the workers' service account needs "
             + ACCESSOR_ROLE
@@ -129,23 +172,31 @@ final class SecretManagerPasswords {
       case NOT_FOUND:
         return "Secret Manager has no secret version "
             + secretVersion
-            + " (--kafkaPasswordSecret): check the project, the secret name and that the version"
+            + " ("
+            + option
+            + "): check the project, the secret name and that the version"
             + " exists and is enabled; to read it, "
             + grant;
       case PERMISSION_DENIED:
         return "Secret Manager refused to read secret version "
             + secretVersion
-            + " (--kafkaPasswordSecret): "
+            + " ("
+            + option
+            + "): "
             + grant;
       case UNAUTHENTICATED:
         return "Secret Manager did not accept this worker's credentials for secret version "
             + secretVersion
-            + " (--kafkaPasswordSecret): run with a service account; "
+            + " ("
+            + option
+            + "): run with a service account; "
             + grant;
       default:
         return "cannot read secret version "
             + secretVersion
-            + " (--kafkaPasswordSecret) from Secret Manager: "
+            + " ("
+            + option
+            + ") from Secret Manager: "
             + status.getCode()
             + "; "
             + grant;
