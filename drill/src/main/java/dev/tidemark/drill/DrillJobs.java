@@ -323,9 +323,7 @@ final class DrillJobs {
       return;
     }
     try {
-      if (!rest.job(jobId).ended()) {
-        rest.cancel(jobId, Duration.ofMinutes(2));
-      }
+      rest.cancelIfRunning(jobId, Duration.ofMinutes(2));
     } catch (FlinkRestException e) {
       System.err.println("drill: could not cancel job " + jobId + ": " + e.getMessage());
     }

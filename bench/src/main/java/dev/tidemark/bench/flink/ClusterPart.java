@@ -544,9 +544,7 @@ public final class ClusterPart implements BenchPart {
 
     private void cancel(String jobId) {
       try {
-        if (!rest.job(jobId).ended()) {
-          rest.cancel(jobId, Duration.ofMinutes(2));
-        }
+        rest.cancelIfRunning(jobId, Duration.ofMinutes(2));
       } catch (FlinkRestException e) {
         System.err.println("bench: could not cancel job " + jobId + ": " + e.getMessage());
       }

@@ -292,6 +292,16 @@ public final class FlinkRestClient {
   }
 
   /**
+   * Cancels the job if it has not ended yet, for clean-ups that leave no job behind: a job that has
+   * ended is left as it is.
+   */
+  public void cancelIfRunning(String jobId, Duration timeout) throws FlinkRestException {
+    if (!job(jobId).ended()) {
+      cancel(jobId, timeout);
+    }
+  }
+
+  /**
    * Cancels a job ({@code PATCH /jobs/:id?mode=cancel}) and waits until it has ended; returns its
    * final state. Its state is not saved: {@link #stopWithSavepoint} stops a job that resumes.
    */
