@@ -59,7 +59,8 @@ public final class BenchCommand implements Callable<Integer> {
       split = ",",
       description =
           "Run only these parts, comma-separated (default: all): native-flink,"
-              + " beam-building-blocks, beam-scaling, beam-dedup-state, latency. The other"
+              + " beam-building-blocks, beam-scaling, beam-dedup-state, latency, latency-rocksdb,"
+              + " flink-cluster. The other"
               + " parts' figures are null in latest.json.")
   List<String> parts = new ArrayList<>();
 

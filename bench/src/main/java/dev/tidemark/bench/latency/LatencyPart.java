@@ -26,9 +26,9 @@ import java.util.stream.Stream;
  * Latency of the idempotent Kafka sink: streaming on the FlinkRunner (embedded MiniCluster,
  * parallelism 2), Kafka in and out through the embedded broker, early firing on every element,
  * exactly-once checkpoints every 2 s, with the latency settings {@link #MAX_BUNDLE_TIME_MILLIS} and
- * {@link #BUFFER_TIMEOUT_MILLIS}; the whole sequence below runs once per {@link #STATE_BACKENDS}
- * entry (Flink's heap backend, then RocksDB with incremental checkpoints). It reuses {@link
- * KafkaSinkBenchmark}'s jobs:
+ * {@link #BUFFER_TIMEOUT_MILLIS}, on one state backend: Flink's heap backend ({@link #heap}, part
+ * {@value #NAME}) or RocksDB with incremental checkpoints ({@link #rocksDb}, part {@value
+ * #ROCKSDB_NAME}). It reuses {@link KafkaSinkBenchmark}'s jobs:
  *
  * <ol>
  *   <li>The backlog throughput: {@code warmups} discarded runs, then {@code repeats} runs of a
@@ -53,7 +53,11 @@ import java.util.stream.Stream;
  * (VLDB 2013). Nothing here asserts a speed.
  */
 public final class LatencyPart implements BenchPart {
+  /** The part on Flink's heap state backend. */
   public static final String NAME = "latency";
+
+  /** The part on RocksDB with incremental checkpoints. */
+  public static final String ROCKSDB_NAME = "latency-rocksdb";
 
   /** The chart of the latency distributions: x latency in ms, y the fraction at or below it. */
   public static final String CDF_CHART = "latency-cdf";
@@ -112,10 +116,14 @@ public final class LatencyPart implements BenchPart {
      * second, and their first-to-last rate overestimated the sustainable one so much that "90 %" of
      * it overloaded the job (p50 3.5 s).
      */
-    static Sizes of(BenchProfile profile) {
-      return profile.isSmall()
-          ? new Sizes(3_000, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 8, 2, 1, 20)
-          : new Sizes(20_000, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 60, 10, profile.repeats, 30);
+    static Sizes of(BenchProfile profile, String backend) {
+      if (profile.isSmall()) {
+        return new Sizes(3_000, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 8, 2, 1, 20);
+      }
+      // On RocksDB the backlog drains about ten times slower (under 100 events/s), so a tenth of
+      // the heap's backlog lasts as long.
+      int backlog = backend.equals("rocksdb") ? 3_000 : 20_000;
+      return new Sizes(backlog, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 60, 10, profile.repeats, 30);
     }
 
     /** The settings of every run: the backlog's, the probes' and the measured ones'. */
@@ -133,19 +141,34 @@ public final class LatencyPart implements BenchPart {
     }
   }
 
-  @Override
-  public String name() {
-    return NAME;
+  private final String name;
+
+  /** {@code heap} or {@code rocksdb}, as {@code KafkaSinkBenchmark --stateBackend} takes it. */
+  private final String backend;
+
+  private LatencyPart(String name, String backend) {
+    this.name = name;
+    this.backend = backend;
   }
 
-  /** The state backends the latency is measured on, in order: Flink's heap backend, RocksDB. */
-  static final List<String> STATE_BACKENDS = List.of("heap", "rocksdb");
+  /** The part on Flink's heap state backend ({@value #NAME}). */
+  public static LatencyPart heap() {
+    return new LatencyPart(NAME, "heap");
+  }
+
+  /** The part on RocksDB with incremental checkpoints ({@value #ROCKSDB_NAME}). */
+  public static LatencyPart rocksDb() {
+    return new LatencyPart(ROCKSDB_NAME, "rocksdb");
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
 
   @Override
   public void run(BenchProfile profile, BenchResults results) throws Exception {
-    for (String backend : STATE_BACKENDS) {
-      run(profile, results, backend);
-    }
+    run(profile, results, backend);
   }
 
   /** What a measurement is of: the idempotent sink, and the state backend unless the heap. */
@@ -154,7 +177,7 @@ public final class LatencyPart implements BenchPart {
   }
 
   private void run(BenchProfile profile, BenchResults results, String backend) throws Exception {
-    Sizes sizes = Sizes.of(profile);
+    Sizes sizes = Sizes.of(profile, backend);
     KafkaSinkBenchmark.Settings settings = sizes.settings(profile, backend);
     Path work = Files.createTempDirectory("tidemark-bench-latency");
     try (EmbeddedKafka broker = EmbeddedKafka.start()) {
@@ -174,7 +197,7 @@ public final class LatencyPart implements BenchPart {
       results.figure(key + ".p95", last[1]);
       results.figure(key + ".p99", last[2]);
       results.note(
-          NAME,
+          name,
           String.format(
               Locale.ROOT,
               "%s.p50/p95/p99 are the %s sink's at %s of its measured maximum"
@@ -251,7 +274,7 @@ public final class LatencyPart implements BenchPart {
    * warm-up, so the rate is found under the conditions it is used in: the dedup state and the
    * checkpoints accumulate through a run.
    */
-  private static double sustainedMaximum(
+  private double sustainedMaximum(
       EmbeddedKafka broker,
       double burstRate,
       Sizes sizes,
@@ -277,7 +300,7 @@ public final class LatencyPart implements BenchPart {
             .collect(Collectors.joining(", "));
     if (search.found) {
       results.note(
-          NAME,
+          name,
           String.format(
               Locale.ROOT,
               "maximum sustained rate %.0f events/s: the highest probe that kept up (probes at %s"
@@ -295,10 +318,10 @@ public final class LatencyPart implements BenchPart {
               KafkaSinkBenchmark.KEPT_UP_P95_MS,
               KafkaSinkBenchmark.KEPT_UP_LAG_GROWTH_MS));
       results.measure(
-          NAME, side(settings) + " max sustained rate", Stats.of(search.rate), "events/s");
+          name, side(settings) + " max sustained rate", Stats.of(search.rate), "events/s");
     } else {
       results.note(
-          NAME,
+          name,
           String.format(
               Locale.ROOT,
               "no probe kept up (%s events/s, %.0f s each: p95 over %.0f ms or a growing lag);"
@@ -312,7 +335,7 @@ public final class LatencyPart implements BenchPart {
   }
 
   /** The idempotent sink's maximum throughput, events/s (first to last decision). */
-  private static Stats measureThroughput(
+  private Stats measureThroughput(
       EmbeddedKafka broker,
       BenchProfile profile,
       Sizes sizes,
@@ -339,14 +362,14 @@ public final class LatencyPart implements BenchPart {
     }
     Stats capacity = Stats.of(firstToLast);
     results.measure(
-        NAME, side(settings) + " max throughput (first->last decision)", capacity, "events/s");
+        name, side(settings) + " max throughput (first->last decision)", capacity, "events/s");
     results.measure(
-        NAME,
+        name,
         side(settings) + " throughput (submit->last decision)",
         Stats.of(submitToLast),
         "events/s");
     results.note(
-        NAME,
+        name,
         String.format(
             Locale.ROOT,
             "maximum throughput: a backlog of %d events (%d accounts) per run, early firing on every"
@@ -360,7 +383,7 @@ public final class LatencyPart implements BenchPart {
   }
 
   /** One rate: p50, p95 and p99 (medians over the repeats), measurements and the CDF series. */
-  private static double[] measureLatency(
+  private double[] measureLatency(
       EmbeddedKafka broker,
       String share,
       double rate,
@@ -384,7 +407,7 @@ public final class LatencyPart implements BenchPart {
       }
       if (!run.drained()) {
         results.note(
-            NAME,
+            name,
             label
                 + ": decisions were still arriving at the drain cap, the slowest are missing from"
                 + " the percentiles");
@@ -396,7 +419,7 @@ public final class LatencyPart implements BenchPart {
       warmups[i] = run.warmupSeconds();
       if (!run.steady()) {
         results.note(
-            NAME,
+            name,
             String.format(
                 Locale.ROOT,
                 "%s: run %d had not caught up %.0f s after its warm-up and was measured behind",
@@ -411,17 +434,17 @@ public final class LatencyPart implements BenchPart {
     double[] medians = new double[3];
     for (int p = 0; p < 3; p++) {
       Stats stats = Stats.of(percentiles[p]);
-      results.measure(NAME, rateText + " latency " + names[p], stats, "ms");
+      results.measure(name, rateText + " latency " + names[p], stats, "ms");
       medians[p] = stats.median();
     }
-    results.measure(NAME, rateText + " sent", Stats.of(sent), "events/s");
-    results.measure(NAME, rateText + " first decision -> measured span", Stats.of(warmups), "s");
+    results.measure(name, rateText + " sent", Stats.of(sent), "events/s");
+    results.measure(name, rateText + " first decision -> measured span", Stats.of(warmups), "s");
     long[] pooled = pool(latencies);
     for (double[] point : cdf(pooled, CDF_POINTS)) {
       results.point(CDF_CHART, label, point[0], point[1]);
     }
     results.note(
-        NAME,
+        name,
         String.format(
             Locale.ROOT,
             "%s: %d early decisions over %d run(s) of %.0f s, each measured from when the job had"

@@ -63,7 +63,8 @@ public final class BenchSuite {
     parts.add(new BuildingBlocksPart());
     parts.add(new ScalingPart());
     parts.add(new DedupStatePart());
-    parts.add(new LatencyPart());
+    parts.add(LatencyPart.heap());
+    parts.add(LatencyPart.rocksDb());
     parts.add(new ClusterPart());
     return parts;
   }

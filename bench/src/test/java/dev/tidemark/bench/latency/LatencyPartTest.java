@@ -45,8 +45,10 @@ public class LatencyPartTest {
   @Test
   public void everyProfileHasSizes() {
     for (BenchProfile profile : BenchProfile.values()) {
-      LatencyPart.Sizes sizes = LatencyPart.Sizes.of(profile);
-      assertThat(sizes.throughputEvents > 0 && sizes.latencyRepeats > 0, is(true));
+      for (String backend : List.of("heap", "rocksdb")) {
+        LatencyPart.Sizes sizes = LatencyPart.Sizes.of(profile, backend);
+        assertThat(sizes.throughputEvents > 0 && sizes.latencyRepeats > 0, is(true));
+      }
     }
   }
 
