@@ -359,11 +359,7 @@ public final class KafkaClients implements Serializable {
       boolean tls,
       KafkaOptions options) {
     file = blankToNull(file);
-    if (file != null && secret != null) {
-      throw new IllegalArgumentException(
-          "use one of " + fileOption + " and " + secretOption + ", not both");
-    }
-    String given = file != null ? fileOption : secret != null ? secretOption : null;
+    String given = oneOf(fileOption, file, secretOption, secret);
     if (given != null && !tls) {
       throw new IllegalArgumentException(given + " needs --kafkaSecurityProtocol=SSL or SASL_SSL");
     }
@@ -385,11 +381,7 @@ public final class KafkaClients implements Serializable {
       boolean store,
       String storeOptions) {
     file = blankToNull(file);
-    if (file != null && secret != null) {
-      throw new IllegalArgumentException(
-          "use one of " + fileOption + " and " + secretOption + ", not both");
-    }
-    String given = file != null ? fileOption : secret != null ? secretOption : null;
+    String given = oneOf(fileOption, file, secretOption, secret);
     if (given != null && !store) {
       throw new IllegalArgumentException(given + " needs " + storeOptions);
     }
@@ -397,6 +389,16 @@ public final class KafkaClients implements Serializable {
       throw new IllegalArgumentException(fileOption + "=" + file + ": no readable file there");
     }
     return file;
+  }
+
+  /** Which of a file option and its secret option is given (null: neither); both is an error. */
+  private static @Nullable String oneOf(
+      String fileOption, @Nullable String file, String secretOption, @Nullable String secret) {
+    if (file != null && secret != null) {
+      throw new IllegalArgumentException(
+          "use one of " + fileOption + " and " + secretOption + ", not both");
+    }
+    return file != null ? fileOption : secret != null ? secretOption : null;
   }
 
   /**
@@ -602,12 +604,10 @@ public final class KafkaClients implements Serializable {
   }
 
   private String password() {
-    if (passwordFile != null) {
-      return readSecretFile(passwordFile);
-    }
-    if (passwordSecret != null) {
-      return SecretManagerSecrets.password(
-          passwordSecret, secretManagerEndpoint, "--kafkaPasswordSecret", "SASL password");
+    String fromFileOrSecret =
+        secretValue(passwordFile, passwordSecret, "--kafkaPasswordSecret", "SASL password");
+    if (fromFileOrSecret != null) {
+      return fromFileOrSecret;
     }
     String value = System.getenv(Objects.requireNonNull(passwordEnv));
     if (value == null) {
@@ -617,7 +617,7 @@ public final class KafkaClients implements Serializable {
     return value;
   }
 
-  /** A store's password from its file or secret version; null when it has neither. */
+  /** A password from its file or secret version; null when it has neither. */
   private @Nullable String secretValue(
       @Nullable String file, @Nullable String secret, String secretOption, String what) {
     if (file != null) {
