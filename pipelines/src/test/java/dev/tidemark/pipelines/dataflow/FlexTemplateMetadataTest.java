@@ -366,22 +366,25 @@ public class FlexTemplateMetadataTest {
     assertThat(checked > 20, is(true));
   }
 
+  /** The getter of option {@code name}, named as the metadata names it; empty if none. */
+  private static java.util.Optional<java.lang.reflect.Method> getter(String name) {
+    return java.util.Arrays.stream(TidemarkOptions.class.getMethods())
+        .filter(m -> m.getParameterCount() == 0)
+        .filter(m -> m.getName().startsWith("get") || m.getName().startsWith("is"))
+        .filter(m -> FlexTemplateMetadata.propertyName(m).equals(name))
+        .findFirst();
+  }
+
   /** The value of option {@code name} through its getter. */
   private static Object readOption(TidemarkOptions options, String name) {
-    for (java.lang.reflect.Method m : TidemarkOptions.class.getMethods()) {
-      if (m.getParameterCount() == 0
-          && (m.getName().equals("get" + Character.toUpperCase(name.charAt(0)) + name.substring(1))
-              || m.getName()
-                  .equals("is" + Character.toUpperCase(name.charAt(0)) + name.substring(1)))) {
-        try {
-          Object value = m.invoke(options);
-          return value instanceof Enum ? ((Enum<?>) value).name() : value;
-        } catch (ReflectiveOperationException ex) {
-          throw new IllegalStateException(ex);
-        }
-      }
+    java.lang.reflect.Method m =
+        getter(name).orElseThrow(() -> new IllegalArgumentException("no option " + name));
+    try {
+      Object value = m.invoke(options);
+      return value instanceof Enum ? ((Enum<?>) value).name() : value;
+    } catch (ReflectiveOperationException ex) {
+      throw new IllegalStateException(ex);
     }
-    throw new IllegalArgumentException("no option " + name);
   }
 
   @Test
@@ -391,11 +394,7 @@ public class FlexTemplateMetadataTest {
             FlexTemplateMetadata.parameters(TidemarkOptions.class, Map.of()));
     for (String name : FlexTemplateMetadata.NOT_ON_DATAFLOW.keySet()) {
       assertThat(name + " is both left out and offered", all.contains(name), is(false));
-      boolean exists = false;
-      for (java.lang.reflect.Method m : TidemarkOptions.class.getMethods()) {
-        exists |= m.getName().equalsIgnoreCase("get" + name);
-      }
-      assertThat("NOT_ON_DATAFLOW names no option: " + name, exists, is(true));
+      assertThat("NOT_ON_DATAFLOW names no option: " + name, getter(name).isPresent(), is(true));
     }
   }
 
