@@ -33,11 +33,13 @@ import org.joda.time.Instant;
  * droppably late, diverts those, and guarantees Beam drops nothing else.
  *
  * <p>A DoFn cannot read the watermark, but an event-time timer that fires at {@code T} proves the
- * input watermark has passed {@code T}, and a pending timer's output timestamp holds the output
- * watermark. The gate keeps {@code bound}: the time of the latest timer that fired, so {@code bound
- * <= input watermark}; and one "hold" timer, due only at the end of time, whose output timestamp is
- * {@code bound}, so {@code watermark downstream <= bound}. A window {@code w} of an event is too
- * late iff {@code w.maxTimestamp() + allowedLateness < bound}:
+ * input watermark has passed {@code T}: Beam fires it only once the watermark is strictly after
+ * {@code T} (the FlinkRunner registers it with Flink at {@code T + 1} for this reason), so the
+ * watermark is at least {@code T + 1}. The gate keeps {@code bound}: one past the time of the
+ * latest timer that fired, so {@code bound <= input watermark}; and one "hold" timer, due only at
+ * the end of time, whose output timestamp is {@code bound}, so {@code watermark downstream <=
+ * bound}. A window {@code w} of an event is too late iff {@code w.maxTimestamp() + allowedLateness
+ * < bound}:
  *
  * <ul>
  *   <li>if the gate says too late, the real watermark is past the window's end plus lateness too
@@ -46,14 +48,18 @@ import org.joda.time.Instant;
  *       w.maxTimestamp() + allowedLateness}, so Beam cannot drop it.
  * </ul>
  *
- * <p>The bound moves with "probe" timers that every event registers at the ends of its windows and
- * at those ends plus the allowed lateness: the moments at which a window with data must fire on
- * time and at which it expires. Probes hold nothing and are all registered before the watermark
- * reaches them, so no timer ever sets another due timer: the bound at any moment is the latest
- * probe the watermark has passed, which makes a replay deterministic, and the gate adds no delay to
- * on-time panes. Where the stream is sparse the bound (and the watermark downstream) trails the
- * source watermark until the next probe; an event judged against a trailing bound may be accepted
- * as late where the true watermark would have called it too late, never the reverse.
+ * <p>The bound moves with "probe" timers that every event registers at the moments Beam's own
+ * timers for its windows are due: each window's {@code maxTimestamp()} (its on-time firing) and
+ * that plus the allowed lateness (its expiry). A probe at {@code w.maxTimestamp()} fires as soon as
+ * the watermark reaches {@code w.end()} and moves the bound, and so the watermark downstream, to
+ * that end: the on-time pane fires at the same watermark as it would without the gate, and a
+ * watermark that stops exactly at a window's end releases it. Probes hold nothing and are all
+ * registered before the watermark reaches them, so no timer ever sets another due timer: the bound
+ * at any moment is one past the latest probe the watermark has passed, which makes a replay
+ * deterministic, and the gate adds no delay to on-time panes. Between window boundaries the bound
+ * (and the watermark downstream) trails the source watermark until the next probe; an event judged
+ * against a trailing bound may be accepted as late where the true watermark would have called it
+ * too late, never the reverse.
  *
  * <p>State format: the bound and the probe ranges are {@code Long}s and {@code KV<Long, Long>}s in
  * Beam's standard {@code VarLongCoder} and {@code KvCoder} ({@code beam:coder:varint:v1}, {@code
@@ -80,15 +86,17 @@ import org.joda.time.Instant;
 final class GateTooLateFn
     extends DoFn<KV<Integer, @Nullable PaymentEvent>, KV<Instant, PaymentEvent>> {
   static final String BOUND_STATE = "bound";
-  static final String END_PROBES_STATE = "endProbes";
-  static final String EXPIRY_PROBES_STATE = "expiryProbes";
+  // The probe ranges are of window max timestamps (plus lateness); earlier releases kept window
+  // ends under "endProbes" and "expiryProbes", hence new ids (see the state format below).
+  static final String ON_TIME_PROBES_STATE = "onTimeProbes";
+  static final String EXPIRY_PROBES_STATE = "closingProbes";
   static final String HOLD_TIMER = "hold";
   static final String PROBES = "probes";
 
   @StateId(BOUND_STATE)
   private final StateSpec<ValueState<Long>> boundSpec = StateSpecs.value(VarLongCoder.of());
 
-  @StateId(END_PROBES_STATE)
+  @StateId(ON_TIME_PROBES_STATE)
   private final StateSpec<ValueState<KV<Long, Long>>> endProbesSpec =
       StateSpecs.value(KvCoder.of(VarLongCoder.of(), VarLongCoder.of()));
 
@@ -144,7 +152,7 @@ final class GateTooLateFn
       @Element KV<Integer, @Nullable PaymentEvent> element,
       @Timestamp Instant timestamp,
       @StateId(BOUND_STATE) ValueState<Long> boundState,
-      @StateId(END_PROBES_STATE) ValueState<KV<Long, Long>> endProbes,
+      @StateId(ON_TIME_PROBES_STATE) ValueState<KV<Long, Long>> endProbes,
       @StateId(EXPIRY_PROBES_STATE) ValueState<KV<Long, Long>> expiryProbes,
       @TimerId(HOLD_TIMER) Timer hold,
       @TimerFamily(PROBES) TimerMap probes,
@@ -205,8 +213,8 @@ final class GateTooLateFn
     long lastEnd = Long.MIN_VALUE;
     for (IntervalWindow window : windows) {
       if (!isExpired(window, allowedLateness, bound)) {
-        firstEnd = Math.min(firstEnd, window.end().getMillis());
-        lastEnd = Math.max(lastEnd, window.end().getMillis());
+        firstEnd = Math.min(firstEnd, window.maxTimestamp().getMillis());
+        lastEnd = Math.max(lastEnd, window.maxTimestamp().getMillis());
       }
     }
     if (firstEnd <= lastEnd) {
@@ -216,10 +224,11 @@ final class GateTooLateFn
   }
 
   /**
-   * Registers probes at the window ends {@code firstEnd..lastEnd} (one window period apart) plus
-   * {@code offset}, except those the watermark has passed. {@code registered} remembers the last
-   * contiguous range registered, so consecutive events do not register the same probes again
-   * (registering one twice would be harmless: probes are keyed by their time).
+   * Registers probes at the window max timestamps {@code firstEnd..lastEnd} (one window period
+   * apart) plus {@code offset}, except those that cannot move the bound any more. {@code
+   * registered} remembers the last contiguous range registered, so consecutive events do not
+   * register the same probes again (registering one twice would be harmless: probes are keyed by
+   * their time).
    */
   private void probeRange(
       long firstEnd,
@@ -237,7 +246,7 @@ final class GateTooLateFn
     long step = windowFn.getPeriod().getMillis();
     for (long at = from; at <= to; at += step) {
       boolean known = range != null && at >= range.getKey() && at <= range.getValue();
-      if (!known && at > bound.getMillis() && at < limit) {
+      if (!known && at >= bound.getMillis() && at < limit) {
         // Holding at its own time, a probe never holds the watermark below the bound; it only
         // gives its callback that timestamp, so the callback may move the hold up to it.
         Instant time = new Instant(at);
@@ -257,7 +266,7 @@ final class GateTooLateFn
       OnTimerContext context,
       @Key Integer shard,
       @StateId(BOUND_STATE) ValueState<Long> boundState,
-      @StateId(END_PROBES_STATE) ValueState<KV<Long, Long>> endProbes,
+      @StateId(ON_TIME_PROBES_STATE) ValueState<KV<Long, Long>> endProbes,
       @StateId(EXPIRY_PROBES_STATE) ValueState<KV<Long, Long>> expiryProbes,
       @TimerId(HOLD_TIMER) Timer hold) {
     if (shard >= shards) {
@@ -270,8 +279,9 @@ final class GateTooLateFn
       return;
     }
     Long stored = boundState.read();
+    // Fired at T: the watermark is at least T + 1 (T stays below the end of the global window).
     long bound =
-        Math.max(stored == null ? Long.MIN_VALUE : stored, context.fireTimestamp().getMillis());
+        Math.max(stored == null ? Long.MIN_VALUE : stored, context.fireTimestamp().getMillis() + 1);
     boundState.write(bound);
     hold.withOutputTimestamp(new Instant(bound)).set(GlobalWindow.INSTANCE.maxTimestamp());
   }
@@ -279,7 +289,7 @@ final class GateTooLateFn
   @OnTimer(HOLD_TIMER)
   public void onEndOfTime(
       @StateId(BOUND_STATE) ValueState<Long> boundState,
-      @StateId(END_PROBES_STATE) ValueState<KV<Long, Long>> endProbes,
+      @StateId(ON_TIME_PROBES_STATE) ValueState<KV<Long, Long>> endProbes,
       @StateId(EXPIRY_PROBES_STATE) ValueState<KV<Long, Long>> expiryProbes) {
     boundState.clear();
     endProbes.clear();

@@ -1,0 +1,63 @@
+package dev.tidemark.pipelines;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.tidemark.transforms.util.Json;
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.joda.time.Instant;
+
+/** Hand-written replay files and the outputs a run of one writes, for end-to-end tests. */
+final class TestReplays {
+  private final List<String> lines = new ArrayList<>();
+
+  /** A payment of {@code amount} GBP by {@code account} at {@code time}, at {@code merchant}. */
+  TestReplays event(String id, String account, String amount, String merchant, Instant time) {
+    lines.add(
+        "{\"specversion\":\"1.0\",\"id\":\""
+            + id
+            + "\",\"source\":\"/test\",\"type\":\"payments.transaction.v1\",\"time\":\""
+            + time
+            + "\",\"data\":{\"accountId\":\""
+            + account
+            + "\",\"amount\":"
+            + new BigDecimal(amount).toPlainString()
+            + ",\"currency\":\"GBP\",\"merchantId\":\""
+            + merchant
+            + "\",\"country\":\"GB\"}}");
+    return this;
+  }
+
+  TestReplays advanceWatermarkTo(Instant time) {
+    lines.add("{\"advanceWatermarkTo\":\"" + time + "\"}");
+    return this;
+  }
+
+  TestReplays advanceWatermarkToInfinity() {
+    lines.add("{\"advanceWatermarkToInfinity\":true}");
+    return this;
+  }
+
+  Path writeTo(Path file) throws IOException {
+    Files.write(file, (String.join("\n", lines) + "\n").getBytes(StandardCharsets.UTF_8));
+    return file;
+  }
+
+  /** Every record of one output of a file-sink run, in no particular order. */
+  static List<JsonNode> records(Path output, String name) throws IOException {
+    List<JsonNode> records = new ArrayList<>();
+    try (Stream<Path> files = Files.list(output.resolve(name))) {
+      for (Path file : (Iterable<Path>) files::iterator) {
+        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+          records.add(Json.MAPPER.readTree(line));
+        }
+      }
+    }
+    return records;
+  }
+}
