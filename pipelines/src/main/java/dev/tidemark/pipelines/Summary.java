@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tidemark.pipelines.io.Outputs;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.TidemarkMetrics;
+import dev.tidemark.transforms.values.Decision.Correction;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -48,6 +49,8 @@ public final class Summary {
   final long droppedByRunner;
   final Map<String, Long> decisionsByTiming;
   final long decisions;
+  final long refined;
+  final long reversed;
   final Duration wallTime;
   private final Map<String, Long> counters;
 
@@ -77,6 +80,12 @@ public final class Summary {
     this.droppedByRunner = droppedByRunner;
     this.decisionsByTiming = Collections.unmodifiableMap(timings);
     this.decisions = counters.getOrDefault(TidemarkMetrics.DECISIONS, 0L);
+    this.refined =
+        counters.getOrDefault(
+            TidemarkMetrics.CORRECTIONS_PREFIX + Correction.REFINED.jsonName(), 0L);
+    this.reversed =
+        counters.getOrDefault(
+            TidemarkMetrics.CORRECTIONS_PREFIX + Correction.REVERSED.jsonName(), 0L);
     this.wallTime = wallTime;
   }
 
@@ -196,6 +205,9 @@ public final class Summary {
     ObjectNode timings = json.putObject("decisionsByTiming");
     decisionsByTiming.forEach(timings::put);
     json.put("decisions", decisions);
+    ObjectNode corrections = json.putObject("corrections");
+    corrections.put("refined", refined);
+    corrections.put("reversed", reversed);
     json.put("identityHolds", identityHolds());
     json.put("wallTimeMillis", wallTime.getMillis());
     try {
@@ -230,6 +242,10 @@ public final class Summary {
     out.printf("  too late          %,d%n", tooLate);
     out.printf("  dropped by runner %,d%n", droppedByRunner);
     out.printf("  decisions         %,d  %s%n", decisions, decisionsByTiming);
+    out.printf(
+        "  corrections       %,d refined, %,d reversed (a later edition kept or changed the"
+            + " verdict)%n",
+        refined, reversed);
     out.printf("Accounting identity:%n");
     out.printf("  read %,d = valid %,d + deadLetters %,d%n", read, valid, deadLetters);
     out.printf("  valid %,d = unique %,d + duplicates %,d%n", valid, unique, duplicates);

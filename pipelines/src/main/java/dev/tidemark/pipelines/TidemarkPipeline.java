@@ -15,6 +15,7 @@ import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.io.kafka.KafkaSinks;
 import dev.tidemark.pipelines.io.kafka.KafkaSource;
 import dev.tidemark.pipelines.io.pubsub.PubsubSource;
+import dev.tidemark.transforms.AnnotateCorrections;
 import dev.tidemark.transforms.AssembleDecisions;
 import dev.tidemark.transforms.BoundDeadLetters;
 import dev.tidemark.transforms.ComputeFeatures;
@@ -85,7 +86,12 @@ public final class TidemarkPipeline {
             .features()
             .apply("AssembleDecisions", AssembleDecisions.create())
             .apply("ScoreFeatures", scorer(options));
-    PCollection<Decision> decisions = scored.output();
+    // With accumulating panes each edition says what it changes; a discarding pane is a delta,
+    // whose verdict revises nothing (see AnnotateCorrections).
+    PCollection<Decision> decisions =
+        options.getAccumulationMode() == TidemarkOptions.AccumulationKind.DISCARDING
+            ? scored.output()
+            : scored.output().apply("AnnotateCorrections", AnnotateCorrections.create());
     // Every failure collection is flattened once into the one dead-letter output, and bounded
     // there, so that no dead letter from any step can outgrow what its sink can carry.
     PCollection<DeadLetter> deadLetters =

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
+import org.joda.time.Duration;
 import org.joda.time.Instant;
 
 /** Hand-written replay files and the outputs a run of one writes, for end-to-end tests. */
@@ -18,6 +19,12 @@ final class TestReplays {
 
   /** A payment of {@code amount} GBP by {@code account} at {@code time}, at {@code merchant}. */
   TestReplays event(String id, String account, String amount, String merchant, Instant time) {
+    return event(id, account, amount, merchant, "GB", time);
+  }
+
+  /** As above, in {@code country}. */
+  TestReplays event(
+      String id, String account, String amount, String merchant, String country, Instant time) {
     lines.add(
         "{\"specversion\":\"1.0\",\"id\":\""
             + id
@@ -29,12 +36,19 @@ final class TestReplays {
             + new BigDecimal(amount).toPlainString()
             + ",\"currency\":\"GBP\",\"merchantId\":\""
             + merchant
-            + "\",\"country\":\"GB\"}}");
+            + "\",\"country\":\""
+            + country
+            + "\"}}");
     return this;
   }
 
   TestReplays advanceWatermarkTo(Instant time) {
     lines.add("{\"advanceWatermarkTo\":\"" + time + "\"}");
+    return this;
+  }
+
+  TestReplays advanceProcessingTime(Duration step) {
+    lines.add("{\"advanceProcessingTime\":\"" + step + "\"}");
     return this;
   }
 

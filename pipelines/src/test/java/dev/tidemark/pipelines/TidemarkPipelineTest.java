@@ -133,8 +133,17 @@ public class TidemarkPipelineTest {
             "droppedByRunner",
             "decisionsByTiming",
             "decisions",
+            "corrections",
             "identityHolds",
             "wallTimeMillis"));
+    List<String> corrections = new ArrayList<>();
+    summary.get("corrections").fieldNames().forEachRemaining(corrections::add);
+    assertThat(corrections, contains("refined", "reversed"));
+    // Late panes revise the windows they fire for, so there are corrections to count.
+    assertThat(
+        summary.get("corrections").get("refined").asLong()
+            + summary.get("corrections").get("reversed").asLong(),
+        greaterThan(0L));
     List<String> timings = new ArrayList<>();
     summary.get("decisionsByTiming").fieldNames().forEachRemaining(timings::add);
     assertThat(timings, contains("EARLY", "ON_TIME", "LATE"));

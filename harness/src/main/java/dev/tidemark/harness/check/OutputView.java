@@ -199,15 +199,18 @@ public final class OutputView {
 
   /**
    * A decision without what legitimately differs between a batch and a streaming run of the same
-   * input: its version and pane bookkeeping (how many early panes fired depends on processing time)
-   * and the processing and decision wall clocks. What remains is the window, its features, its
-   * event and ingestion clocks (the ingestion time is the record timestamp the feed set from the
-   * replay clock) and the score: the final pane of a window holds all its events in both runs.
+   * input: its version and pane bookkeeping (how many early panes fired depends on processing
+   * time), what it corrects (a batch run's single pane corrects nothing) and the processing and
+   * decision wall clocks. What remains is the window, its features, its event and ingestion clocks
+   * (the ingestion time is the record timestamp the feed set from the replay clock) and the score:
+   * the final pane of a window holds all its events in both runs.
    */
   public static String stableDecision(JsonNode decision) {
     ObjectNode copy = decision.deepCopy();
     copy.remove("version");
     copy.remove("pane");
+    copy.remove("correction");
+    copy.remove("supersedes");
     JsonNode clocks = copy.get("clocks");
     if (clocks instanceof ObjectNode) {
       ((ObjectNode) clocks).remove("processingTime");

@@ -46,6 +46,12 @@ public final class TidemarkMetrics {
   public static final String DECISIONS_PREFIX = "decisions.";
 
   /**
+   * Prefix of the counters of decisions that revise an earlier edition: {@code corrections.refined}
+   * (the verdict stayed) and {@code corrections.reversed} (the verdict changed).
+   */
+  public static final String CORRECTIONS_PREFIX = "corrections.";
+
+  /**
    * A gauge: the end of the latest window whose on-time pane fired, in epoch milliseconds. An
    * on-time pane fires once the watermark passes its window's end, so the input watermark of the
    * windowing step is at least this; progress lines show it.

@@ -35,7 +35,15 @@ import org.joda.time.Instant;
  *               "amountSumSaturated"}   the flag: amountSum was held at its maximum
  * clocks       {"eventTime", "ingestionTime", "processingTime", "decisionTime"}
  * score, decision, model {"name", "version", "engine"}   only once scored
+ * correction   "none" (the first edition of its decisionId), "refined" (the verdict stayed, the
+ *              score or features moved) or "reversed" (allow became review, or review became allow)
+ * supersedes   {"version", "score", "decision"}: the edition emitted before this one; absent on
+ *              the first
  * </pre>
+ *
+ * <p>{@code correction} and {@code supersedes} are set by {@code AnnotateCorrections}, after
+ * scoring, and only with accumulating panes; in discarding mode a pane is a delta and both are
+ * absent.
  */
 @DefaultCoder(Decision.DecisionCoder.class)
 public final class Decision {
@@ -53,6 +61,8 @@ public final class Decision {
   private final @Nullable Double score;
   private final @Nullable String label;
   private final @Nullable ModelRef model;
+  private final @Nullable Correction correction;
+  private final @Nullable Supersedes supersedes;
 
   private Decision(
       String decisionId,
@@ -68,7 +78,9 @@ public final class Decision {
       Instant decisionTime,
       @Nullable Double score,
       @Nullable String label,
-      @Nullable ModelRef model) {
+      @Nullable ModelRef model,
+      @Nullable Correction correction,
+      @Nullable Supersedes supersedes) {
     this.decisionId = decisionId;
     this.accountId = accountId;
     this.windowStart = windowStart;
@@ -83,6 +95,8 @@ public final class Decision {
     this.score = score;
     this.label = label;
     this.model = model;
+    this.correction = correction;
+    this.supersedes = supersedes;
   }
 
   /** An unscored decision for one pane; its decision time is its processing time. */
@@ -110,11 +124,45 @@ public final class Decision {
         processingTime,
         null,
         null,
+        null,
+        null,
         null);
   }
 
   /** This decision with a model's score and verdict, made final at {@code decisionTime}. */
   public Decision withScore(double score, String label, ModelRef model, Instant decisionTime) {
+    return withOutcome(
+        decisionTime,
+        score,
+        Objects.requireNonNull(label, "label"),
+        Objects.requireNonNull(model, "model"),
+        correction,
+        supersedes);
+  }
+
+  /**
+   * This edition as a correction of {@code previous}, the edition of the same decision emitted
+   * before it, or as the first edition when {@code previous} is null.
+   */
+  public Decision withCorrection(@Nullable Supersedes previous) {
+    if (score == null || label == null) {
+      throw new IllegalStateException("only a scored decision is a correction: " + decisionId);
+    }
+    Correction kind =
+        previous == null
+            ? Correction.NONE
+            : previous.decision().equals(label) ? Correction.REFINED : Correction.REVERSED;
+    return withOutcome(decisionTime, score, label, model, kind, previous);
+  }
+
+  /** This pane with what was made of it: the decision time, score, verdict and correction. */
+  private Decision withOutcome(
+      Instant decisionTime,
+      @Nullable Double score,
+      @Nullable String label,
+      @Nullable ModelRef model,
+      @Nullable Correction correction,
+      @Nullable Supersedes supersedes) {
     return new Decision(
         decisionId,
         accountId,
@@ -128,8 +176,18 @@ public final class Decision {
         processingTime,
         decisionTime,
         score,
-        Objects.requireNonNull(label, "label"),
-        Objects.requireNonNull(model, "model"));
+        label,
+        model,
+        correction,
+        supersedes);
+  }
+
+  /** What a later edition supersedes when this scored one is the last emitted before it. */
+  public Supersedes asSuperseded() {
+    if (score == null || label == null) {
+      throw new IllegalStateException("only a scored decision is superseded: " + decisionId);
+    }
+    return new Supersedes(paneIndex, score, label);
   }
 
   /**
@@ -217,6 +275,16 @@ public final class Decision {
     return model;
   }
 
+  /** What this edition changes, once {@code AnnotateCorrections} has seen it. */
+  public @Nullable Correction correction() {
+    return correction;
+  }
+
+  /** The edition emitted before this one; null for the first and before annotation. */
+  public @Nullable Supersedes supersedes() {
+    return supersedes;
+  }
+
   /** One line of the decisions output. */
   public String toJson() {
     return Json.object(
@@ -250,6 +318,16 @@ public final class Decision {
             out.writeStringField("engine", model.engine());
             out.writeEndObject();
           }
+          if (correction != null) {
+            out.writeStringField("correction", correction.jsonName());
+          }
+          if (supersedes != null) {
+            out.writeObjectFieldStart("supersedes");
+            out.writeNumberField("version", supersedes.version());
+            out.writeNumberField("score", supersedes.score());
+            out.writeStringField("decision", supersedes.decision());
+            out.writeEndObject();
+          }
         });
   }
 
@@ -272,7 +350,9 @@ public final class Decision {
         && decisionTime.equals(that.decisionTime)
         && Objects.equals(score, that.score)
         && Objects.equals(label, that.label)
-        && Objects.equals(model, that.model);
+        && Objects.equals(model, that.model)
+        && correction == that.correction
+        && Objects.equals(supersedes, that.supersedes);
   }
 
   @Override
@@ -283,6 +363,28 @@ public final class Decision {
   @Override
   public String toString() {
     return toJson();
+  }
+
+  /** What an edition changes with respect to the one emitted before it. */
+  public enum Correction {
+    /** The first edition of its decision. */
+    NONE,
+    /** The verdict stayed; the score or the features moved. */
+    REFINED,
+    /** The verdict changed: allow became review, or review became allow. */
+    REVERSED;
+
+    /** The name in JSON, a Kafka header and a BigQuery column. */
+    public String jsonName() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
+  }
+
+  /** The edition a later one supersedes: its version (pane index), score and verdict. */
+  public record Supersedes(long version, double score, String decision) {
+    public Supersedes {
+      Objects.requireNonNull(decision, "decision");
+    }
   }
 
   /** Which model scored a decision. */
@@ -356,10 +458,13 @@ public final class Decision {
   public static final class DecisionCoder extends Codec.DataCoder<Decision> {
     private static final long serialVersionUID = 1L;
 
-    /** Version 1: the fields {@link #write} writes, in its order. */
+    /**
+     * Version 2: the fields {@link #write} writes, in its order. Version 1 ended after the model:
+     * it had no correction and no superseded edition.
+     */
     @Override
     protected int version() {
-      return 1;
+      return 2;
     }
 
     private static final DecisionCoder INSTANCE = new DecisionCoder();
@@ -380,6 +485,10 @@ public final class Decision {
     /** The labels the scoring step gives; written as one byte. */
     private static final String[] LABELS = {"allow", "review"};
 
+    /** Every correction kind, in {@link Correction}'s order; written as one byte. */
+    private static final String[] CORRECTIONS =
+        Arrays.stream(Correction.values()).map(Correction::name).toArray(String[]::new);
+
     @Override
     protected void write(Decision value, DataOutput out) throws IOException {
       Codec.writeString(value.decisionId, out);
@@ -398,6 +507,16 @@ public final class Decision {
         out.writeDouble(value.score);
         Codec.writeKnownString(value.label, LABELS, out);
         out.write(value.model.encoded());
+      }
+      out.writeBoolean(value.correction != null);
+      if (value.correction != null) {
+        Codec.writeKnownString(value.correction.name(), CORRECTIONS, out);
+      }
+      out.writeBoolean(value.supersedes != null);
+      if (value.supersedes != null) {
+        out.writeLong(value.supersedes.version());
+        out.writeDouble(value.supersedes.score());
+        Codec.writeKnownString(value.supersedes.decision(), LABELS, out);
       }
     }
 
@@ -422,6 +541,17 @@ public final class Decision {
         label = Codec.readKnownString(LABELS, in);
         model = new ModelRef(Codec.readString(in), Codec.readString(in), Codec.readString(in));
       }
+      Correction correction = null;
+      Supersedes supersedes = null;
+      if (version >= 2) {
+        if (in.readBoolean()) {
+          correction = Correction.valueOf(Codec.readKnownString(CORRECTIONS, in));
+        }
+        if (in.readBoolean()) {
+          supersedes =
+              new Supersedes(in.readLong(), in.readDouble(), Codec.readKnownString(LABELS, in));
+        }
+      }
       return new Decision(
           decisionId,
           accountId,
@@ -436,7 +566,9 @@ public final class Decision {
           decisionTime,
           score,
           label,
-          model);
+          model,
+          correction,
+          supersedes);
     }
   }
 }

@@ -23,9 +23,10 @@ import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
 
 /**
- * The format versions of the value coders: each writes version 1, reads bytes of version 1 written
- * by hand (what state kept by this release holds), and refuses a version it does not know with a
- * message naming the coder and the version.
+ * The format versions of the value coders: each writes its current version, reads bytes of that
+ * version written by hand (what state kept by this release holds) and of every older version it
+ * still reads, and refuses a version it does not know with a message naming the coder and the
+ * version.
  */
 @RunWith(JUnit4.class)
 public class FormatVersionsTest {
@@ -38,16 +39,16 @@ public class FormatVersionsTest {
     }
   }
 
-  /** A coder, a value and the version 1 bytes of that value, written by hand. */
+  /** A coder, a value and the bytes of that value in the coder's current version, by hand. */
   private static final class Case<T> {
     final Codec.DataCoder<T> coder;
     final T value;
-    final byte[] version1;
+    final byte[] current;
 
-    Case(Codec.DataCoder<T> coder, T value, FormatBytes version1) {
+    Case(Codec.DataCoder<T> coder, T value, FormatBytes current) {
       this.coder = coder;
       this.value = value;
-      this.version1 = version1.toBytes();
+      this.current = current.toBytes();
     }
   }
 
@@ -82,7 +83,8 @@ public class FormatVersionsTest {
         .bool(false);
   }
 
-  static Decision decision() {
+  /** A scored decision, without the fields of version 2. */
+  static Decision scoredDecision() {
     return Decision.unscored(
             "acct-1", T0, T0.plus(300_000), "ON_TIME", 4, false, true, features(), T0.plus(20))
         .withScore(
@@ -90,6 +92,35 @@ public class FormatVersionsTest {
             "review",
             new Decision.ModelRef("tidemark-fraud-xgb", "1", "XGBoost"),
             T0.plus(21));
+  }
+
+  /** A scored decision reversing an earlier {@code allow}. */
+  static Decision decision() {
+    return scoredDecision().withCorrection(new Decision.Supersedes(3, 0.125, "allow"));
+  }
+
+  /** The bytes of {@link #scoredDecision()} in {@code version}, up to the model. */
+  static FormatBytes decisionFields(FormatBytes version) {
+    Decision decision = scoredDecision();
+    return featuresFields(
+            version
+                .str(decision.decisionId())
+                .str("acct-1")
+                .i64(T0.getMillis())
+                .i64(T0.getMillis() + 300_000)
+                .u8(1) // ON_TIME, the second of the known timings
+                .i64(4)
+                .bool(false)
+                .bool(true)
+                .u8(1)) // the version of the nested features
+        .i64(T0.getMillis() + 20)
+        .i64(T0.getMillis() + 21)
+        .bool(true)
+        .f64(0.25)
+        .u8(1) // review, the second of the known labels
+        .str("tidemark-fraud-xgb")
+        .str("1")
+        .str("XGBoost");
   }
 
   private static List<Case<?>> cases() {
@@ -186,29 +217,17 @@ public class FormatVersionsTest {
         new Case<>(
             Decision.DecisionCoder.of(),
             decision,
-            featuresFields(
-                    FormatBytes.version(1)
-                        .str(decision.decisionId())
-                        .str("acct-1")
-                        .i64(T0.getMillis())
-                        .i64(T0.getMillis() + 300_000)
-                        .u8(1) // ON_TIME, the second of the known timings
-                        .i64(4)
-                        .bool(false)
-                        .bool(true)
-                        .u8(1)) // the version of the nested features
-                .i64(T0.getMillis() + 20)
-                .i64(T0.getMillis() + 21)
+            decisionFields(FormatBytes.version(2))
                 .bool(true)
-                .f64(0.25)
-                .u8(1) // review, the second of the known labels
-                .str("tidemark-fraud-xgb")
-                .str("1")
-                .str("XGBoost")));
+                .u8(2) // REVERSED, the third of the correction kinds
+                .bool(true)
+                .i64(3)
+                .f64(0.125)
+                .u8(0))); // allow, the first of the known labels
   }
 
   @Test
-  public void everyCoderWritesVersionOneAndReadsItsBytesWrittenByHand() throws Exception {
+  public void everyCoderWritesItsCurrentVersionAndReadsItsBytesWrittenByHand() throws Exception {
     for (Case<?> c : cases()) {
       check(c);
     }
@@ -217,32 +236,39 @@ public class FormatVersionsTest {
   private static <T> void check(Case<T> c) throws Exception {
     String name = c.coder.getClass().getSimpleName();
     CoderProperties.coderDecodeEncodeEqual(c.coder, c.value);
-    assertThat(name + " decodes version 1", decode(c.coder, c.version1), equalTo(c.value));
-    // This release writes version 1; a release writing version 2 keeps the line above.
+    assertThat(name + " decodes its bytes", decode(c.coder, c.current), equalTo(c.value));
     assertThat(
-        name + " writes version 1",
+        name + " writes version " + c.coder.version(),
         CoderUtils.encodeToByteArray(c.coder, c.value),
-        equalTo(c.version1));
+        equalTo(c.current));
+  }
+
+  @Test
+  public void aDecisionOfVersionOneReadsWithoutACorrection() throws Exception {
+    byte[] version1 = decisionFields(FormatBytes.version(1)).toBytes();
+    Decision read = decode(Decision.DecisionCoder.of(), version1);
+    assertThat(read, equalTo(scoredDecision()));
+    assertThat(read.correction(), is((Decision.Correction) null));
   }
 
   @Test
   public void anUnknownVersionFailsNamingTheCoderAndTheVersion() {
     for (Case<?> c : cases()) {
-      for (int version : new int[] {0, 2, 255}) {
-        byte[] bytes = c.version1.clone();
+      for (int version : new int[] {0, c.coder.version() + 1, 255}) {
+        byte[] bytes = c.current.clone();
         bytes[0] = (byte) version;
         CoderException e = assertThrows(CoderException.class, () -> decode(c.coder, bytes));
         String coder = c.coder.getClass().getSimpleName();
         assertThat(
             e.getMessage(), containsString(coder + " cannot read format version " + version));
-        assertThat(e.getMessage(), containsString("reads versions 1 to 1"));
+        assertThat(e.getMessage(), containsString("reads versions 1 to " + c.coder.version()));
       }
     }
   }
 
   @Test
   public void aDecisionWithFeaturesOfAnUnknownVersionNamesTheFeaturesCoder() {
-    byte[] bytes = cases().get(cases().size() - 1).version1.clone();
+    byte[] bytes = cases().get(cases().size() - 1).current.clone();
     Decision decision = decision();
     // The nested version byte follows the fixed-size head of the decision.
     int at = 1 + 4 + decision.decisionId().length() + 4 + "acct-1".length() + 8 + 8 + 1 + 8 + 1 + 1;

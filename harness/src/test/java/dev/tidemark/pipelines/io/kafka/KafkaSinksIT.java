@@ -197,9 +197,9 @@ public class KafkaSinksIT {
 
   /**
    * Each --outputFormat in each sink mode, through {@link KafkaSinks#write} to a real broker: the
-   * decisions topic holds, keyed by decisionId with the version and paneTiming headers, the
-   * decision JSON (json, the default) or a decision event that the SDK's Kafka deserializer reads
-   * back with the decision JSON as its data.
+   * decisions topic holds, keyed by decisionId with the version, paneTiming and correction headers,
+   * the decision JSON (json, the default) or a decision event that the SDK's Kafka deserializer
+   * reads back with the decision JSON as its data.
    */
   @Test
   public void everyOutputFormatReachesTheDecisionsTopicInBothSinkModes() throws Exception {
@@ -222,7 +222,9 @@ public class KafkaSinksIT {
                     false,
                     features,
                     decided)
-                .withScore(0.5 + pane / 4.0, pane == 0 ? "allow" : "review", model, decided));
+                .withScore(0.5 + pane / 4.0, pane == 0 ? "allow" : "review", model, decided)
+                .withCorrection(
+                    pane == 0 ? null : new Decision.Supersedes(pane - 1, 0.5, "allow")));
       }
     }
     Map<String, Decision> byId = new TreeMap<>();
@@ -276,6 +278,7 @@ public class KafkaSinksIT {
             assertThat(prefix + key + "/" + version, decision, is(notNullValue()));
             landed.put(key + "/" + version, decision);
             assertThat(header(record, "paneTiming"), is(decision.paneTiming()));
+            assertThat(header(record, "correction"), is(decision.correction().jsonName()));
             byte[] json = decision.toJson().getBytes(StandardCharsets.UTF_8);
             if (format.equals("json")) {
               assertThat(record.value(), is(json));

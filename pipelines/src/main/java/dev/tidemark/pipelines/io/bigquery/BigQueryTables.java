@@ -340,7 +340,32 @@ public final class BigQueryTables {
                   "BOOLEAN",
                   NULLABLE,
                   "Whether the true sum was larger and amount_sum holds its maximum instead.",
-                  d -> d.features().amountSumSaturated())));
+                  d -> d.features().amountSumSaturated()),
+              column(
+                  "correction",
+                  "STRING",
+                  NULLABLE,
+                  "none (the first edition), refined (same verdict, score or features moved) or"
+                      + " reversed (the verdict changed); absent with discarding panes.",
+                  d -> d.correction() == null ? null : d.correction().jsonName()),
+              column(
+                  "supersedes_version",
+                  "INTEGER",
+                  NULLABLE,
+                  "The pane index of the edition this one supersedes.",
+                  d -> d.supersedes() == null ? null : d.supersedes().version()),
+              column(
+                  "supersedes_score",
+                  "FLOAT",
+                  NULLABLE,
+                  "The score of the edition this one supersedes.",
+                  d -> d.supersedes() == null ? null : d.supersedes().score()),
+              column(
+                  "supersedes_decision",
+                  "STRING",
+                  NULLABLE,
+                  "The verdict of the edition this one supersedes.",
+                  d -> d.supersedes() == null ? null : d.supersedes().decision())));
 
   /** Dead letters: every record Tidemark could not use, with its reason and original bytes. */
   public static final Table<DeadLetter> DEAD_LETTERS =

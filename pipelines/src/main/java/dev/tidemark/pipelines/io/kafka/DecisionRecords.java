@@ -144,11 +144,17 @@ public final class DecisionRecords implements ProcessFunction<Decision, KV<Strin
     return KV.of(decision.decisionId(), new HeaderedValue(record.value(), headers));
   }
 
-  /** The headers of every format: the version and the pane timing. */
+  /**
+   * The headers of every format: the version, the pane timing and, with accumulating panes, the
+   * correction, so a consumer can route a reversal without parsing the value.
+   */
   private static Map<String, String> headers(Decision decision) {
     Map<String, String> headers = new LinkedHashMap<>();
     headers.put("version", Long.toString(decision.version()));
     headers.put("paneTiming", decision.paneTiming());
+    if (decision.correction() != null) {
+      headers.put("correction", decision.correction().jsonName());
+    }
     return headers;
   }
 

@@ -88,7 +88,8 @@ public class BigQueryTablesTest {
                 false,
                 new Features(2, 1234, 1000, 1, 1, start, start),
                 start)
-            .withScore(0.25, "allow", new Decision.ModelRef("m", "1", "OnnxRuntime"), start);
+            .withScore(0.25, "allow", new Decision.ModelRef("m", "1", "OnnxRuntime"), start)
+            .withCorrection(new Decision.Supersedes(3, 0.75, "review"));
     List<String> fromJson = flattenedJsonFields(decision);
     // pane.index is the version; pane.isFirst/isLast become pane_is_first/pane_is_last.
     fromJson.remove("pane_index");
@@ -101,6 +102,10 @@ public class BigQueryTablesTest {
     assertThat(row.get("amount_sum"), is("12.34"));
     assertThat(row.get("window_end"), is("2026-01-01T00:05:00.000Z"));
     assertThat(row.get("model_engine"), is("OnnxRuntime"));
+    assertThat(row.get("correction"), is("reversed"));
+    assertThat(row.get("supersedes_version"), is(3L));
+    assertThat(row.get("supersedes_score"), is(0.75));
+    assertThat(row.get("supersedes_decision"), is("review"));
     for (TableFieldSchema field : BigQueryTables.DECISIONS.schema().getFields()) {
       if ("REQUIRED".equals(field.getMode())) {
         assertThat(field.getName() + " is required", row.containsKey(field.getName()), is(true));
