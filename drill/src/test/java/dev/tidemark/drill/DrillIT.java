@@ -104,11 +104,24 @@ public class DrillIT {
               "tidemark_deadLetters",
               "tidemark_decisions",
               "tidemark_windowed",
+              // State size while the job runs: identities and windows held.
+              "tidemark_dedup_liveIdentities",
+              "tidemark_windows_open",
               "BeamML_ScoreFeatures_num_inferences")) {
         assertThat(
             sink + " " + counter + " in " + metrics,
             metrics.path(counter).asDouble(),
             greaterThan(0.0));
+      }
+      // The lag and watermark gauges are exported too (Flink's reporters export Beam's gauges,
+      // not its distributions).
+      for (String gauge :
+          List.of(
+              "tidemark_lag_ingestionMinusEventMillis_bundleMax",
+              "tidemark_lag_decisionMinusIngestionMillis_bundleMax",
+              "tidemark_watermarkLag_gateMillis",
+              "tidemark_watermarkLag_windowsMillis")) {
+        assertThat(sink + " " + gauge + " in " + metrics, metrics.has(gauge), is(true));
       }
       // Decisions by timing: which timings the attempt that survived the kill made depends on
       // when the kill fell (a backlog read after it may pass window ends before early panes fire),

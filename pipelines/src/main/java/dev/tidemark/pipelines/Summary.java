@@ -18,6 +18,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.beam.sdk.PipelineResult;
+import org.apache.beam.sdk.metrics.DistributionResult;
+import org.apache.beam.sdk.metrics.GaugeResult;
 import org.apache.beam.sdk.metrics.MetricQueryResults;
 import org.apache.beam.sdk.metrics.MetricResult;
 import org.apache.beam.sdk.metrics.MetricsFilter;
@@ -53,9 +55,18 @@ public final class Summary {
   final long reversed;
   final Duration wallTime;
   private final Map<String, Long> counters;
+  private final Map<String, DistributionResult> distributions;
+  private final Map<String, GaugeResult> gauges;
 
-  private Summary(Map<String, Long> counters, long droppedByRunner, Duration wallTime) {
+  private Summary(
+      Map<String, Long> counters,
+      Map<String, DistributionResult> distributions,
+      Map<String, GaugeResult> gauges,
+      long droppedByRunner,
+      Duration wallTime) {
     this.counters = Collections.unmodifiableMap(new TreeMap<>(counters));
+    this.distributions = Collections.unmodifiableMap(new TreeMap<>(distributions));
+    this.gauges = Collections.unmodifiableMap(new TreeMap<>(gauges));
     this.read = counters.getOrDefault(TidemarkMetrics.READ, 0L);
     this.valid = counters.getOrDefault(TidemarkMetrics.VALID, 0L);
     this.deadLetters = counters.getOrDefault(TidemarkMetrics.DEAD_LETTERS, 0L);
@@ -105,7 +116,32 @@ public final class Summary {
         droppedByRunner += value;
       }
     }
-    return new Summary(counters, droppedByRunner, wallTime);
+    Map<String, DistributionResult> distributions = new TreeMap<>();
+    for (MetricResult<DistributionResult> distribution : metrics.getDistributions()) {
+      if (TidemarkMetrics.NAMESPACE.equals(distribution.getName().getNamespace())) {
+        distributions.merge(
+            distribution.getName().getName(), value(distribution), Summary::combine);
+      }
+    }
+    Map<String, GaugeResult> gauges = new TreeMap<>();
+    for (MetricResult<GaugeResult> gauge : metrics.getGauges()) {
+      if (TidemarkMetrics.NAMESPACE.equals(gauge.getName().getNamespace())) {
+        gauges.merge(gauge.getName().getName(), value(gauge), Summary::latest);
+      }
+    }
+    return new Summary(counters, distributions, gauges, droppedByRunner, wallTime);
+  }
+
+  private static DistributionResult combine(DistributionResult a, DistributionResult b) {
+    return DistributionResult.create(
+        a.getSum() + b.getSum(),
+        a.getCount() + b.getCount(),
+        Math.min(a.getMin(), b.getMin()),
+        Math.max(a.getMax(), b.getMax()));
+  }
+
+  private static GaugeResult latest(GaugeResult a, GaugeResult b) {
+    return b.getTimestamp().isAfter(a.getTimestamp()) ? b : a;
   }
 
   /**
@@ -114,20 +150,26 @@ public final class Summary {
    */
   public static Summary sum(List<Summary> parts, Duration wallTime) {
     Map<String, Long> counters = new TreeMap<>();
+    Map<String, DistributionResult> distributions = new TreeMap<>();
+    Map<String, GaugeResult> gauges = new TreeMap<>();
     long droppedByRunner = 0;
     for (Summary part : parts) {
       part.counters.forEach((name, value) -> counters.merge(name, value, Long::sum));
+      part.distributions.forEach(
+          (name, value) -> distributions.merge(name, value, Summary::combine));
+      part.gauges.forEach((name, value) -> gauges.merge(name, value, Summary::latest));
       droppedByRunner += part.droppedByRunner;
     }
-    return new Summary(counters, droppedByRunner, wallTime);
+    return new Summary(counters, distributions, gauges, droppedByRunner, wallTime);
   }
 
-  private static long value(MetricResult<Long> counter) {
+  /** A metric's committed value where the runner has one, else its attempted value. */
+  private static <T> T value(MetricResult<T> metric) {
     try {
-      Long committed = counter.getCommitted();
-      return committed == null ? counter.getAttempted() : committed;
+      T committed = metric.getCommitted();
+      return committed == null ? metric.getAttempted() : committed;
     } catch (UnsupportedOperationException e) {
-      return counter.getAttempted();
+      return metric.getAttempted();
     }
   }
 
@@ -208,12 +250,57 @@ public final class Summary {
     ObjectNode corrections = json.putObject("corrections");
     corrections.put("refined", refined);
     corrections.put("reversed", reversed);
+    writeSignals(json.putObject("signals"));
     json.put("identityHolds", identityHolds());
     json.put("wallTimeMillis", wallTime.getMillis());
     try {
       return Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(json) + "\n";
     } catch (IOException e) {
       throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * The operating signals (docs/operations.md): state size, lag, watermark progress, correction
+   * rate and replay behaviour, as the run's metrics left them.
+   */
+  private void writeSignals(ObjectNode signals) {
+    signals.put("liveIdentities", counters.getOrDefault(TidemarkMetrics.LIVE_IDENTITIES, 0L));
+    signals.put("openWindows", counters.getOrDefault(TidemarkMetrics.OPEN_WINDOWS, 0L));
+    ObjectNode lag = signals.putObject("lagMillis");
+    writeDistribution(lag.putObject("ingestionMinusEvent"), TidemarkMetrics.INGESTION_LAG);
+    writeDistribution(lag.putObject("decisionMinusIngestion"), TidemarkMetrics.DECISION_LAG);
+    ObjectNode watermark = signals.putObject("watermarkLagMillis");
+    writeGauge(watermark, "gate", TidemarkMetrics.GATE_WATERMARK_LAG);
+    writeGauge(watermark, "windows", TidemarkMetrics.WINDOWS_WATERMARK_LAG);
+    ObjectNode rate = signals.putObject("correctionsPerDecision");
+    rate.put("refined", decisions == 0 ? 0.0 : (double) refined / decisions);
+    rate.put("reversed", decisions == 0 ? 0.0 : (double) reversed / decisions);
+    ObjectNode replay = signals.putObject("perMinuteOfProcessing");
+    double minutes = Math.max(wallTime.getMillis(), 1) / 60_000.0;
+    replay.put("duplicates", duplicates / minutes);
+    replay.put("conflicts", conflicts / minutes);
+    replay.put("tooLate", tooLate / minutes);
+    replay.put("partiallyLate", partiallyLate / minutes);
+  }
+
+  private void writeDistribution(ObjectNode out, String name) {
+    DistributionResult result = distributions.get(name);
+    long count = result == null ? 0 : result.getCount();
+    out.put("count", count);
+    if (result != null && count > 0) {
+      out.put("min", result.getMin());
+      out.put("mean", result.getMean());
+      out.put("max", result.getMax());
+    }
+  }
+
+  private void writeGauge(ObjectNode out, String key, String name) {
+    GaugeResult result = gauges.get(name);
+    if (result == null || result == GaugeResult.empty()) {
+      out.putNull(key);
+    } else {
+      out.put(key, result.getValue());
     }
   }
 

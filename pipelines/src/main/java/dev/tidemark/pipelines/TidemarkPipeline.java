@@ -20,6 +20,7 @@ import dev.tidemark.transforms.AssembleDecisions;
 import dev.tidemark.transforms.BoundDeadLetters;
 import dev.tidemark.transforms.ComputeFeatures;
 import dev.tidemark.transforms.DeduplicateEvents;
+import dev.tidemark.transforms.MeasureDecisions;
 import dev.tidemark.transforms.ParseCloudEvents;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.Decision;
@@ -88,10 +89,12 @@ public final class TidemarkPipeline {
             .apply("ScoreFeatures", scorer(options));
     // With accumulating panes each edition says what it changes; a discarding pane is a delta,
     // whose verdict revises nothing (see AnnotateCorrections).
-    PCollection<Decision> decisions =
+    PCollection<Decision> annotated =
         options.getAccumulationMode() == TidemarkOptions.AccumulationKind.DISCARDING
             ? scored.output()
             : scored.output().apply("AnnotateCorrections", AnnotateCorrections.create());
+    PCollection<Decision> decisions =
+        annotated.apply("MeasureDecisions", MeasureDecisions.create());
     // Every failure collection is flattened once into the one dead-letter output, and bounded
     // there, so that no dead letter from any step can outgrow what its sink can carry.
     PCollection<DeadLetter> deadLetters =

@@ -57,7 +57,8 @@ import org.joda.time.Instant;
  * event-time timer at the window's expiry (its end plus the allowed lateness, after which no pane
  * of it can fire) clears it; the timer holds no watermark.
  *
- * <p>Counts {@code corrections.refined} and {@code corrections.reversed}.
+ * <p>Counts {@code corrections.refined} and {@code corrections.reversed}; {@code windows.open}
+ * rises with a window's first edition and falls at its expiry.
  */
 public final class AnnotateCorrections
     extends PTransform<PCollection<Decision>, PCollection<Decision>> {
@@ -104,8 +105,25 @@ public final class AnnotateCorrections
         TidemarkMetrics.counter(
             TidemarkMetrics.CORRECTIONS_PREFIX + Correction.REVERSED.jsonName());
 
+    private final Counter openWindows = TidemarkMetrics.counter(TidemarkMetrics.OPEN_WINDOWS);
+
+    /** Windows opened minus windows expired in this bundle, added to the counter once. */
+    private transient long openDelta;
+
     AnnotateFn(Duration allowedLateness) {
       this.allowedLateness = allowedLateness;
+    }
+
+    @StartBundle
+    public void startBundle() {
+      openDelta = 0;
+    }
+
+    @FinishBundle
+    public void finishBundle() {
+      if (openDelta != 0) {
+        openWindows.inc(openDelta);
+      }
     }
 
     @ProcessElement
@@ -120,6 +138,7 @@ public final class AnnotateCorrections
       List<KV<Long, KV<Double, String>>> editions =
           stored == null ? new ArrayList<>() : new ArrayList<>(stored);
       if (editions.isEmpty()) {
+        openDelta++;
         expiry.withNoOutputTimestamp().set(expiryOf(window));
       }
       // The edition before this one: the latest earlier version seen.
@@ -161,6 +180,7 @@ public final class AnnotateCorrections
     @OnTimer(EXPIRY)
     public void onExpiry(
         @StateId(EDITIONS) ValueState<List<KV<Long, KV<Double, String>>>> editions) {
+      openDelta--;
       editions.clear();
     }
   }

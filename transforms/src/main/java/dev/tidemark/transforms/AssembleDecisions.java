@@ -20,7 +20,8 @@ import org.joda.time.Instant;
  * is when this step saw the fired pane (the wall clock of the worker); the event and ingestion
  * clocks come from the pane's latest event.
  *
- * <p>Counts {@code decisions} and {@code decisions.EARLY|ON_TIME|LATE}.
+ * <p>Counts {@code decisions} and {@code decisions.EARLY|ON_TIME|LATE}; sets the gauges {@code
+ * onTimeWindowEndMillis} and {@code watermarkLag.windowsMillis} at on-time panes.
  */
 public final class AssembleDecisions
     extends PTransform<PCollection<KV<String, Features>>, PCollection<Decision>> {
@@ -64,6 +65,7 @@ public final class AssembleDecisions
     private final Counter decisions = TidemarkMetrics.counter(TidemarkMetrics.DECISIONS);
     private final Counter[] byTiming = new Counter[TIMINGS.length];
     private final Gauge onTimeWindowEnd = TidemarkMetrics.gauge(TidemarkMetrics.ON_TIME_WINDOW_END);
+    private final Gauge watermarkLag = TidemarkMetrics.gauge(TidemarkMetrics.WINDOWS_WATERMARK_LAG);
     private transient long[] counts;
     private transient long latestOnTimeEnd;
 
@@ -108,6 +110,7 @@ public final class AssembleDecisions
     public void finishBundle() {
       if (latestOnTimeEnd != Long.MIN_VALUE) {
         onTimeWindowEnd.set(latestOnTimeEnd);
+        watermarkLag.set(System.currentTimeMillis() - latestOnTimeEnd);
       }
       long all = 0;
       for (PaneInfo.Timing timing : TIMINGS) {

@@ -264,6 +264,23 @@ public final class DeduplicateEvents
       this.duplicatesTag = duplicatesTag;
     }
 
+    private final Counter liveIdentities = TidemarkMetrics.counter(TidemarkMetrics.LIVE_IDENTITIES);
+
+    /** Identities stored minus identities expired in this bundle, added to the counter once. */
+    private transient long liveDelta;
+
+    @StartBundle
+    public void startBundle() {
+      liveDelta = 0;
+    }
+
+    @FinishBundle
+    public void finishBundle() {
+      if (liveDelta != 0) {
+        liveIdentities.inc(liveDelta);
+      }
+    }
+
     @ProcessElement
     public void processElement(
         @Element KV<byte[], PaymentEvent> element,
@@ -273,6 +290,7 @@ public final class DeduplicateEvents
       PaymentEvent event = element.getValue();
       KV<byte[], Long> first = firstSeen.read();
       if (first == null) {
+        liveDelta++;
         firstSeen.write(firstSeenOf(event));
         expiry.withNoOutputTimestamp().set(expiryOf(event.eventTime(), horizon));
         out.get(eventsTag).output(event);
@@ -294,6 +312,7 @@ public final class DeduplicateEvents
 
     @OnTimer(EXPIRY_TIMER)
     public void onExpiry(@StateId(FIRST_SEEN_STATE) ValueState<KV<byte[], Long>> firstSeen) {
+      liveDelta--;
       firstSeen.clear();
     }
   }

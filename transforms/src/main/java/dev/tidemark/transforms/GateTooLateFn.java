@@ -9,6 +9,7 @@ import java.util.List;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.VarLongCoder;
 import org.apache.beam.sdk.metrics.Counter;
+import org.apache.beam.sdk.metrics.Gauge;
 import org.apache.beam.sdk.state.StateSpec;
 import org.apache.beam.sdk.state.StateSpecs;
 import org.apache.beam.sdk.state.TimeDomain;
@@ -119,6 +120,7 @@ final class GateTooLateFn
   private final Counter windowed = TidemarkMetrics.counter(TidemarkMetrics.WINDOWED);
   private final Counter tooLate = TidemarkMetrics.counter(TidemarkMetrics.TOO_LATE);
   private final Counter partiallyLate = TidemarkMetrics.counter(TidemarkMetrics.PARTIALLY_LATE);
+  private final Gauge watermarkLag = TidemarkMetrics.gauge(TidemarkMetrics.GATE_WATERMARK_LAG);
 
   GateTooLateFn(
       SlidingWindows windowFn,
@@ -283,6 +285,7 @@ final class GateTooLateFn
     long bound =
         Math.max(stored == null ? Long.MIN_VALUE : stored, context.fireTimestamp().getMillis() + 1);
     boundState.write(bound);
+    watermarkLag.set(System.currentTimeMillis() - bound);
     hold.withOutputTimestamp(new Instant(bound)).set(GlobalWindow.INSTANCE.maxTimestamp());
   }
 

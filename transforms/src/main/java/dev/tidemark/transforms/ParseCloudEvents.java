@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.auto.value.AutoValue;
+import dev.tidemark.transforms.util.BundleStats;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.Rfc3339;
 import dev.tidemark.transforms.util.Sha256;
@@ -29,6 +30,8 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import org.apache.beam.sdk.metrics.Counter;
+import org.apache.beam.sdk.metrics.Distribution;
+import org.apache.beam.sdk.metrics.Gauge;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
@@ -305,6 +308,11 @@ public abstract class ParseCloudEvents
     private final Counter read = TidemarkMetrics.counter(TidemarkMetrics.READ);
     private final Counter valid = TidemarkMetrics.counter(TidemarkMetrics.VALID);
     private final Counter deadLetters = TidemarkMetrics.counter(TidemarkMetrics.DEAD_LETTERS);
+    private final Distribution ingestionLag =
+        TidemarkMetrics.distribution(TidemarkMetrics.INGESTION_LAG);
+    private final Gauge ingestionLagMax =
+        TidemarkMetrics.gauge(TidemarkMetrics.INGESTION_LAG + TidemarkMetrics.BUNDLE_MAX);
+    private transient @Nullable BundleStats lags;
 
     private transient @Nullable MessageDigest digest;
     private transient @Nullable CharsetDecoder utf8;
@@ -334,6 +342,18 @@ public abstract class ParseCloudEvents
               .onUnmappableCharacter(CodingErrorAction.REPORT);
     }
 
+    @StartBundle
+    public void startBundle() {
+      lags = new BundleStats();
+    }
+
+    @FinishBundle
+    public void finishBundle() {
+      if (lags != null) {
+        lags.report(ingestionLag, ingestionLagMax);
+      }
+    }
+
     @ProcessElement
     public void processElement(
         @Element RawRecord record, @Timestamp Instant timestamp, MultiOutputReceiver out) {
@@ -350,6 +370,9 @@ public abstract class ParseCloudEvents
                   + " its source assigned; the source must assign the event time or an earlier one");
         }
         valid.inc();
+        if (lags != null) {
+          lags.add(record.ingestionTime().getMillis() - event.eventTime().getMillis());
+        }
         out.get(eventsTag).outputWithTimestamp(event, event.eventTime());
       } catch (Rejection rejection) {
         deadLetter(record, rejection, out);

@@ -1,12 +1,14 @@
 package dev.tidemark.transforms.util;
 
 import org.apache.beam.sdk.metrics.Counter;
+import org.apache.beam.sdk.metrics.Distribution;
 import org.apache.beam.sdk.metrics.Gauge;
 import org.apache.beam.sdk.metrics.Metrics;
 
 /**
- * The names of Tidemark's Beam counters, one place for the transforms that count and the summary
- * that reads them. All live in namespace {@value #NAMESPACE}.
+ * The names of Tidemark's Beam metrics, one place for the transforms that count and the summary
+ * that reads them. All live in namespace {@value #NAMESPACE}. docs/operations.md says what each
+ * means, what a healthy value looks like and what to alert on.
  */
 public final class TidemarkMetrics {
   public static final String NAMESPACE = "tidemark";
@@ -59,6 +61,52 @@ public final class TidemarkMetrics {
   public static final String ON_TIME_WINDOW_END = "onTimeWindowEndMillis";
 
   /**
+   * A counter that rises when the dedup step stores an identity and falls when the identity's state
+   * expires: the identities held in state right now (summed over workers), which is what the dedup
+   * state's size grows with.
+   */
+  public static final String LIVE_IDENTITIES = "dedup.liveIdentities";
+
+  /**
+   * A counter that rises with a window's first edition and falls when the window expires: windows
+   * that fired and can still be revised (accumulating panes only).
+   */
+  public static final String OPEN_WINDOWS = "windows.open";
+
+  /**
+   * A distribution of ingestion time minus event time of each valid event, in milliseconds: how
+   * late the source delivers. With a gauge of the same name plus {@value #BUNDLE_MAX}.
+   */
+  public static final String INGESTION_LAG = "lag.ingestionMinusEventMillis";
+
+  /**
+   * A distribution of decision time minus the ingestion time of the pane's latest event, in
+   * milliseconds: how long an arrival takes to become a decision. With a gauge of the same name
+   * plus {@value #BUNDLE_MAX}.
+   */
+  public static final String DECISION_LAG = "lag.decisionMinusIngestionMillis";
+
+  /**
+   * Suffix of the gauge beside each lag distribution: the largest value of the latest bundle.
+   * Flink's metric reporters (Prometheus among them) export Beam's counters and gauges, not its
+   * distributions.
+   */
+  public static final String BUNDLE_MAX = ".bundleMax";
+
+  /**
+   * A gauge: processing time minus the too-late gate's bound when a probe last moved it, in
+   * milliseconds. The bound trails the gate's input watermark by less than a window period, so this
+   * is how far the watermark into the windowing step trails the wall clock.
+   */
+  public static final String GATE_WATERMARK_LAG = "watermarkLag.gateMillis";
+
+  /**
+   * A gauge: processing time minus the end of the latest window whose on-time pane fired, in
+   * milliseconds: how far the windowing step's output trails the wall clock.
+   */
+  public static final String WINDOWS_WATERMARK_LAG = "watermarkLag.windowsMillis";
+
+  /**
    * Names of the counters Beam's runners increment when they drop data behind the watermark: the
    * GroupByKey late-data filter and the stateful ParDo runner.
    */
@@ -76,5 +124,10 @@ public final class TidemarkMetrics {
   /** A counter in namespace {@value #NAMESPACE}. */
   public static Counter counter(String name) {
     return Metrics.counter(NAMESPACE, name);
+  }
+
+  /** A distribution in namespace {@value #NAMESPACE}. */
+  public static Distribution distribution(String name) {
+    return Metrics.distribution(NAMESPACE, name);
   }
 }
