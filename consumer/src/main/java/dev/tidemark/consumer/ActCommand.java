@@ -7,6 +7,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ITypeConverter;
@@ -168,28 +170,35 @@ public final class ActCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), e.getMessage(), e);
     }
     ActConsumer consumer = new ActConsumer(settings, System.out);
-    // SIGTERM and Ctrl-C: finish the batch in hand, then stop PostgreSQL, before the JVM exits.
+    CountDownLatch reported = new CountDownLatch(1);
+    // SIGTERM and Ctrl-C: finish the batch in hand, stop PostgreSQL and print the summary before
+    // the JVM exits.
     Thread hook =
         new Thread(
             () -> {
               try {
                 consumer.stop(Duration.ofSeconds(90));
+                reported.await(10, TimeUnit.SECONDS);
               } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
               }
             },
             "act-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
-    ActSummary summary = consumer.run();
-    System.out.println(
-        "act: "
-            + settings.topic()
-            + " on "
-            + settings.bootstrapServers()
-            + " as "
-            + settings.consumerName()
-            + "\n"
-            + summary.render());
+    try {
+      ActSummary summary = consumer.run();
+      System.out.println(
+          "act: "
+              + settings.topic()
+              + " on "
+              + settings.bootstrapServers()
+              + " as "
+              + settings.consumerName()
+              + "\n"
+              + summary.render());
+    } finally {
+      reported.countDown();
+    }
     try {
       Runtime.getRuntime().removeShutdownHook(hook);
     } catch (IllegalStateException e) {

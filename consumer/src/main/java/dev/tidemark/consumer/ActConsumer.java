@@ -106,6 +106,10 @@ public final class ActConsumer {
           return new ActSummary();
         }
         return consume(connection, kafka);
+      } catch (WakeupException e) {
+        // Stopped before the first poll (while finding the topic): nothing was read.
+        log.println("act: stopped before reading " + settings.topic());
+        return new ActSummary();
       } finally {
         consumer = null;
       }
