@@ -151,6 +151,7 @@ public class PipelineReplayIT {
             is(true));
       }
       ActSummary once = new ActConsumer(settings, System.out).run();
+      System.out.println("after the first run:\n" + once.render());
       assertThat(once.read(), is((long) editions.size()));
       assertThat(once.applied(), is((long) editions.size()));
       assertThat(once.unsupported() + once.conflicts() + once.stale(), is(0L));
@@ -169,6 +170,8 @@ public class PipelineReplayIT {
       List<JsonNode> both = decisions(broker.bootstrapServers());
       assertThat(both.size(), is(2 * editions.size()));
       ActSummary again = new ActConsumer(settings, System.out).run();
+      System.out.println("after the second run:\n" + again.render());
+      tables.rows("SELECT * FROM cases").forEach(System.out::println);
       assertThat(again.read(), is((long) editions.size()));
       assertThat(again.redelivered(), is((long) editions.size()));
       assertThat(again.applied() + again.conflicts() + again.stale(), is(0L));
