@@ -124,6 +124,8 @@ public final class ActConsumer {
     // Where a stored offset no longer exists (deleted by the topic's retention): the oldest left.
     properties.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     properties.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, settings.maxPollRecords());
+    // A missing topic is an error to report, not one for the broker to create.
+    properties.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
     properties.put(ConsumerConfig.CLIENT_ID_CONFIG, settings.consumerName());
     properties.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
     properties.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);

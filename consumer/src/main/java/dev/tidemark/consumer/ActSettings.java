@@ -41,6 +41,10 @@ public record ActSettings(
     Objects.requireNonNull(stateDir, "stateDir");
     Objects.requireNonNull(jdbcUrl, "jdbcUrl");
     check(!bootstrapServers.isBlank(), "--kafkaBootstrapServers must not be empty");
+    check(
+        !bootstrapServers.equals("embedded"),
+        "--kafkaBootstrapServers=embedded is the pipeline's in-JVM demo broker, gone when its run"
+            + " ends; pass a broker's host:port (127.0.0.1:9092 for ./tidemark cluster)");
     check(!topic.isBlank(), "--decisionsTopic must not be empty");
     check(!consumerName.isBlank(), "--consumerName must not be empty");
     check(

@@ -108,7 +108,13 @@ public final class LocalPostgres implements AutoCloseable {
   public static LocalPostgres start(Path stateDir, PrintStream log)
       throws IOException, InterruptedException {
     LocalPostgres postgres = new LocalPostgres(stateDir, binaries(), isRoot(), log);
-    postgres.startServer();
+    try {
+      postgres.startServer();
+    } catch (IOException | InterruptedException | RuntimeException e) {
+      // Started but unusable (no database): leave no server behind.
+      postgres.close();
+      throw e;
+    }
     return postgres;
   }
 

@@ -59,5 +59,7 @@ public class ActCommandTest {
     assertThat(usageError("--jdbcUrl=postgres://x"), containsString("--jdbcUrl"));
     assertThat(usageError("--decisionsTopic="), containsString("--decisionsTopic"));
     assertThat(usageError("--replay=perhaps"), containsString("--replay"));
+    assertThat(
+        usageError("--kafkaBootstrapServers=embedded"), containsString("--kafkaBootstrapServers"));
   }
 }
