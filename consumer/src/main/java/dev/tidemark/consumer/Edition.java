@@ -97,9 +97,11 @@ public record Edition(
 
   /**
    * The SHA-256 (hex) of everything that identifies this edition's content: account, window,
-   * version, verdict, score, correction and what it supersedes. Two deliveries of one edition have
-   * the same fingerprint, however often and whenever it is written; an edition that reuses a
-   * (decisionId, version) with other content has another.
+   * version, verdict and score. Two deliveries of one edition have the same fingerprint, however
+   * often and whenever it is written; an edition that reuses a (decisionId, version) with other
+   * content (another model, other input) has another. {@code correction} and {@code supersedes} are
+   * left out: they say which edition arrived before this one at the pipeline's corrections step,
+   * and two runs of one capture may deliver a window's panes there in different orders.
    */
   public String fingerprint() {
     StringBuilder canonical = new StringBuilder();
@@ -110,13 +112,6 @@ public record Edition(
     field(canonical, "windowEnd", windowEnd);
     field(canonical, "decision", verdict.json());
     field(canonical, "score", Double.toString(score));
-    field(canonical, "correction", correction.json());
-    if (supersedes.isPresent()) {
-      Superseded before = supersedes.get();
-      field(canonical, "supersedes.version", Long.toString(before.version()));
-      field(canonical, "supersedes.score", Double.toString(before.score()));
-      field(canonical, "supersedes.decision", before.verdict().json());
-    }
     try {
       MessageDigest sha256 = MessageDigest.getInstance("SHA-256");
       return HexFormat.of()

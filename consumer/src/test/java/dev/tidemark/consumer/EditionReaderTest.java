@@ -58,20 +58,24 @@ public class EditionReaderTest {
   }
 
   @Test
-  public void theFingerprintIgnoresTheWallClocksAndCoversTheContent() {
+  public void theFingerprintIgnoresTheWallClocksAndArrivalOrderAndCoversTheContent() {
     String monday = Editions.json("d1", "a", 1, 0.7, "review", "refined", 0, 0.6, "review", MONDAY);
     String tuesday =
         Editions.json("d1", "a", 1, 0.7, "review", "refined", 0, 0.6, "review", TUESDAY);
     assertThat(monday.equals(tuesday), is(false));
     assertThat(edition(monday).fingerprint(), is(edition(tuesday).fingerprint()));
+    // The same edition compared with another predecessor: another run's pane order.
+    String otherBefore =
+        Editions.json("d1", "a", 1, 0.7, "review", "reversed", 0, 0.3, "allow", MONDAY);
+    assertThat(edition(otherBefore).fingerprint(), is(edition(monday).fingerprint()));
 
     String otherScore =
         Editions.json("d1", "a", 1, 0.71, "review", "refined", 0, 0.6, "review", MONDAY);
     String otherAccount =
         Editions.json("d1", "b", 1, 0.7, "review", "refined", 0, 0.6, "review", MONDAY);
-    String otherBefore =
-        Editions.json("d1", "a", 1, 0.7, "review", "refined", 0, 0.65, "review", MONDAY);
-    for (String other : new String[] {otherScore, otherAccount, otherBefore}) {
+    String otherVerdict =
+        Editions.json("d1", "a", 1, 0.7, "allow", "reversed", 0, 0.6, "review", MONDAY);
+    for (String other : new String[] {otherScore, otherAccount, otherVerdict}) {
       assertThat(edition(other).fingerprint(), is(not(edition(monday).fingerprint())));
     }
   }
