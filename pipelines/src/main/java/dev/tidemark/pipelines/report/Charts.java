@@ -165,8 +165,7 @@ final class Charts {
     for (int i = 0; i < bins; i++) {
       most = Math.max(most, Math.max(usedCounts[i], lateCounts[i]));
     }
-    double yMax = Math.ceil(Math.log10(most + 1.0));
-    Plot plot = new Plot(WIDTH, 300, 0).x(0, xMax).y(0, yMax);
+    Plot plot = new Plot(WIDTH, 300, 0).x(0, xMax).logCountAxis(most, "count (log scale)");
     double width = xMax / bins;
     for (int i = 0; i < bins; i++) {
       double from = i * width;
@@ -175,7 +174,7 @@ final class Charts {
           from,
           from + width / 2,
           0,
-          Math.log10(usedCounts[i] + 1.0),
+          Plot.log(usedCounts[i]),
           "#3182bd",
           1,
           usedCounts[i] + " events in decisions, " + range);
@@ -183,7 +182,7 @@ final class Charts {
           from + width / 2,
           from + width,
           0,
-          Math.log10(lateCounts[i] + 1.0),
+          Plot.log(lateCounts[i]),
           "#de2d26",
           1,
           lateCounts[i] + " too-late records, " + range);
@@ -198,16 +197,8 @@ final class Charts {
         xLabels.add(LAG_LABELS[i]);
       }
     }
-    List<Double> yTicks = new ArrayList<>();
-    List<String> yLabels = new ArrayList<>();
-    for (int p = 0; p <= yMax; p++) {
-      long count = p == 0 ? 0 : (long) Math.pow(10, p);
-      yTicks.add(Math.log10(count + 1.0));
-      yLabels.add(String.format(Locale.ROOT, "%,d", count));
-    }
     plot.xAxis(
-            xTicks, xLabels, "ingestion time − event time (log scale; earlier than 0 counts as 0)")
-        .yAxis(yTicks, yLabels, "count (log scale)");
+        xTicks, xLabels, "ingestion time − event time (log scale; earlier than 0 counts as 0)");
     return new Chart(
         "lateness",
         "Lateness",
@@ -390,8 +381,8 @@ final class Charts {
   /** A histogram of scores per model name and version, with the decision threshold marked. */
   static Chart scores(List<DecisionPoint> decisions, double threshold) {
     String caption =
-        "Scores of all decisions, per model name:version, in bins of 0.05; at or above the"
-            + " dashed threshold the decision is review, below it allow.";
+        "Scores of all decisions, per model name:version, in bins of 0.05 (counts on a log"
+            + " scale); at or above the dashed threshold the decision is review, below it allow.";
     Map<String, long[]> perModel = new TreeMap<>();
     int bins = 20;
     for (DecisionPoint d : decisions) {
@@ -416,15 +407,15 @@ final class Charts {
         most = Math.max(most, n);
         total += n;
       }
-      Plot plot = new Plot(WIDTH, panel, index++ * panel).x(0, 1);
-      plot.countAxis(most, "decisions");
+      Plot plot =
+          new Plot(WIDTH, panel, index++ * panel).x(0, 1).logCountAxis(most, "decisions (log)");
       for (int i = 0; i < bins; i++) {
         double from = i / (double) bins;
         plot.rect(
             from + 0.003,
             from + 1.0 / bins - 0.003,
             0,
-            counts[i],
+            Plot.log(counts[i]),
             from >= threshold ? "#fd8d3c" : "#74c476",
             1,
             String.format(

@@ -15,7 +15,7 @@ import java.util.Locale;
 final class Plot {
   static final int LEFT = 78;
   static final int RIGHT = 16;
-  static final int TOP = 14;
+  static final int TOP = 24;
   static final int BOTTOM = 36;
 
   private final int width;
@@ -82,35 +82,38 @@ final class Plot {
     return this;
   }
 
-  /** A vertical dashed marker at {@code x} with a label. */
+  /** A vertical dashed marker at {@code x} with a label, on the side with room for it. */
   Plot markerX(double x, String color, String label) {
     double at = px(x);
+    boolean left = at > width - RIGHT - 8 * label.length();
     axes.append(
         String.format(
             Locale.ROOT,
             "<line class=\"marker\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%.1f\" stroke=\"%s\""
                 + " stroke-width=\"2\" stroke-dasharray=\"6 4\"/>"
-                + "<text x=\"%.1f\" y=\"%d\" fill=\"%s\" font-size=\"11\">%s</text>",
+                + "<text x=\"%.1f\" y=\"%d\" fill=\"%s\" font-size=\"11\" text-anchor=\"%s\">%s"
+                + "</text>",
             at,
             at,
             TOP,
             py(y0),
             color,
-            at + 4,
+            left ? at - 4 : at + 4,
             TOP + 10,
             color,
+            left ? "end" : "start",
             Html.escape(label)));
     return this;
   }
 
-  /** Text in the plotting area, at the top left. */
+  /** A panel's title, above its plotting area. */
   Plot note(String text) {
     axes.append(
         String.format(
             Locale.ROOT,
             "<text x=\"%d\" y=\"%d\" font-size=\"12\" font-weight=\"bold\" fill=\"#333\">%s</text>",
-            LEFT + 6,
-            TOP + 12,
+            LEFT,
+            TOP - 8,
             Html.escape(text)));
     return this;
   }
@@ -186,6 +189,29 @@ final class Plot {
       labels.add(String.format(Locale.ROOT, "%,d", (long) t));
     }
     return yAxis(ticks, labels, title);
+  }
+
+  /**
+   * A logarithmic count axis: data values are {@code log10(1 + count)}, ticks at 0, 1, 10, 100 and
+   * so on up to {@code max}. Few and many show side by side (a handful of too-late records beside
+   * thousands of events, the tail of a score distribution).
+   */
+  Plot logCountAxis(long max, String title) {
+    double top = Math.max(1, Math.ceil(Math.log10(max + 1.0)));
+    y(0, top);
+    List<Double> ticks = new ArrayList<>();
+    List<String> labels = new ArrayList<>();
+    for (int p = 0; p <= top; p++) {
+      long count = p == 0 ? 0 : (long) Math.pow(10, p);
+      ticks.add(Math.log10(count + 1.0));
+      labels.add(String.format(Locale.ROOT, "%,d", count));
+    }
+    return yAxis(ticks, labels, title);
+  }
+
+  /** A count as a value of {@link #logCountAxis}. */
+  static double log(long count) {
+    return Math.log10(count + 1.0);
   }
 
   /** The group of this plot, to place in a chart. */
