@@ -78,7 +78,7 @@ public final class RunReport {
         .append("</style></head><body>\n");
     page.append("<h1>Tidemark run report</h1>\n");
     page.append("<dl>")
-        .append(term("outputs", data.directory.toAbsolutePath().normalize().toString()))
+        .append(term("outputs", data.directory.toString()))
         .append(term("events read", count(data.figure("read"))))
         .append(term("decisions", count(data.figure("decisions"))))
         .append(term("too late", count(data.figure("tooLate"))))
