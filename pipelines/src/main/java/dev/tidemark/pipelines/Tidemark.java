@@ -7,6 +7,8 @@ import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
 import dev.tidemark.pipelines.io.kafka.KafkaCapture;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
+import dev.tidemark.pipelines.report.ReportSettings;
+import dev.tidemark.pipelines.report.RunReport;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
@@ -39,6 +41,7 @@ import picocli.CommandLine.Unmatched;
       Tidemark.Generate.class,
       Tidemark.Train.class,
       Tidemark.Capture.class,
+      Tidemark.Report.class,
       Tidemark.Job.class
     },
     footer = {
@@ -208,8 +211,49 @@ public final class Tidemark implements Callable<Integer> {
           EmbeddedRun.requested(options)
               ? EmbeddedRun.load().run(options)
               : TidemarkPipeline.run(options);
-      summary.print(System.out, Paths.get(options.getOutput()));
+      Path output = Paths.get(options.getOutput());
+      summary.print(System.out, output);
+      if (java.nio.file.Files.isRegularFile(output.resolve(RunReport.FILE_NAME))) {
+        System.out.printf("  %s%n", RunReport.FILE_NAME);
+      }
       return exitCode(summary);
+    }
+  }
+
+  /** {@code tidemark report}: report.html again, from a run's existing file outputs. */
+  @Command(
+      name = "report",
+      description = {
+        "Write OUT/report.html from the file outputs of a finished run (summary.json,"
+            + " decisions/, too-late/, dead-letters/, duplicates/). 'run' with --sink=files"
+            + " writes it already; this draws it again, for example after an upgrade."
+      },
+      mixinStandardHelpOptions = true)
+  static final class Report implements Callable<Integer> {
+    @Option(
+        names = "--input",
+        paramLabel = "OUT",
+        defaultValue = "out",
+        description = "The run's --output directory (default: ${DEFAULT-VALUE}).")
+    Path input;
+
+    @Option(
+        names = "--allowedLateness",
+        paramLabel = "DURATION",
+        description =
+            "The allowed lateness to mark (ISO-8601). Default: the run's, as it recorded it in "
+                + ReportSettings.FILE_NAME
+                + ", else PT1H.")
+    String allowedLateness;
+
+    @Override
+    public Integer call() {
+      ReportSettings settings = ReportSettings.readFrom(input).orElse(ReportSettings.DEFAULTS);
+      if (allowedLateness != null) {
+        settings = settings.withAllowedLateness(allowedLateness);
+      }
+      System.out.println("wrote " + RunReport.write(input, settings));
+      return DONE;
     }
   }
 

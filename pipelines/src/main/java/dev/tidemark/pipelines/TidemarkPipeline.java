@@ -15,6 +15,8 @@ import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.io.kafka.KafkaSinks;
 import dev.tidemark.pipelines.io.kafka.KafkaSource;
 import dev.tidemark.pipelines.io.pubsub.PubsubSource;
+import dev.tidemark.pipelines.report.ReportSettings;
+import dev.tidemark.pipelines.report.RunReport;
 import dev.tidemark.transforms.AnnotateCorrections;
 import dev.tidemark.transforms.AssembleDecisions;
 import dev.tidemark.transforms.BoundDeadLetters;
@@ -649,7 +651,34 @@ public final class TidemarkPipeline {
       touchEmptyOutputs(output);
     }
     summary.writeTo(output.resolve("summary.json"));
+    if (options.getSink() == TidemarkOptions.SinkKind.files) {
+      writeReport(output, options);
+    }
     return summary;
+  }
+
+  /**
+   * Records the options the report needs beside summary.json and writes report.html. The run's
+   * outcome is its outputs and summary: a report that cannot be drawn is a warning, not a failed
+   * run.
+   */
+  static void writeReport(Path output, TidemarkOptions options) {
+    try {
+      ReportSettings settings =
+          new ReportSettings(
+              java.time.Duration.ofMillis(
+                  Durations.parse("allowedLateness", options.getAllowedLateness()).getMillis()),
+              options.getDecisionThreshold(),
+              options.getAccumulationMode().name());
+      settings.writeTo(output);
+      RunReport.write(output, settings);
+    } catch (RuntimeException e) {
+      System.err.println(
+          "tidemark: warning: could not write "
+              + output.resolve(RunReport.FILE_NAME)
+              + ": "
+              + e.getMessage());
+    }
   }
 
   /**
@@ -716,8 +745,18 @@ public final class TidemarkPipeline {
     }
   }
 
-  /** Removes the previous run's output directories so no stale shard survives. */
+  /**
+   * Removes the previous run's output directories so no stale shard survives, and its report, which
+   * a run with another sink would otherwise leave beside the new summary.
+   */
   static void clearOutputs(Path output) {
+    for (String name : List.of(RunReport.FILE_NAME, ReportSettings.FILE_NAME)) {
+      try {
+        Files.deleteIfExists(output.resolve(name));
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot delete old " + output.resolve(name), e);
+      }
+    }
     for (String name : Outputs.NAMES) {
       Path dir = output.resolve(name);
       if (Files.isDirectory(dir)) {

@@ -189,7 +189,15 @@ public class TidemarkCliTest {
   public void everySubcommandHasHelpThatListsTheExitCodes() {
     for (String command :
         List.of(
-            "run", "generate", "train", "capture", "job", "job list", "job stop", "job cancel")) {
+            "run",
+            "generate",
+            "train",
+            "capture",
+            "report",
+            "job",
+            "job list",
+            "job stop",
+            "job cancel")) {
       String help = stdout((command + " --help").split(" "));
       assertThat(command, help, org.hamcrest.Matchers.containsString("Usage: tidemark " + command));
       assertThat(command, help, org.hamcrest.Matchers.containsString("Exit codes:"));
