@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Objects;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.VarIntCoder;
+import org.apache.beam.sdk.transforms.Create;
 import org.apache.beam.sdk.transforms.GroupIntoBatches;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
@@ -157,6 +158,9 @@ public abstract class ScoreFeatures
   /** How often a watched directory or pattern is listed. */
   public abstract Duration modelWatchInterval();
 
+  /** Whether a directory or pattern is watched (true) or read once, at the start (false). */
+  public abstract boolean watchModels();
+
   /** Model URIs to move to ({@link #withModelUpdates}); null: watch the pattern, if it is one. */
   abstract @Nullable PCollection<KV<Long, String>> modelUpdates();
 
@@ -186,6 +190,8 @@ public abstract class ScoreFeatures
 
     abstract Builder setModelWatchInterval(Duration interval);
 
+    abstract Builder setWatchModels(boolean watch);
+
     abstract Builder setModelUpdates(@Nullable PCollection<KV<Long, String>> updates);
 
     abstract ScoreFeatures build();
@@ -206,6 +212,7 @@ public abstract class ScoreFeatures
         .setBatching(DEFAULT_BATCHING)
         .setFeatureVector(new ScoringConfig.DefaultFeatureVector())
         .setModelWatchInterval(WatchModels.DEFAULT_INTERVAL)
+        .setWatchModels(true)
         .build();
   }
 
@@ -324,6 +331,15 @@ public abstract class ScoreFeatures
   }
 
   /**
+   * A directory or pattern is read once, at the start, and its newest valid model scores the whole
+   * run: for finite inputs (a replay, a backfill), where a watch's endless ticks would keep the job
+   * from ending. A bounded input is always read this way.
+   */
+  public ScoreFeatures withoutModelWatch() {
+    return toBuilder().setWatchModels(false).build();
+  }
+
+  /**
    * Scores with the model these elements name instead of watching {@code modelUri} itself: {@code
    * KV(order, model URI)}, in the global window, as {@link WatchModels} emits them (Beam Python's
    * {@code model_metadata_pcoll}). Of a pane's elements the one with the greatest order wins.
@@ -379,10 +395,14 @@ public abstract class ScoreFeatures
     if (watched || modelUpdates() != null) {
       PCollection<KV<Long, String>> updates = modelUpdates();
       if (updates == null) {
+        WatchModels watch = WatchModels.forConfig(config, modelWatchInterval());
         updates =
-            decisions
-                .getPipeline()
-                .apply("WatchModels", WatchModels.forConfig(config, modelWatchInterval()));
+            watchModels() && decisions.isBounded() == PCollection.IsBounded.UNBOUNDED
+                ? decisions.getPipeline().apply("WatchModels", watch)
+                : decisions
+                    .getPipeline()
+                    .apply("ListModelsOnce", Create.of(0L))
+                    .apply("FindNewestModel", watch.onTicks());
       }
       models = updates.apply("LatestModel", View.asIterable());
     }

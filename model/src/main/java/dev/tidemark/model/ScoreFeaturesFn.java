@@ -135,6 +135,10 @@ final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
         }
         session = modelSwitch.switchTo(session, wanted);
       }
+      if (session == null) {
+        throw new IllegalStateException(
+            "no model to score with: the model side input names none (" + config.modelUri + ")");
+      }
     }
     buffer.add(new Pending(timestamp, window, pane));
     if (!rows.add(decision, config.featureVector.apply(decision))) {

@@ -128,7 +128,7 @@ public class ModelSwapTest {
       out.output(n);
     }
 
-    private void copy(String file, int day) throws IOException {
+    void copy(String file, int day) throws IOException {
       Path from = Paths.get(staged, file);
       Path to = Paths.get(watched, file);
       Path sidecar = ModelMetadata.sidecarOf(from);
@@ -173,6 +173,38 @@ public class ModelSwapTest {
               end));
     }
     return decisions;
+  }
+
+  @Test
+  public void aFiniteInputTakesTheNewestValidModelOnceAndEnds() throws Exception {
+    new CopyThenTickFn(staged, watched).copy("model-v2.ubj", 2);
+    new CopyThenTickFn(staged, watched).copy("model-v3.ubj", 3);
+    List<Decision> decisions = part("acct-", 30, 7);
+    float[] xgbScores = TestModels.xgboostRaw(xgboost, TestModels.vectors(decisions));
+    HashMap<String, Float> expected = TestModels.byDecisionId(decisions, xgbScores);
+
+    WithFailures.Result<PCollection<Decision>, DeadLetter> scored =
+        p.apply(org.apache.beam.sdk.transforms.Create.of(decisions))
+            .apply("ScoreFeatures", ScoreFeatures.of(watched.toString()));
+
+    PAssert.that(scored.failures()).empty();
+    PAssert.that(scored.output())
+        .satisfies(
+            out -> {
+              int n = 0;
+              for (Decision d : out) {
+                n++;
+                // Version 3 is newer but refused; version 2 is the newest valid one.
+                assertThat(d.accountId(), d.model().version(), equalTo("2"));
+                assertThat(d.score(), closeTo(expected.get(d.decisionId()), 1e-6));
+                assertThat(d.shadow(), is((Decision.Shadow) null));
+              }
+              assertThat(n, is(30));
+              return null;
+            });
+    PipelineResult result = p.run();
+    assertThat(result.waitUntilFinish(), is(PipelineResult.State.DONE));
+    assertThat(ScoringAssertions.counter(result, ScoringMetrics.MODEL_REFUSED), is(1L));
   }
 
   @Test
