@@ -142,6 +142,11 @@ public final class TidemarkPipeline {
     if (options.getModelEngine() != null && !options.getModelEngine().isEmpty()) {
       scorer = scorer.withEngine(ModelEngine.fromName(options.getModelEngine()));
     }
+    if (options.getSource() == TidemarkOptions.SourceKind.replay
+        || options.getSource() == TidemarkOptions.SourceKind.backfill) {
+      // A finite input: a watch would tick for ever and keep the run from ending.
+      scorer = scorer.withoutModelWatch();
+    }
     String shadow = options.getShadowModelUri();
     if (shadow != null && !shadow.isBlank()) {
       scorer = scorer.withShadowModel(shadow.trim());
