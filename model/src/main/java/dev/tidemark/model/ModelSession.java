@@ -14,7 +14,8 @@ import org.joda.time.Instant;
 /**
  * What one scoring DoFn instance holds between {@code @Setup} and {@code @Teardown}: a lease on the
  * JVM's shared model, its own DJL predictor (DJL predictors are not thread-safe; a DoFn instance
- * runs on one thread at a time) and the batch scorer. Not serialisable: built on the worker.
+ * runs on one thread at a time) and the batch scorer, and optionally a session of a shadow model
+ * that scores the same rows into {@link Decision.Shadow}. Not serialisable: built on the worker.
  */
 final class ModelSession implements AutoCloseable {
   /** The step written in dead letters. */
@@ -40,29 +41,64 @@ final class ModelSession implements AutoCloseable {
   private final BatchScorer scorer;
   private final int featureCount;
   private final Decision.ModelRef modelRef;
-  private final ScoringMetrics metrics = new ScoringMetrics();
+  private final ScoringMetrics metrics;
+  private final ScoringMetrics.PerVersion perVersion;
+  private final @Nullable ModelSession shadow;
   private boolean loadMetricsReported;
 
-  private ModelSession(ScoringConfig config, SharedModels.Lease lease) {
+  private ModelSession(
+      ScoringConfig config,
+      SharedModels.Lease lease,
+      ScoringMetrics metrics,
+      @Nullable ModelSession shadow) {
     this.config = config;
     this.lease = lease;
+    this.metrics = metrics;
+    this.shadow = shadow;
     this.predictor = lease.model().newPredictor();
     ModelMetadata metadata = lease.model().metadata();
     this.scorer = new BatchScorer(predictor::predict, metadata.featureNames(), metrics);
     this.featureCount = metadata.featureNames().size();
     this.modelRef =
         new Decision.ModelRef(metadata.name(), metadata.version(), metadata.engine().djlName());
+    this.perVersion = metrics.new PerVersion(metadata.name(), metadata.version());
   }
 
   /** Acquires the shared model (loading it if this JVM has not) and a predictor. */
   static ModelSession open(ScoringConfig config) {
+    return open(config, null);
+  }
+
+  /** {@link #open(ScoringConfig)}, with a shadow model when {@code shadowConfig} is not null. */
+  static ModelSession open(ScoringConfig config, @Nullable ScoringConfig shadowConfig) {
+    ModelSession shadow =
+        shadowConfig == null
+            ? null
+            : openOne(shadowConfig, new ScoringMetrics(ScoringMetrics.SHADOW_PREFIX), null);
+    try {
+      return openOne(config, new ScoringMetrics(), shadow);
+    } catch (RuntimeException e) {
+      if (shadow != null) {
+        shadow.close();
+      }
+      throw e;
+    }
+  }
+
+  private static ModelSession openOne(
+      ScoringConfig config, ScoringMetrics metrics, @Nullable ModelSession shadow) {
     SharedModels.Lease lease = SharedModels.acquire(config);
     try {
-      return new ModelSession(config, lease);
+      return new ModelSession(config, lease, metrics, shadow);
     } catch (RuntimeException e) {
       lease.close();
       throw e;
     }
+  }
+
+  /** The URI of the model this session scores with. */
+  String modelUri() {
+    return config.modelUri;
   }
 
   /**
@@ -76,6 +112,9 @@ final class ModelSession implements AutoCloseable {
       metrics.modelByteSize.update(lease.model().byteSize());
     }
     loadMetricsReported = true;
+    if (shadow != null) {
+      shadow.reportLoadMetricsOnce();
+    }
   }
 
   Decision.ModelRef modelRef() {
@@ -113,6 +152,7 @@ final class ModelSession implements AutoCloseable {
       }
     }
     scorer.score(values, rows, result, firstOf);
+    Outcomes shadowed = shadow == null ? null : shadow.score(rows, decisionOf, vectorOf, firstOf);
     Instant decisionTime = Instant.now();
     Decision[] scored = new Decision[rows];
     DeadLetter[] failures = result.anyFailed() ? new DeadLetter[rows] : null;
@@ -130,9 +170,15 @@ final class ModelSession implements AutoCloseable {
                 cause == null ? null : cause.toString());
       } else {
         double score = result.scores[i];
-        scored[i] =
-            decision.withScore(
-                score, score >= config.threshold ? REVIEW : ALLOW, modelRef, decisionTime);
+        boolean review = score >= config.threshold;
+        perVersion.record(score, review);
+        scored[i] = decision.withScore(score, review ? REVIEW : ALLOW, modelRef, decisionTime);
+        Decision second = shadowed == null ? null : shadowed.scored()[i];
+        if (second != null) {
+          scored[i] =
+              scored[i].withShadow(
+                  new Decision.Shadow(second.score(), second.label(), second.model()));
+        }
       }
     }
     return new Outcomes(scored, failures);
@@ -149,6 +195,9 @@ final class ModelSession implements AutoCloseable {
       predictor.close();
     } finally {
       lease.close();
+      if (shadow != null) {
+        shadow.close();
+      }
     }
   }
 }

@@ -7,6 +7,7 @@ import java.util.List;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.util.ShardedKey;
 import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollectionView;
 import org.apache.beam.sdk.values.TupleTag;
 import org.checkerframework.checker.nullness.qual.Nullable;
 
@@ -16,31 +17,55 @@ import org.checkerframework.checker.nullness.qual.Nullable;
  */
 final class ScoreBatchesFn extends DoFn<KV<ShardedKey<Integer>, Iterable<Decision>>, Decision> {
   private final ScoringConfig config;
+  private final @Nullable ScoringConfig shadowConfig;
+  private final @Nullable PCollectionView<Iterable<KV<Long, String>>> models;
   private final TupleTag<Decision> scoredTag;
   private final TupleTag<DeadLetter> failuresTag;
 
   private transient @Nullable ModelSession session;
+  private transient @Nullable ModelSwitch modelSwitch;
 
+  /** See {@link ScoreFeaturesFn}'s constructor of the same parameters. */
   ScoreBatchesFn(
-      ScoringConfig config, TupleTag<Decision> scoredTag, TupleTag<DeadLetter> failuresTag) {
+      ScoringConfig config,
+      @Nullable ScoringConfig shadowConfig,
+      @Nullable PCollectionView<Iterable<KV<Long, String>>> models,
+      TupleTag<Decision> scoredTag,
+      TupleTag<DeadLetter> failuresTag) {
     this.config = config;
+    this.shadowConfig = shadowConfig;
+    this.models = models;
     this.scoredTag = scoredTag;
     this.failuresTag = failuresTag;
   }
 
   @Setup
   public void setup() {
-    session = ModelSession.open(config);
+    if (models == null) {
+      session = ModelSession.open(config, shadowConfig);
+    } else {
+      modelSwitch = new ModelSwitch(config, shadowConfig);
+    }
   }
 
   @StartBundle
   public void startBundle() {
-    session.reportLoadMetricsOnce();
+    if (session != null) {
+      session.reportLoadMetricsOnce();
+    }
   }
 
   @ProcessElement
   public void processElement(
-      @Element KV<ShardedKey<Integer>, Iterable<Decision>> batch, MultiOutputReceiver out) {
+      ProcessContext context,
+      @Element KV<ShardedKey<Integer>, Iterable<Decision>> batch,
+      MultiOutputReceiver out) {
+    if (models != null) {
+      String wanted = ModelSwitch.newest(context.sideInput(models));
+      if (modelSwitch.shouldTry(session, wanted)) {
+        session = modelSwitch.switchTo(session, wanted);
+      }
+    }
     List<Decision> rows = new ArrayList<>(config.batchSize);
     for (Decision decision : batch.getValue()) {
       rows.add(decision);

@@ -5,16 +5,21 @@ import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.DeadLetterReason;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.Features;
+import java.util.List;
 import java.util.Objects;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.VarIntCoder;
+import org.apache.beam.sdk.transforms.Create;
 import org.apache.beam.sdk.transforms.GroupIntoBatches;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.transforms.View;
 import org.apache.beam.sdk.transforms.WithFailures;
 import org.apache.beam.sdk.transforms.WithKeys;
+import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.PCollectionTuple;
+import org.apache.beam.sdk.values.PCollectionView;
 import org.apache.beam.sdk.values.TupleTag;
 import org.apache.beam.sdk.values.TupleTagList;
 import org.apache.beam.sdk.values.TypeDescriptors;
@@ -66,11 +71,31 @@ import org.joda.time.Duration;
  * step a plain ParDo that fuses with its neighbours. Scores do not depend on how rows were batched
  * (tested for batch sizes 1, 7 and 64 with a partial last batch, against each engine's own API).
  *
+ * <p>Models swapped without a restart: when {@code modelUri} names a directory (or ends in {@code
+ * /}) or a glob pattern ({@code gs://bucket/models/*.ubj}), the transform watches it with {@link
+ * WatchModels} every {@link #withModelWatchInterval watch interval} and scores with the newest
+ * valid model (latest last-modified time, then greatest URI), given to the scoring DoFn as a side
+ * input, as Beam Python's RunInference does with {@code WatchFilePattern}. A file without a
+ * sidecar, with a bad sidecar or other features, or that its engine cannot load is refused: the
+ * current model keeps scoring, {@value ScoringMetrics#MODEL_REFUSED} counts it and a WARN line says
+ * why. Each DoFn instance moves to the new model between two batches (rows it buffered are scored
+ * with the model they came to), so every decision's {@code model} is the version that scored it;
+ * instances move at slightly different moments. Decisions wait until the watch has found a first
+ * valid model; for a local directory the transform fails at construction if there is none. {@link
+ * #withModelUpdates} takes the model choices from any PCollection instead.
+ *
+ * <p>Shadow scoring: {@link #withShadowModel} scores every row with a second model file too and
+ * records its score, verdict and model as the decision's {@code shadow}; it never decides.
+ *
  * <p>Metrics, named like Beam Python's RunInference (namespace {@value ScoringMetrics#NAMESPACE}):
  * counters {@code num_inferences}, {@code failed_batches_counter}, {@code num_failed_inferences};
  * distributions {@code inference_request_batch_size}, {@code inference_batch_latency_micro_secs},
  * {@code load_model_latency_milli_secs}, {@code model_byte_size}; and {@code num_repeated_rows}:
- * rows equal to an earlier row of their batch are not sent to the engine and take its answer.
+ * rows equal to an earlier row of their batch are not sent to the engine and take its answer. Per
+ * model version ({@code <metric>/<name>:<version>}): {@code score_millionths} (a distribution),
+ * {@code score_decile_0} to {@code score_decile_9}, {@code decisions_review} and {@code
+ * decisions_allow}; the shadow model's metrics carry the prefix {@code shadow_}. Watching: {@code
+ * model_refused}, {@code model_swaps}.
  *
  * <pre>{@code
  * WithFailures.Result<PCollection<Decision>, DeadLetter> scored =
@@ -127,6 +152,18 @@ public abstract class ScoreFeatures
 
   abstract ScoringConfig.FeatureVector featureVector();
 
+  /** A second model that scores every row into {@link Decision#shadow()}; null: none. */
+  public abstract @Nullable String shadowModelUri();
+
+  /** How often a watched directory or pattern is listed. */
+  public abstract Duration modelWatchInterval();
+
+  /** Whether a directory or pattern is watched (true) or read once, at the start (false). */
+  public abstract boolean watchModels();
+
+  /** Model URIs to move to ({@link #withModelUpdates}); null: watch the pattern, if it is one. */
+  abstract @Nullable PCollection<KV<Long, String>> modelUpdates();
+
   abstract Builder toBuilder();
 
   @AutoValue.Builder
@@ -149,6 +186,14 @@ public abstract class ScoreFeatures
 
     abstract Builder setFeatureVector(ScoringConfig.FeatureVector featureVector);
 
+    abstract Builder setShadowModelUri(@Nullable String uri);
+
+    abstract Builder setModelWatchInterval(Duration interval);
+
+    abstract Builder setWatchModels(boolean watch);
+
+    abstract Builder setModelUpdates(@Nullable PCollection<KV<Long, String>> updates);
+
     abstract ScoreFeatures build();
   }
 
@@ -166,6 +211,8 @@ public abstract class ScoreFeatures
         .setMaxBufferingDelay(DEFAULT_MAX_BUFFERING_DELAY)
         .setBatching(DEFAULT_BATCHING)
         .setFeatureVector(new ScoringConfig.DefaultFeatureVector())
+        .setModelWatchInterval(WatchModels.DEFAULT_INTERVAL)
+        .setWatchModels(true)
         .build();
   }
 
@@ -253,6 +300,56 @@ public abstract class ScoreFeatures
     return toBuilder().setBatching(batching).build();
   }
 
+  /**
+   * Also scores every row with the model at {@code uri} (a model file, as for {@link #of}) and
+   * records its score, verdict (against the same threshold) and model as the decision's {@link
+   * Decision#shadow() shadow}. The shadow never decides and never fails a row: a row it cannot
+   * score has no shadow (counted in {@code shadow_num_failed_inferences}). Its metrics carry the
+   * prefix {@value ScoringMetrics#SHADOW_PREFIX}.
+   */
+  public ScoreFeatures withShadowModel(String uri) {
+    checkUri(uri);
+    if (ModelDirectory.isWatched(uri)) {
+      throw new IllegalArgumentException(
+          "the shadow model must be one model file, not a directory or pattern: " + uri);
+    }
+    return toBuilder().setShadowModelUri(uri).build();
+  }
+
+  /**
+   * How often a watched directory or pattern ({@code modelUri} naming a directory, ending in {@code
+   * /}, or holding a glob character) is listed for a newer model; default one minute.
+   */
+  public ScoreFeatures withModelWatchInterval(Duration interval) {
+    if (interval == null || interval.getMillis() <= 0) {
+      throw new IllegalArgumentException(
+          "the model watch interval must be a positive duration such as PT1M, got "
+              + interval
+              + "; set it with withModelWatchInterval(...)");
+    }
+    return toBuilder().setModelWatchInterval(interval).build();
+  }
+
+  /**
+   * A directory or pattern is read once, at the start, and its newest valid model scores the whole
+   * run: for finite inputs (a replay, a backfill), where a watch's endless ticks would keep the job
+   * from ending. A bounded input is always read this way.
+   */
+  public ScoreFeatures withoutModelWatch() {
+    return toBuilder().setWatchModels(false).build();
+  }
+
+  /**
+   * Scores with the model these elements name instead of watching {@code modelUri} itself: {@code
+   * KV(order, model URI)}, in the global window, as {@link WatchModels} emits them (Beam Python's
+   * {@code model_metadata_pcoll}). Of a pane's elements the one with the greatest order wins.
+   * Decisions wait until the first element arrives.
+   */
+  public ScoreFeatures withModelUpdates(PCollection<KV<Long, String>> updates) {
+    Objects.requireNonNull(updates, "updates");
+    return toBuilder().setModelUpdates(updates).build();
+  }
+
   /** Replaces {@link Features#toVector()}; for tests that need rows the features cannot make. */
   ScoreFeatures withFeatureVector(ScoringConfig.FeatureVector featureVector) {
     Objects.requireNonNull(featureVector, "featureVector");
@@ -274,20 +371,51 @@ public abstract class ScoreFeatures
   public WithFailures.Result<PCollection<Decision>, DeadLetter> expand(
       PCollection<Decision> decisions) {
     ScoringConfig config = config();
-    // Fail at construction, on the launcher, for every model whose sidecar is cheap to read.
-    byte[] sidecar = ModelLocation.readSidecarIfCheap(modelUri());
-    if (sidecar != null) {
-      String where = ModelLocation.sidecarUri(modelUri());
-      config.check(ModelMetadata.parse(sidecar, where), where);
+    boolean watched = ModelDirectory.isWatched(modelUri());
+    if (watched) {
+      if (modelName() != null || modelVersion() != null) {
+        throw new IllegalArgumentException(
+            "a watched model directory "
+                + modelUri()
+                + " takes whichever version is newest; do not pin it with withModelName(...) or"
+                + " withModelVersion(...)");
+      }
+      checkWatchedNow(config);
+    } else {
+      checkCheaply(config);
     }
-    TupleTag<Decision> scoredTag = new TupleTag<Decision>() {};
-    TupleTag<DeadLetter> failuresTag = new TupleTag<DeadLetter>() {};
+    ScoringConfig shadowConfig = null;
+    if (shadowModelUri() != null) {
+      shadowConfig =
+          new ScoringConfig(
+              shadowModelUri(), null, null, null, threshold(), batchSize(), featureVector());
+      checkCheaply(shadowConfig);
+    }
+    PCollectionView<Iterable<KV<Long, String>>> models = null;
+    if (watched || modelUpdates() != null) {
+      PCollection<KV<Long, String>> updates = modelUpdates();
+      if (updates == null) {
+        WatchModels watch = WatchModels.forConfig(config, modelWatchInterval());
+        updates =
+            watchModels() && decisions.isBounded() == PCollection.IsBounded.UNBOUNDED
+                ? decisions.getPipeline().apply("WatchModels", watch)
+                : decisions
+                    .getPipeline()
+                    .apply("ListModelsOnce", Create.of(0L))
+                    .apply("FindNewestModel", watch.onTicks());
+      }
+      models = updates.apply("LatestModel", View.asIterable());
+    }
+    List<PCollectionView<?>> sideInputs = models == null ? List.of() : List.of(models);
+    TupleTag<Decision> scoredTag = scoredTag();
+    TupleTag<DeadLetter> failuresTag = failuresTag();
     PCollectionTuple outputs;
     if (batching() == Batching.BUNDLE) {
       outputs =
           decisions.apply(
               "ScoreBatches",
-              ParDo.of(new ScoreFeaturesFn(config, scoredTag, failuresTag))
+              ParDo.of(new ScoreFeaturesFn(config, shadowConfig, models, scoredTag, failuresTag))
+                  .withSideInputs(sideInputs)
                   .withOutputTags(scoredTag, TupleTagList.of(failuresTag)));
     } else {
       outputs =
@@ -303,12 +431,51 @@ public abstract class ScoreFeatures
                       .withShardedKey())
               .apply(
                   "ScoreBatches",
-                  ParDo.of(new ScoreBatchesFn(config, scoredTag, failuresTag))
+                  ParDo.of(new ScoreBatchesFn(config, shadowConfig, models, scoredTag, failuresTag))
+                      .withSideInputs(sideInputs)
                       .withOutputTags(scoredTag, TupleTagList.of(failuresTag)));
     }
     outputs.get(scoredTag).setCoder(Decision.DecisionCoder.of());
     outputs.get(failuresTag).setCoder(DeadLetter.DeadLetterCoder.of());
     return WithFailures.Result.of(outputs, scoredTag, failuresTag);
+  }
+
+  // Made in static methods: an anonymous class in expand() would capture this transform, and with
+  // it the model updates' PCollection, into the DoFn.
+  private static TupleTag<Decision> scoredTag() {
+    return new TupleTag<Decision>() {};
+  }
+
+  private static TupleTag<DeadLetter> failuresTag() {
+    return new TupleTag<DeadLetter>() {};
+  }
+
+  /** Fails at construction, on the launcher, for a model whose sidecar is cheap to read. */
+  private static void checkCheaply(ScoringConfig config) {
+    byte[] sidecar = ModelLocation.readSidecarIfCheap(config.modelUri);
+    if (sidecar != null) {
+      String where = ModelLocation.sidecarUri(config.modelUri);
+      config.check(ModelMetadata.parse(sidecar, where), where);
+    }
+  }
+
+  /** Fails at construction when a local watched directory holds no valid model yet. */
+  private static void checkWatchedNow(ScoringConfig config) {
+    if (ModelLocation.kind(config.modelUri) != ModelLocation.Kind.LOCAL) {
+      return; // listed on the workers; decisions wait for the first valid model
+    }
+    ModelDirectory directory = new ModelDirectory(config);
+    if (directory.newest() == null) {
+      StringBuilder why = new StringBuilder();
+      for (ModelDirectory.Refusal refusal : directory.refusals()) {
+        why.append("; ").append(refusal.uri()).append(": ").append(refusal.reason());
+      }
+      throw new ModelLoadException(
+          "no valid model in "
+              + config.modelUri
+              + " (each model file needs its sidecar <file>.json)"
+              + (why.length() == 0 ? "; it holds no model file" : why.toString()));
+    }
   }
 
   private static String checkUri(String uri) {

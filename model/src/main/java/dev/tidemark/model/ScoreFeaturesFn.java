@@ -10,6 +10,8 @@ import java.util.Map;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.transforms.windowing.PaneInfo;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollectionView;
 import org.apache.beam.sdk.values.TupleTag;
 import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Duration;
@@ -50,10 +52,13 @@ final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
   static final int MAX_DECISIONS_PER_ROW = 16;
 
   private final ScoringConfig config;
+  private final @Nullable ScoringConfig shadowConfig;
+  private final @Nullable PCollectionView<Iterable<KV<Long, String>>> models;
   private final TupleTag<Decision> scoredTag;
   private final TupleTag<DeadLetter> failuresTag;
 
   private transient @Nullable ModelSession session;
+  private transient @Nullable ModelSwitch modelSwitch;
   private transient List<Pending> buffer;
   private transient DistinctRows rows;
 
@@ -62,7 +67,23 @@ final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
 
   ScoreFeaturesFn(
       ScoringConfig config, TupleTag<Decision> scoredTag, TupleTag<DeadLetter> failuresTag) {
+    this(config, null, null, scoredTag, failuresTag);
+  }
+
+  /**
+   * With a shadow model (when {@code shadowConfig} is not null) and, when {@code models} is not
+   * null, the model URI taken from that side input ({@link ModelSwitch}) instead of {@code
+   * config}'s.
+   */
+  ScoreFeaturesFn(
+      ScoringConfig config,
+      @Nullable ScoringConfig shadowConfig,
+      @Nullable PCollectionView<Iterable<KV<Long, String>>> models,
+      TupleTag<Decision> scoredTag,
+      TupleTag<DeadLetter> failuresTag) {
     this.config = config;
+    this.shadowConfig = shadowConfig;
+    this.models = models;
     this.scoredTag = scoredTag;
     this.failuresTag = failuresTag;
   }
@@ -80,29 +101,53 @@ final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
 
   @Setup
   public void setup() {
-    session = ModelSession.open(config);
+    if (models == null) {
+      session = ModelSession.open(config, shadowConfig);
+    } else {
+      modelSwitch = new ModelSwitch(config, shadowConfig);
+    }
     buffer = new ArrayList<>(config.batchSize);
     rows = new DistinctRows(config.batchSize);
   }
 
   @StartBundle
   public void startBundle() {
-    session.reportLoadMetricsOnce();
+    if (session != null) {
+      session.reportLoadMetricsOnce();
+    }
     buffer.clear();
     rows.clear();
   }
 
   @ProcessElement
   public void processElement(
+      ProcessContext context,
       @Element Decision decision,
       @Timestamp Instant timestamp,
       BoundedWindow window,
       PaneInfo pane,
       MultiOutputReceiver out) {
+    if (models != null) {
+      String wanted = ModelSwitch.newest(context.sideInput(models));
+      if (modelSwitch.shouldTry(session, wanted)) {
+        if (!buffer.isEmpty()) {
+          emitBatch(out); // scored with the model they came to
+        }
+        session = modelSwitch.switchTo(session, wanted);
+      }
+      if (session == null) {
+        throw new IllegalStateException(
+            "no model to score with: the model side input names none (" + config.modelUri + ")");
+      }
+    }
     buffer.add(new Pending(timestamp, window, pane));
     if (!rows.add(decision, config.featureVector.apply(decision))) {
       return;
     }
+    emitBatch(out);
+  }
+
+  private void emitBatch(MultiOutputReceiver out) {
     ModelSession.Outcomes outcomes = session.score(rows);
     for (int i = 0; i < outcomes.size(); i++) {
       Pending pending = buffer.get(i);

@@ -56,6 +56,12 @@ final class ScoringConfig implements Serializable {
     this.featureVector = Objects.requireNonNull(featureVector, "featureVector");
   }
 
+  /** This configuration for another model file: a watched pattern's newest version. */
+  ScoringConfig withModelUri(String uri) {
+    return new ScoringConfig(
+        uri, engine, modelName, modelVersion, threshold, batchSize, featureVector);
+  }
+
   /**
    * Checks a model's sidecar against this configuration and against the features Tidemark builds.
    *

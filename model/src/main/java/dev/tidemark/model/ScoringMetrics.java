@@ -41,14 +41,96 @@ public final class ScoringMetrics {
   /** Size of the model file, bytes; once per load per JVM. */
   public static final String MODEL_BYTE_SIZE = "model_byte_size";
 
-  final Counter inferences = Metrics.counter(NAMESPACE, NUM_INFERENCES);
-  final Counter repeatedRows = Metrics.counter(NAMESPACE, NUM_REPEATED_ROWS);
-  final Counter failedBatches = Metrics.counter(NAMESPACE, FAILED_BATCHES);
-  final Counter failedRows = Metrics.counter(NAMESPACE, NUM_FAILED_ROWS);
-  final Distribution batchSize = Metrics.distribution(NAMESPACE, BATCH_SIZE);
-  final Distribution batchLatencyMicros = Metrics.distribution(NAMESPACE, BATCH_LATENCY_MICROS);
-  final Distribution loadLatencyMillis = Metrics.distribution(NAMESPACE, LOAD_LATENCY_MILLIS);
-  final Distribution modelByteSize = Metrics.distribution(NAMESPACE, MODEL_BYTE_SIZE);
+  /**
+   * Model files of a watched pattern that were refused (no sidecar, a bad sidecar, features other
+   * than {@code Features.NAMES}, or the engine could not load them); each file once per change.
+   */
+  public static final String MODEL_REFUSED = "model_refused";
 
-  ScoringMetrics() {}
+  /** Times a scoring DoFn instance moved to another model of a watched pattern. */
+  public static final String MODEL_SWAPS = "model_swaps";
+
+  /**
+   * Per model version: the distribution of scores, in millionths (Beam distributions hold
+   * integers), named {@code score_millionths/<name>:<version>}.
+   */
+  public static final String SCORE_MILLIONTHS = "score_millionths";
+
+  /** Per model version and tenth of [0, 1]: {@code score_decile_<0..9>/<name>:<version>}. */
+  public static final String SCORE_DECILE = "score_decile_";
+
+  /**
+   * Per model version: decisions scored {@code review}, {@code decisions_review/<name>:<version>}.
+   */
+  public static final String DECISIONS_REVIEW = "decisions_review";
+
+  /**
+   * Per model version: decisions scored {@code allow}, {@code decisions_allow/<name>:<version>}.
+   */
+  public static final String DECISIONS_ALLOW = "decisions_allow";
+
+  /** The prefix of the shadow model's metrics: {@code shadow_num_inferences} and so on. */
+  public static final String SHADOW_PREFIX = "shadow_";
+
+  /** The name of a per-version metric: {@code <metric>/<name>:<version>}. */
+  public static String perVersion(String metric, String modelName, String modelVersion) {
+    return metric + "/" + modelName + ":" + modelVersion;
+  }
+
+  private final String prefix;
+  final Counter inferences;
+  final Counter repeatedRows;
+  final Counter failedBatches;
+  final Counter failedRows;
+  final Distribution batchSize;
+  final Distribution batchLatencyMicros;
+  final Distribution loadLatencyMillis;
+  final Distribution modelByteSize;
+
+  ScoringMetrics() {
+    this("");
+  }
+
+  /** The metrics with every name prefixed: {@link #SHADOW_PREFIX} for the shadow model. */
+  ScoringMetrics(String prefix) {
+    this.prefix = prefix;
+    inferences = Metrics.counter(NAMESPACE, prefix + NUM_INFERENCES);
+    repeatedRows = Metrics.counter(NAMESPACE, prefix + NUM_REPEATED_ROWS);
+    failedBatches = Metrics.counter(NAMESPACE, prefix + FAILED_BATCHES);
+    failedRows = Metrics.counter(NAMESPACE, prefix + NUM_FAILED_ROWS);
+    batchSize = Metrics.distribution(NAMESPACE, prefix + BATCH_SIZE);
+    batchLatencyMicros = Metrics.distribution(NAMESPACE, prefix + BATCH_LATENCY_MICROS);
+    loadLatencyMillis = Metrics.distribution(NAMESPACE, prefix + LOAD_LATENCY_MILLIS);
+    modelByteSize = Metrics.distribution(NAMESPACE, prefix + MODEL_BYTE_SIZE);
+  }
+
+  /** The score metrics of one model version; made once per loaded model. */
+  final class PerVersion {
+    private final Distribution scores;
+    private final Counter[] deciles = new Counter[10];
+    private final Counter review;
+    private final Counter allow;
+
+    PerVersion(String modelName, String modelVersion) {
+      scores =
+          Metrics.distribution(
+              NAMESPACE, prefix + perVersion(SCORE_MILLIONTHS, modelName, modelVersion));
+      for (int d = 0; d < deciles.length; d++) {
+        deciles[d] =
+            Metrics.counter(
+                NAMESPACE, prefix + perVersion(SCORE_DECILE + d, modelName, modelVersion));
+      }
+      review =
+          Metrics.counter(
+              NAMESPACE, prefix + perVersion(DECISIONS_REVIEW, modelName, modelVersion));
+      allow =
+          Metrics.counter(NAMESPACE, prefix + perVersion(DECISIONS_ALLOW, modelName, modelVersion));
+    }
+
+    void record(double score, boolean isReview) {
+      scores.update(Math.round(score * 1_000_000));
+      deciles[Math.max(0, Math.min(9, (int) Math.floor(score * 10)))].inc();
+      (isReview ? review : allow).inc();
+    }
+  }
 }

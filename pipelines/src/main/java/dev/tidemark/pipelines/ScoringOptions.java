@@ -9,7 +9,9 @@ import org.checkerframework.checker.nullness.qual.Nullable;
 public interface ScoringOptions extends PipelineOptions {
   @Description(
       "Model file: 'default' (the shipped XGBoost model), a local path, file:, classpath: or"
-          + " gs:// URI; its sidecar is the same path plus .json.")
+          + " gs:// URI; its sidecar is the same path plus .json. A directory (or a URI ending in"
+          + " /) or a glob pattern is watched: the newest valid model in it scores, and a newer"
+          + " one replaces it without a restart (see --modelWatchInterval).")
   @Default.String("default")
   String getModelUri();
 
@@ -21,6 +23,22 @@ public interface ScoringOptions extends PipelineOptions {
   @Nullable String getModelEngine();
 
   void setModelEngine(String engine);
+
+  @Description(
+      "How often a --modelUri that names a directory or pattern is listed for a newer model, as an"
+          + " ISO-8601 duration such as PT1M.")
+  @Default.String("PT1M")
+  String getModelWatchInterval();
+
+  void setModelWatchInterval(String interval);
+
+  @Description(
+      "Optional second model file (a local path, file:, classpath: or gs:// URI, with its"
+          + " sidecar) that scores every decision too; its score, decision and model are recorded"
+          + " as the decision's shadow, and it never decides. Unset: no shadow.")
+  @Nullable String getShadowModelUri();
+
+  void setShadowModelUri(String uri);
 
   @Description("Decision threshold: a score at or above it is 'review', below it 'allow'.")
   @Default.Double(0.5)

@@ -147,7 +147,24 @@ public final class TidemarkPipeline {
     if (options.getModelEngine() != null && !options.getModelEngine().isEmpty()) {
       scorer = scorer.withEngine(ModelEngine.fromName(options.getModelEngine()));
     }
+    if (options.getSource() == TidemarkOptions.SourceKind.replay
+        || options.getSource() == TidemarkOptions.SourceKind.backfill) {
+      // A finite input: a watch would tick for ever and keep the run from ending.
+      scorer = scorer.withoutModelWatch();
+    }
+    String shadow = options.getShadowModelUri();
+    if (shadow != null && !shadow.isBlank()) {
+      scorer = scorer.withShadowModel(shadow.trim());
+    }
+    Duration watchInterval = Durations.parse("modelWatchInterval", options.getModelWatchInterval());
+    if (watchInterval.getMillis() <= 0) {
+      throw new IllegalArgumentException(
+          "--modelWatchInterval="
+              + options.getModelWatchInterval()
+              + " must be a positive duration, such as PT1M");
+    }
     return scorer
+        .withModelWatchInterval(watchInterval)
         .withThreshold(options.getDecisionThreshold())
         .withBatchSize(options.getScoringBatchSize());
   }

@@ -5,19 +5,59 @@ import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.is;
 import static org.junit.Assert.assertThrows;
 
+import dev.tidemark.model.ScoreFeatures;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
+import org.joda.time.Duration;
 import org.junit.Test;
 import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
 
 /**
- * The checks of --fileRollInterval, --maxFutureSkew, --gateShards and --outputFormat name the
- * option and how to fix it; --gateShards defaults to the runner's parallelism.
+ * The checks of --fileRollInterval, --maxFutureSkew, --gateShards, --outputFormat,
+ * --modelWatchInterval and --shadowModelUri name the option and how to fix it; --gateShards
+ * defaults to the runner's parallelism.
  */
 @RunWith(JUnit4.class)
 public class OptionChecksTest {
   private static TidemarkOptions options(String... args) {
     return PipelineOptionsFactory.fromArgs(args).as(TidemarkOptions.class);
+  }
+
+  @Test
+  public void modelWatchIntervalMustBePositive() {
+    for (String bad : new String[] {"PT0S", "PT-1M"}) {
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> TidemarkPipeline.scorer(options("--modelWatchInterval=" + bad)));
+      assertThat(e.getMessage(), containsString("--modelWatchInterval=" + bad + " must be"));
+    }
+    IllegalArgumentException notADuration =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> TidemarkPipeline.scorer(options("--modelWatchInterval=1m")));
+    assertThat(notADuration.getMessage(), containsString("--modelWatchInterval=1m"));
+  }
+
+  @Test
+  public void theShadowModelIsOneFileAndAFiniteSourceReadsTheModelsOnce() {
+    ScoreFeatures scorer =
+        TidemarkPipeline.scorer(
+            options(
+                "--source=kafka",
+                "--shadowModelUri=classpath:/models/tidemark-fraud-logreg-v1.onnx",
+                "--modelWatchInterval=PT5S"));
+    assertThat(scorer.shadowModelUri(), is("classpath:/models/tidemark-fraud-logreg-v1.onnx"));
+    assertThat(scorer.modelWatchInterval(), is(Duration.standardSeconds(5)));
+    assertThat(scorer.watchModels(), is(true));
+    assertThat(TidemarkPipeline.scorer(options("--source=replay")).watchModels(), is(false));
+    assertThat(TidemarkPipeline.scorer(options("--source=backfill")).watchModels(), is(false));
+    assertThat(TidemarkPipeline.scorer(options()).shadowModelUri(), is((String) null));
+    IllegalArgumentException pattern =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> TidemarkPipeline.scorer(options("--shadowModelUri=gs://bucket/models/")));
+    assertThat(pattern.getMessage(), containsString("not a directory or pattern"));
   }
 
   @Test

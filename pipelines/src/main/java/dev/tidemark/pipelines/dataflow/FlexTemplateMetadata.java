@@ -161,6 +161,10 @@ public final class FlexTemplateMetadata {
     regexes.put(
         "modelUri",
         "^(?:default|classpath:/.+|" + GCS_REGEX.substring(1, GCS_REGEX.length() - 1) + ")$");
+    // A second model: on the job's classpath or in Cloud Storage.
+    regexes.put(
+        "shadowModelUri",
+        "^(?:classpath:/.+|" + GCS_REGEX.substring(1, GCS_REGEX.length() - 1) + ")$");
     // The engines' DJL names, as ModelEngine.fromName documents them.
     regexes.put(
         "modelEngine",
@@ -234,6 +238,7 @@ public final class FlexTemplateMetadata {
   static final Map<String, String> SPECIFIC_TYPES =
       Map.of(
           "modelUri", "GCS_READ_FILE",
+          "shadowModelUri", "GCS_READ_FILE",
           "kafkaClientProperties", "GCS_READ_FILE",
           "kafkaKeystoreFile", "GCS_READ_FILE",
           "kafkaTruststoreFile", "GCS_READ_FILE");

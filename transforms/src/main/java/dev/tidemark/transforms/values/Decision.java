@@ -39,6 +39,8 @@ import org.joda.time.Instant;
  *              score or features moved) or "reversed" (allow became review, or review became allow)
  * supersedes   {"version", "score", "decision"}: the edition emitted before this one; absent on
  *              the first
+ * shadow       {"score", "decision", "model"}: what a shadow model made of the same features; it
+ *              never decides; absent without a shadow model (or when it could not score the row)
  * </pre>
  *
  * <p>{@code correction} and {@code supersedes} are set by {@code AnnotateCorrections}, after
@@ -63,6 +65,7 @@ public final class Decision {
   private final @Nullable ModelRef model;
   private final @Nullable Correction correction;
   private final @Nullable Supersedes supersedes;
+  private final @Nullable Shadow shadow;
 
   private Decision(
       String decisionId,
@@ -80,7 +83,8 @@ public final class Decision {
       @Nullable String label,
       @Nullable ModelRef model,
       @Nullable Correction correction,
-      @Nullable Supersedes supersedes) {
+      @Nullable Supersedes supersedes,
+      @Nullable Shadow shadow) {
     this.decisionId = decisionId;
     this.accountId = accountId;
     this.windowStart = windowStart;
@@ -97,6 +101,7 @@ public final class Decision {
     this.model = model;
     this.correction = correction;
     this.supersedes = supersedes;
+    this.shadow = shadow;
   }
 
   /** An unscored decision for one pane; its decision time is its processing time. */
@@ -126,6 +131,7 @@ public final class Decision {
         null,
         null,
         null,
+        null,
         null);
   }
 
@@ -137,32 +143,12 @@ public final class Decision {
         Objects.requireNonNull(label, "label"),
         Objects.requireNonNull(model, "model"),
         correction,
-        supersedes);
+        supersedes,
+        shadow);
   }
 
-  /**
-   * This edition as a correction of {@code previous}, the edition of the same decision emitted
-   * before it, or as the first edition when {@code previous} is null.
-   */
-  public Decision withCorrection(@Nullable Supersedes previous) {
-    if (score == null || label == null) {
-      throw new IllegalStateException("only a scored decision is a correction: " + decisionId);
-    }
-    Correction kind =
-        previous == null
-            ? Correction.NONE
-            : previous.decision().equals(label) ? Correction.REFINED : Correction.REVERSED;
-    return withOutcome(decisionTime, score, label, model, kind, previous);
-  }
-
-  /** This pane with what was made of it: the decision time, score, verdict and correction. */
-  private Decision withOutcome(
-      Instant decisionTime,
-      @Nullable Double score,
-      @Nullable String label,
-      @Nullable ModelRef model,
-      @Nullable Correction correction,
-      @Nullable Supersedes supersedes) {
+  /** This decision with what a shadow model made of it; it changes nothing else. */
+  public Decision withShadow(@Nullable Shadow shadow) {
     return new Decision(
         decisionId,
         accountId,
@@ -179,7 +165,52 @@ public final class Decision {
         label,
         model,
         correction,
-        supersedes);
+        supersedes,
+        shadow);
+  }
+
+  /**
+   * This edition as a correction of {@code previous}, the edition of the same decision emitted
+   * before it, or as the first edition when {@code previous} is null.
+   */
+  public Decision withCorrection(@Nullable Supersedes previous) {
+    if (score == null || label == null) {
+      throw new IllegalStateException("only a scored decision is a correction: " + decisionId);
+    }
+    Correction kind =
+        previous == null
+            ? Correction.NONE
+            : previous.decision().equals(label) ? Correction.REFINED : Correction.REVERSED;
+    return withOutcome(decisionTime, score, label, model, kind, previous, shadow);
+  }
+
+  /** This pane with what was made of it: the decision time, score, verdict and correction. */
+  private Decision withOutcome(
+      Instant decisionTime,
+      @Nullable Double score,
+      @Nullable String label,
+      @Nullable ModelRef model,
+      @Nullable Correction correction,
+      @Nullable Supersedes supersedes,
+      @Nullable Shadow shadow) {
+    return new Decision(
+        decisionId,
+        accountId,
+        windowStart,
+        windowEnd,
+        paneTiming,
+        paneIndex,
+        firstPane,
+        lastPane,
+        features,
+        processingTime,
+        decisionTime,
+        score,
+        label,
+        model,
+        correction,
+        supersedes,
+        shadow);
   }
 
   /** What a later edition supersedes when this scored one is the last emitted before it. */
@@ -285,6 +316,11 @@ public final class Decision {
     return supersedes;
   }
 
+  /** What a shadow model made of this decision; null without one. */
+  public @Nullable Shadow shadow() {
+    return shadow;
+  }
+
   /** One line of the decisions output. */
   public String toJson() {
     return Json.object(
@@ -328,6 +364,17 @@ public final class Decision {
             out.writeStringField("decision", supersedes.decision());
             out.writeEndObject();
           }
+          if (shadow != null) {
+            out.writeObjectFieldStart("shadow");
+            out.writeNumberField("score", shadow.score());
+            out.writeStringField("decision", shadow.decision());
+            out.writeObjectFieldStart("model");
+            out.writeStringField("name", shadow.model().name());
+            out.writeStringField("version", shadow.model().version());
+            out.writeStringField("engine", shadow.model().engine());
+            out.writeEndObject();
+            out.writeEndObject();
+          }
         });
   }
 
@@ -352,7 +399,8 @@ public final class Decision {
         && Objects.equals(label, that.label)
         && Objects.equals(model, that.model)
         && correction == that.correction
-        && Objects.equals(supersedes, that.supersedes);
+        && Objects.equals(supersedes, that.supersedes)
+        && Objects.equals(shadow, that.shadow);
   }
 
   @Override
@@ -384,6 +432,17 @@ public final class Decision {
   public record Supersedes(long version, double score, String decision) {
     public Supersedes {
       Objects.requireNonNull(decision, "decision");
+    }
+  }
+
+  /**
+   * A shadow model's score and verdict for the same features, with the model that gave them;
+   * recorded beside the decision, never deciding.
+   */
+  public record Shadow(double score, String decision, ModelRef model) {
+    public Shadow {
+      Objects.requireNonNull(decision, "decision");
+      Objects.requireNonNull(model, "model");
     }
   }
 
@@ -460,7 +519,7 @@ public final class Decision {
 
     /**
      * Version 2: the fields {@link #write} writes, in its order. Version 1 ended after the model:
-     * it had no correction and no superseded edition.
+     * it had no correction, no superseded edition and no shadow.
      */
     @Override
     protected int version() {
@@ -518,6 +577,12 @@ public final class Decision {
         out.writeDouble(value.supersedes.score());
         Codec.writeKnownString(value.supersedes.decision(), LABELS, out);
       }
+      out.writeBoolean(value.shadow != null);
+      if (value.shadow != null) {
+        out.writeDouble(value.shadow.score());
+        Codec.writeKnownString(value.shadow.decision(), LABELS, out);
+        out.write(value.shadow.model().encoded());
+      }
     }
 
     @Override
@@ -543,6 +608,7 @@ public final class Decision {
       }
       Correction correction = null;
       Supersedes supersedes = null;
+      Shadow shadow = null;
       if (version >= 2) {
         if (in.readBoolean()) {
           correction = Correction.valueOf(Codec.readKnownString(CORRECTIONS, in));
@@ -550,6 +616,13 @@ public final class Decision {
         if (in.readBoolean()) {
           supersedes =
               new Supersedes(in.readLong(), in.readDouble(), Codec.readKnownString(LABELS, in));
+        }
+        if (in.readBoolean()) {
+          shadow =
+              new Shadow(
+                  in.readDouble(),
+                  Codec.readKnownString(LABELS, in),
+                  new ModelRef(Codec.readString(in), Codec.readString(in), Codec.readString(in)));
         }
       }
       return new Decision(
@@ -568,7 +641,8 @@ public final class Decision {
           label,
           model,
           correction,
-          supersedes);
+          supersedes,
+          shadow);
     }
   }
 }

@@ -94,9 +94,15 @@ public class FormatVersionsTest {
             T0.plus(21));
   }
 
-  /** A scored decision reversing an earlier {@code allow}. */
+  /** A scored decision reversing an earlier {@code allow}, with a shadow model's verdict. */
   static Decision decision() {
-    return scoredDecision().withCorrection(new Decision.Supersedes(3, 0.125, "allow"));
+    return scoredDecision()
+        .withCorrection(new Decision.Supersedes(3, 0.125, "allow"))
+        .withShadow(
+            new Decision.Shadow(
+                0.75,
+                "review",
+                new Decision.ModelRef("tidemark-fraud-logreg", "2", "OnnxRuntime")));
   }
 
   /** The bytes of {@link #scoredDecision()} in {@code version}, up to the model. */
@@ -223,7 +229,13 @@ public class FormatVersionsTest {
                 .bool(true)
                 .i64(3)
                 .f64(0.125)
-                .u8(0))); // allow, the first of the known labels
+                .u8(0) // allow, the first of the known labels
+                .bool(true) // a shadow
+                .f64(0.75)
+                .u8(1) // review
+                .str("tidemark-fraud-logreg")
+                .str("2")
+                .str("OnnxRuntime")));
   }
 
   @Test
@@ -249,6 +261,7 @@ public class FormatVersionsTest {
     Decision read = decode(Decision.DecisionCoder.of(), version1);
     assertThat(read, equalTo(scoredDecision()));
     assertThat(read.correction(), is((Decision.Correction) null));
+    assertThat(read.shadow(), is((Decision.Shadow) null));
   }
 
   @Test

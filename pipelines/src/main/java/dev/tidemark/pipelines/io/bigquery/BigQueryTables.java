@@ -365,7 +365,37 @@ public final class BigQueryTables {
                   "STRING",
                   NULLABLE,
                   "The verdict of the edition this one supersedes.",
-                  d -> d.supersedes() == null ? null : d.supersedes().decision())));
+                  d -> d.supersedes() == null ? null : d.supersedes().decision()),
+              column(
+                  "shadow_score",
+                  "FLOAT",
+                  NULLABLE,
+                  "The shadow model's score (--shadowModelUri); it never decides.",
+                  d -> d.shadow() == null ? null : d.shadow().score()),
+              column(
+                  "shadow_decision",
+                  "STRING",
+                  NULLABLE,
+                  "review or allow: the shadow model's score against the threshold.",
+                  d -> d.shadow() == null ? null : d.shadow().decision()),
+              column(
+                  "shadow_model_name",
+                  "STRING",
+                  NULLABLE,
+                  "The shadow model's name.",
+                  d -> d.shadow() == null ? null : d.shadow().model().name()),
+              column(
+                  "shadow_model_version",
+                  "STRING",
+                  NULLABLE,
+                  "The shadow model's version.",
+                  d -> d.shadow() == null ? null : d.shadow().model().version()),
+              column(
+                  "shadow_model_engine",
+                  "STRING",
+                  NULLABLE,
+                  "The DJL engine that ran the shadow model.",
+                  d -> d.shadow() == null ? null : d.shadow().model().engine())));
 
   /** Dead letters: every record Tidemark could not use, with its reason and original bytes. */
   public static final Table<DeadLetter> DEAD_LETTERS =

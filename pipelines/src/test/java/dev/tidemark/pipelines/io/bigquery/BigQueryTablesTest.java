@@ -53,21 +53,26 @@ public class BigQueryTablesTest {
   /** Every leaf of the decision JSON, in snake_case, as BigQuery flattens it. */
   private static List<String> flattenedJsonFields(Decision decision) throws IOException {
     List<String> names = new ArrayList<>();
-    var node = Json.MAPPER.readTree(decision.toJson());
+    flatten(Json.MAPPER.readTree(decision.toJson()), "", names);
+    return names;
+  }
+
+  /** Nested objects become prefixed names ({@code shadow.model.name}: shadow_model_name). */
+  private static void flatten(
+      com.fasterxml.jackson.databind.JsonNode node, String prefix, List<String> names) {
     for (Iterator<Map.Entry<String, com.fasterxml.jackson.databind.JsonNode>> it = node.fields();
         it.hasNext(); ) {
       var field = it.next();
       if (field.getValue().isObject()) {
-        String prefix =
+        String inner =
             "clocks".equals(field.getKey()) || "features".equals(field.getKey())
-                ? ""
-                : field.getKey() + "_";
-        field.getValue().fieldNames().forEachRemaining(n -> names.add(snake(prefix + n)));
+                ? prefix
+                : prefix + field.getKey() + "_";
+        flatten(field.getValue(), inner, names);
       } else {
-        names.add(snake(field.getKey()));
+        names.add(snake(prefix + field.getKey()));
       }
     }
-    return names;
   }
 
   private static String snake(String camel) {
@@ -89,7 +94,9 @@ public class BigQueryTablesTest {
                 new Features(2, 1234, 1000, 1, 1, start, start),
                 start)
             .withScore(0.25, "allow", new Decision.ModelRef("m", "1", "OnnxRuntime"), start)
-            .withCorrection(new Decision.Supersedes(3, 0.75, "review"));
+            .withCorrection(new Decision.Supersedes(3, 0.75, "review"))
+            .withShadow(
+                new Decision.Shadow(0.625, "review", new Decision.ModelRef("s", "2", "XGBoost")));
     List<String> fromJson = flattenedJsonFields(decision);
     // pane.index is the version; pane.isFirst/isLast become pane_is_first/pane_is_last.
     fromJson.remove("pane_index");
@@ -106,6 +113,11 @@ public class BigQueryTablesTest {
     assertThat(row.get("supersedes_version"), is(3L));
     assertThat(row.get("supersedes_score"), is(0.75));
     assertThat(row.get("supersedes_decision"), is("review"));
+    assertThat(row.get("shadow_score"), is(0.625));
+    assertThat(row.get("shadow_decision"), is("review"));
+    assertThat(row.get("shadow_model_name"), is("s"));
+    assertThat(row.get("shadow_model_version"), is("2"));
+    assertThat(row.get("shadow_model_engine"), is("XGBoost"));
     for (TableFieldSchema field : BigQueryTables.DECISIONS.schema().getFields()) {
       if ("REQUIRED".equals(field.getMode())) {
         assertThat(field.getName() + " is required", row.containsKey(field.getName()), is(true));
