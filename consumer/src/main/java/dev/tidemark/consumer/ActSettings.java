@@ -130,20 +130,6 @@ public record ActSettings(
         maxPollRecords);
   }
 
-  public ActSettings withKeyRetention(Duration value) {
-    return new ActSettings(
-        bootstrapServers,
-        topic,
-        consumerName,
-        stateDir,
-        jdbcUrl,
-        idleTimeout,
-        follow,
-        value,
-        replay,
-        maxPollRecords);
-  }
-
   public ActSettings withReplay(boolean value) {
     return new ActSettings(
         bootstrapServers,
@@ -156,20 +142,6 @@ public record ActSettings(
         keyRetention,
         value,
         maxPollRecords);
-  }
-
-  public ActSettings withMaxPollRecords(int value) {
-    return new ActSettings(
-        bootstrapServers,
-        topic,
-        consumerName,
-        stateDir,
-        jdbcUrl,
-        idleTimeout,
-        follow,
-        keyRetention,
-        replay,
-        value);
   }
 
   private static void check(boolean condition, String message) {

@@ -149,24 +149,7 @@ public final class Decision {
 
   /** This decision with what a shadow model made of it; it changes nothing else. */
   public Decision withShadow(@Nullable Shadow shadow) {
-    return new Decision(
-        decisionId,
-        accountId,
-        windowStart,
-        windowEnd,
-        paneTiming,
-        paneIndex,
-        firstPane,
-        lastPane,
-        features,
-        processingTime,
-        decisionTime,
-        score,
-        label,
-        model,
-        correction,
-        supersedes,
-        shadow);
+    return withOutcome(decisionTime, score, label, model, correction, supersedes, shadow);
   }
 
   /**
@@ -184,7 +167,9 @@ public final class Decision {
     return withOutcome(decisionTime, score, label, model, kind, previous, shadow);
   }
 
-  /** This pane with what was made of it: the decision time, score, verdict and correction. */
+  /**
+   * This pane with what was made of it: the decision time, score, verdict, correction and shadow.
+   */
   private Decision withOutcome(
       Instant decisionTime,
       @Nullable Double score,
