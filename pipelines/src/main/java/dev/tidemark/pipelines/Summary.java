@@ -304,6 +304,24 @@ public final class Summary {
     }
   }
 
+  /**
+   * summary.json without what depends on the wall clock (the wall time, the watermark lags, the
+   * rates per minute and the decision lag): what two runs of one input must agree on.
+   */
+  public String toJsonWithoutWallClock() {
+    try {
+      ObjectNode json = (ObjectNode) Json.MAPPER.readTree(toJson());
+      json.remove("wallTimeMillis");
+      ObjectNode signals = (ObjectNode) json.get("signals");
+      signals.remove("watermarkLagMillis");
+      signals.remove("perMinuteOfProcessing");
+      ((ObjectNode) signals.get("lagMillis")).remove("decisionMinusIngestion");
+      return Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(json) + "\n";
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   public void writeTo(Path file) {
     try {
       Files.createDirectories(file.getParent());
