@@ -8,7 +8,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipalLookupService;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -18,6 +22,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -55,6 +60,14 @@ public final class LocalPostgres implements AutoCloseable {
 
   private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
   private static final Path DEBIAN_LAYOUT = Path.of("/usr/lib/postgresql");
+
+  /**
+   * Where the server's directories go when the postgres user cannot reach the state directory (a
+   * run as root under a home directory or a {@code mktemp -d}): {@code /tmp} is searchable by every
+   * user. One subdirectory per state directory, named by the first 64 bits of the SHA-256 of its
+   * absolute path in hex (short: the socket's path must fit in 107 bytes).
+   */
+  private static final Path SHARED_HOME = Path.of("/tmp", "tidemark-act");
 
   private final Path stateDir;
   private final Path bin;
@@ -172,11 +185,12 @@ public final class LocalPostgres implements AutoCloseable {
 
   private void startServer() throws IOException, InterruptedException {
     Files.createDirectories(stateDir);
-    if (!Files.isRegularFile(dataDir().resolve("PG_VERSION"))) {
-      initialise();
+    Path data = place(dataDir());
+    Path run = place(runDir());
+    if (!Files.isRegularFile(data.resolve("PG_VERSION"))) {
+      initialise(data, run);
     }
-    Files.createDirectories(runDir());
-    giveToPostgres(runDir());
+    giveToPostgres(run);
     OptionalLong running = runningPid();
     port = rememberedPort().orElse(0);
     if (running.isPresent() && port > 0) {
@@ -195,9 +209,9 @@ public final class LocalPostgres implements AutoCloseable {
           List.of(
               pgCtl(),
               "-D",
-              dataDir().toString(),
+              data.toString(),
               "-l",
-              runDir().resolve("postgres.log").toString(),
+              run.resolve("postgres.log").toString(),
               "-w",
               "-t",
               Long.toString(START_TIMEOUT.toSeconds()),
@@ -210,9 +224,57 @@ public final class LocalPostgres implements AutoCloseable {
     createDatabase();
   }
 
+  /**
+   * {@code link} (a directory under the state directory), created if missing; returns where it
+   * really is. Running as root, PostgreSQL runs as the postgres user, who must be able to reach its
+   * directories: when some directory above the state directory is not searchable by every user, the
+   * directory is made under {@link #SHARED_HOME} instead and {@code link} is a symbolic link to it,
+   * so the data still sits under the state directory for whoever looks there.
+   */
+  private Path place(Path link) throws IOException {
+    if (Files.isSymbolicLink(link)) {
+      Path target = Files.readSymbolicLink(link);
+      Files.createDirectories(target);
+      return target;
+    }
+    if (Files.isDirectory(link) || !asPostgresUser || searchableByEveryone(stateDir)) {
+      Files.createDirectories(link);
+      return link;
+    }
+    Path home = SHARED_HOME.resolve(sha256(stateDir.toString()).substring(0, 16));
+    for (Path dir : List.of(SHARED_HOME, home)) {
+      Files.createDirectories(dir);
+      Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
+    }
+    Path target = home.resolve(link.getFileName());
+    Files.createDirectories(target);
+    Files.createSymbolicLink(link, target);
+    return target;
+  }
+
+  /** Whether every directory from the root down to {@code dir} lets every user through. */
+  private static boolean searchableByEveryone(Path dir) throws IOException {
+    for (Path at = dir; at != null; at = at.getParent()) {
+      if (Files.exists(at)
+          && !Files.getPosixFilePermissions(at).contains(PosixFilePermission.OTHERS_EXECUTE)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static String sha256(String text) {
+    try {
+      return HexFormat.of()
+          .formatHex(
+              MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every Java platform has SHA-256", e);
+    }
+  }
+
   /** {@code initdb} into an empty data directory, then the network and socket settings. */
-  private void initialise() throws IOException, InterruptedException {
-    Path data = dataDir();
+  private void initialise(Path data, Path run) throws IOException, InterruptedException {
     if (Files.exists(data)) {
       // An initdb that did not finish: start again from nothing.
       deleteTree(data);
@@ -243,7 +305,7 @@ public final class LocalPostgres implements AutoCloseable {
         "\n# tidemark act\n"
             + "listen_addresses = '127.0.0.1'\n"
             + "unix_socket_directories = '"
-            + runDir()
+            + run
             + "'\n",
         StandardCharsets.UTF_8,
         java.nio.file.StandardOpenOption.APPEND);
@@ -325,7 +387,13 @@ public final class LocalPostgres implements AutoCloseable {
     try {
       postgres.run(
           List.of(
-              postgres.pgCtl(), "-D", postgres.dataDir().toString(), "-m", "fast", "-w", "stop"),
+              postgres.pgCtl(),
+              "-D",
+              postgres.dataDir().toRealPath().toString(),
+              "-m",
+              "fast",
+              "-w",
+              "stop"),
           false,
           Duration.ofSeconds(70));
     } catch (IOException | RuntimeException e) {
@@ -380,7 +448,8 @@ public final class LocalPostgres implements AutoCloseable {
         java.nio.file.StandardOpenOption.APPEND);
     Process process =
         new ProcessBuilder(command)
-            .directory(stateDir.toFile())
+            // A directory every user can enter: the programs may run as the postgres user.
+            .directory(new java.io.File("/"))
             .redirectErrorStream(true)
             .redirectOutput(ProcessBuilder.Redirect.appendTo(output.toFile()))
             .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
@@ -395,9 +464,7 @@ public final class LocalPostgres implements AutoCloseable {
       String tail = String.join("\n  ", lines.subList(Math.max(0, lines.size() - 8), lines.size()));
       String hint =
           asPostgresUser
-              ? " (it runs as the postgres user: every directory above "
-                  + stateDir
-                  + " must be searchable by that user)"
+              ? " (it runs as the postgres user, who must be able to reach " + dataDir() + ")"
               : "";
       throw new IllegalStateException(
           Path.of(program.get(0)).getFileName()
