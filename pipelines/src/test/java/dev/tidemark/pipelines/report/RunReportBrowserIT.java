@@ -22,6 +22,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -134,6 +135,11 @@ public class RunReportBrowserIT {
       browser.manage().window().setSize(new Dimension(1000, (int) height + 40));
       Path screenshot = WORK.resolve("report.png");
       Files.write(screenshot, browser.getScreenshotAs(OutputType.BYTES));
+      // The README's screenshot is this one: -Dtidemark.screenshotTo=<path> copies it there.
+      String copyTo = System.getProperty("tidemark.screenshotTo");
+      if (copyTo != null) {
+        Files.copy(screenshot, Path.of(copyTo), StandardCopyOption.REPLACE_EXISTING);
+      }
       assertThat(
           screenshot + " has colour",
           colouredPixels(Files.readAllBytes(screenshot)),
