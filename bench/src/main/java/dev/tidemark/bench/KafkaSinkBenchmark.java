@@ -7,15 +7,17 @@ import dev.tidemark.bench.suite.ExtraPipelineArgs;
 import dev.tidemark.harness.KafkaFeed;
 import dev.tidemark.harness.LiveRun;
 import dev.tidemark.pipelines.KafkaOptions;
-import dev.tidemark.pipelines.Summary;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
 import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
+import dev.tidemark.pipelines.io.Sources;
 import dev.tidemark.pipelines.io.kafka.KafkaChecks;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.io.kafka.KafkaCloudEvents;
 import dev.tidemark.pipelines.io.kafka.KafkaSinks;
+import dev.tidemark.pipelines.launch.OptionChecks;
+import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.testing.kafka.EmbeddedKafka;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.values.RawRecord;
@@ -500,9 +502,9 @@ public final class KafkaSinkBenchmark {
 
   private static EmbeddedFlinkJobsShim.Job start(TidemarkOptions options, KafkaClients clients)
       throws Exception {
-    TidemarkPipeline.checkOptions(options);
+    OptionChecks.check(options);
     Pipeline pipeline = Pipeline.create(options);
-    PCollection<RawRecord> raw = pipeline.apply("ReadKafka", TidemarkPipeline.kafkaSource(options));
+    PCollection<RawRecord> raw = pipeline.apply("ReadKafka", Sources.kafkaSource(options));
     KafkaChecks.checkSinkGroups(options, clients);
     KafkaSinks.write(TidemarkPipeline.expand(raw, options), options, clients);
     return EmbeddedFlinkJobsShim.start(pipeline);

@@ -6,9 +6,9 @@ import static org.hamcrest.Matchers.is;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.tidemark.pipelines.Summary;
 import dev.tidemark.pipelines.TidemarkOptions;
-import dev.tidemark.pipelines.TidemarkPipeline;
+import dev.tidemark.pipelines.launch.Launch;
+import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.testing.kafka.EmbeddedKafka;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -116,7 +116,7 @@ public class PipelineReplayIT {
                 "--maxFutureSkew=PT1H")
             .withValidation()
             .as(TidemarkOptions.class);
-    return TidemarkPipeline.run(options);
+    return Launch.run(options);
   }
 
   @Test

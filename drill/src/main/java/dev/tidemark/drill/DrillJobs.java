@@ -8,12 +8,12 @@ import dev.tidemark.harness.check.OutputView;
 import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.RunnerProfiles;
 import dev.tidemark.pipelines.TidemarkOptions;
-import dev.tidemark.pipelines.TidemarkPipeline;
 import dev.tidemark.pipelines.flink.ClusterPaths;
 import dev.tidemark.pipelines.flink.FlinkJob;
 import dev.tidemark.pipelines.flink.FlinkRestClient;
 import dev.tidemark.pipelines.flink.FlinkRestException;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
+import dev.tidemark.pipelines.launch.FlinkClusterLaunch;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -186,7 +186,7 @@ final class DrillJobs {
           .as(org.apache.beam.runners.flink.FlinkPipelineOptions.class)
           .setSavepointPath(ClusterPaths.forCluster(savepoint));
     }
-    String jobId = TidemarkPipeline.submitToFlinkCluster(options).jobId();
+    String jobId = FlinkClusterLaunch.submitToFlinkCluster(options).jobId();
     awaitFullyRunning(jobId, Duration.ofMinutes(3));
     return jobId;
   }

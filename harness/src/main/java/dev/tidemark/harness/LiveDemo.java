@@ -1,11 +1,12 @@
 package dev.tidemark.harness;
 
 import dev.tidemark.pipelines.EmbeddedRun;
-import dev.tidemark.pipelines.Summary;
 import dev.tidemark.pipelines.TidemarkOptions;
-import dev.tidemark.pipelines.TidemarkPipeline;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.io.kafka.KafkaSinks;
+import dev.tidemark.pipelines.launch.Launch;
+import dev.tidemark.pipelines.launch.OptionChecks;
+import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.testing.kafka.EmbeddedKafka;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -37,7 +38,7 @@ public final class LiveDemo implements EmbeddedRun {
 
   @Override
   public Summary run(TidemarkOptions options) {
-    TidemarkPipeline.checkOptions(options);
+    OptionChecks.check(options);
     if (options.getSource() != TidemarkOptions.SourceKind.kafka
         || options.getSink() != TidemarkOptions.SinkKind.kafka) {
       throw new IllegalArgumentException(
@@ -74,7 +75,7 @@ public final class LiveDemo implements EmbeddedRun {
         if (options.getKafkaMaxRecords() == null) {
           options.setKafkaMaxRecords((long) fed.records);
         }
-        summary = TidemarkPipeline.run(options);
+        summary = Launch.run(options);
       }
       Path output = Paths.get(options.getOutput());
       for (Map.Entry<String, String> topic : KafkaSinks.topics(options).entrySet()) {
@@ -110,7 +111,7 @@ public final class LiveDemo implements EmbeddedRun {
     Instant started = Instant.now();
     EmbeddedFlinkJobsShim.Job job;
     try {
-      job = EmbeddedFlinkJobsShim.start(TidemarkPipeline.build(options));
+      job = EmbeddedFlinkJobsShim.start(Launch.build(options));
     } catch (Exception e) {
       throw new IllegalStateException("cannot start the Flink job: " + e, e);
     }

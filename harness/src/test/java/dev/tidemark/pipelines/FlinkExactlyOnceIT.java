@@ -11,7 +11,11 @@ import dev.tidemark.harness.check.Comparison;
 import dev.tidemark.harness.check.OutputView;
 import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
+import dev.tidemark.pipelines.io.Sinks;
+import dev.tidemark.pipelines.io.Sources;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
+import dev.tidemark.pipelines.launch.OptionChecks;
+import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.testing.kafka.EmbeddedKafka;
 import dev.tidemark.transforms.values.RawRecord;
 import java.nio.charset.StandardCharsets;
@@ -248,14 +252,14 @@ public class FlinkExactlyOnceIT {
 
   /** The Tidemark pipeline with a failure injector between the source and the parser. */
   private static Pipeline pipeline(TidemarkOptions options, String name, Long... failAt) {
-    TidemarkPipeline.checkOptions(options);
+    OptionChecks.check(options);
     Pipeline pipeline = Pipeline.create(options);
-    PCollection<RawRecord> raw = pipeline.apply("ReadKafka", TidemarkPipeline.kafkaSource(options));
+    PCollection<RawRecord> raw = pipeline.apply("ReadKafka", Sources.kafkaSource(options));
     SEEN.putIfAbsent(name, new AtomicLong());
     if (failAt.length > 0) {
       raw = raw.apply("InjectFailures", ParDo.of(new FailAt(name, failAt)));
     }
-    TidemarkPipeline.writeOutputs(TidemarkPipeline.expand(raw, options), options);
+    Sinks.write(TidemarkPipeline.expand(raw, options), options);
     return pipeline;
   }
 

@@ -11,6 +11,8 @@ import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.io.kafka.KafkaSinks;
+import dev.tidemark.pipelines.launch.Launch;
+import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.testing.kafka.EmbeddedKafka;
 import dev.tidemark.transforms.util.Json;
 import java.io.IOException;
@@ -72,8 +74,7 @@ public class KafkaDirectRunnerIT {
 
     Path replayOut = TEMP.newFolder("replay").toPath();
     Summary replay =
-        TidemarkPipeline.run(
-            TidemarkPipelineTest.options(events, replayOut, "--earlyFiringDelay=none"));
+        Launch.run(TidemarkPipelineTest.options(events, replayOut, "--earlyFiringDelay=none"));
 
     TidemarkOptions options =
         PipelineOptionsFactory.fromArgs(
@@ -101,7 +102,7 @@ public class KafkaDirectRunnerIT {
     KafkaFeed.Fed fed = KafkaFeed.produce(clients, "direct.events", events, KafkaFeed.Mode.MIXED);
     assertThat(fed.binary, greaterThan(50));
     options.setKafkaMaxRecords((long) fed.records);
-    Summary kafka = TidemarkPipeline.run(options);
+    Summary kafka = Launch.run(options);
 
     assertThat(kafka.identityHolds(), is(true));
     assertThat(kafka.read(), is(replay.read()));

@@ -9,6 +9,8 @@ import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.io.kafka.KafkaSinks;
+import dev.tidemark.pipelines.launch.Launch;
+import dev.tidemark.pipelines.launch.OptionChecks;
 import dev.tidemark.testing.kafka.EmbeddedKafka;
 import dev.tidemark.transforms.util.Json;
 import java.io.IOException;
@@ -136,7 +138,7 @@ public final class SavepointFixture {
         PipelineOptionsFactory.fromArgs(all.toArray(new String[0]))
             .withValidation()
             .as(TidemarkOptions.class);
-    TidemarkPipeline.checkOptions(options);
+    OptionChecks.check(options);
     return options;
   }
 
@@ -211,7 +213,7 @@ public final class SavepointFixture {
       Map<String, String> topics = createTopics(forward.address(), options);
       KafkaFeed.Fed fed =
           KafkaFeed.produce(clients, options.getKafkaInputTopic(), input, KafkaFeed.Mode.MIXED);
-      EmbeddedFlinkJobsShim.Job job = EmbeddedFlinkJobsShim.start(TidemarkPipeline.build(options));
+      EmbeddedFlinkJobsShim.Job job = EmbeddedFlinkJobsShim.start(Launch.build(options));
       String savepoint;
       try {
         awaitConsumed(

@@ -14,6 +14,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tidemark.harness.KafkaFeed;
 import dev.tidemark.harness.LiveRun;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
+import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.testing.kafka.EmbeddedKafka;
 import dev.tidemark.transforms.util.Json;
 import java.io.File;
@@ -309,7 +310,7 @@ public class SavepointRestoreIT {
       int markers,
       Path savepoint)
       throws Exception {
-    EmbeddedFlinkJobsShim.Job job = EmbeddedFlinkJobsShim.start(TidemarkPipeline.build(options));
+    EmbeddedFlinkJobsShim.Job job = EmbeddedFlinkJobsShim.start(Launch.build(options));
     Map<String, List<ConsumerRecord<byte[], byte[]>>> committed;
     try {
       committed =

@@ -9,6 +9,8 @@ import dev.tidemark.harness.KafkaFeed;
 import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
+import dev.tidemark.pipelines.launch.Launch;
+import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.testing.kafka.EmbeddedKafka;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -159,7 +161,7 @@ public class StreamingFilesIT {
     Path live = TEMP.newFolder("live").toPath();
     TidemarkOptions liveOptions = options(live, "rolling-live", "--fileRollInterval=PT2S");
     KafkaClients clients = KafkaClients.from(liveOptions);
-    Pipeline pipeline = TidemarkPipeline.build(liveOptions);
+    Pipeline pipeline = Launch.build(liveOptions);
     PipelineResult result = pipeline.run();
     int fed;
     Set<String> rolls = new TreeSet<>();
@@ -184,7 +186,7 @@ public class StreamingFilesIT {
     Path bounded = TEMP.newFolder("bounded").toPath();
     TidemarkOptions boundedOptions = options(bounded, "rolling-bounded");
     boundedOptions.setKafkaMaxRecords((long) fed);
-    Summary summary = TidemarkPipeline.run(boundedOptions);
+    Summary summary = Launch.run(boundedOptions);
     assertThat(summary.identityHolds(), is(true));
 
     Set<String> boundedRolls = new TreeSet<>();

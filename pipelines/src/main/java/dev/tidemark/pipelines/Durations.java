@@ -4,11 +4,11 @@ import org.joda.time.Duration;
 import org.joda.time.format.ISOPeriodFormat;
 
 /** Parses the ISO-8601 durations of the command line, naming the flag when one is wrong. */
-final class Durations {
+public final class Durations {
   private Durations() {}
 
   /** Parses {@code value} (e.g. {@code PT5M}, {@code PT1H30M}, {@code PT0.5S}). */
-  static Duration parse(String flag, String value) {
+  public static Duration parse(String flag, String value) {
     if (value == null || value.isBlank()) {
       throw new IllegalArgumentException("--" + flag + " needs an ISO-8601 duration such as PT5M");
     }

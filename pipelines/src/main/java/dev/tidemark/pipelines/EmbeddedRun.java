@@ -1,5 +1,6 @@
 package dev.tidemark.pipelines;
 
+import dev.tidemark.pipelines.launch.Summary;
 import java.util.Iterator;
 import java.util.ServiceLoader;
 

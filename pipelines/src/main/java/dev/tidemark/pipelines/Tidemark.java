@@ -7,6 +7,9 @@ import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
 import dev.tidemark.pipelines.io.kafka.KafkaCapture;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
+import dev.tidemark.pipelines.launch.FlinkClusterLaunch;
+import dev.tidemark.pipelines.launch.Launch;
+import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.pipelines.report.ReportSettings;
 import dev.tidemark.pipelines.report.RunReport;
 import java.nio.file.Path;
@@ -183,8 +186,8 @@ public final class Tidemark implements Callable<Integer> {
                 + options.getRunner().getSimpleName()
                 + " (use --profile=flink-cluster, or --runner=FlinkRunner)");
       }
-      if (TidemarkPipeline.submitsToFlinkCluster(options)) {
-        TidemarkPipeline.FlinkSubmission job = TidemarkPipeline.submitToFlinkCluster(options);
+      if (FlinkClusterLaunch.submitsToFlinkCluster(options)) {
+        FlinkClusterLaunch.FlinkSubmission job = FlinkClusterLaunch.submitToFlinkCluster(options);
         System.out.println(
             "Submitted Flink job "
                 + job.jobId()
@@ -198,8 +201,8 @@ public final class Tidemark implements Callable<Integer> {
         System.out.println("Web UI: " + job.webUi());
         return 0;
       }
-      if (TidemarkPipeline.submitsOnly(options)) {
-        String jobId = TidemarkPipeline.submit(options);
+      if (Launch.submitsOnly(options)) {
+        String jobId = Launch.submit(options);
         System.out.println(
             jobId == null
                 ? "Wrote the job specification to "
@@ -208,9 +211,7 @@ public final class Tidemark implements Callable<Integer> {
         return 0;
       }
       Summary summary =
-          EmbeddedRun.requested(options)
-              ? EmbeddedRun.load().run(options)
-              : TidemarkPipeline.run(options);
+          EmbeddedRun.requested(options) ? EmbeddedRun.load().run(options) : Launch.run(options);
       Path output = Paths.get(options.getOutput());
       summary.print(System.out, output);
       if (java.nio.file.Files.isRegularFile(output.resolve(RunReport.FILE_NAME))) {

@@ -1,6 +1,7 @@
 package dev.tidemark.pipelines;
 
 import org.apache.beam.sdk.options.Default;
+import org.apache.beam.sdk.options.DefaultValueFactory;
 import org.apache.beam.sdk.options.Description;
 import org.apache.beam.sdk.options.PipelineOptions;
 
@@ -51,7 +52,16 @@ public interface WindowOptions extends PipelineOptions {
           + " --parallelism on Flink, --targetParallelism on the DirectRunner, --maxNumWorkers or"
           + " --numWorkers on Dataflow). A job restored from a savepoint must keep the count it"
           + " started with: pass it explicitly before changing the parallelism.")
+  @Default.InstanceFactory(GateShardsFactory.class)
   Integer getGateShards();
 
   void setGateShards(Integer shards);
+
+  /** The job's parallelism on its runner ({@link Runners#parallelism}), at least one. */
+  final class GateShardsFactory implements DefaultValueFactory<Integer> {
+    @Override
+    public Integer create(PipelineOptions options) {
+      return Math.max(1, Runners.parallelism(options));
+    }
+  }
 }

@@ -7,7 +7,8 @@ import static org.hamcrest.Matchers.is;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.pipelines.generate.AdversarialCorpus;
-import dev.tidemark.pipelines.io.Outputs;
+import dev.tidemark.pipelines.launch.Launch;
+import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.transforms.util.Json;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -46,8 +47,8 @@ public class AdversarialCorpusTest {
     Path corpus = root.resolve("corpus.ndjson");
     AdversarialCorpus.write(lines, corpus);
 
-    Summary first = TidemarkPipeline.run(options(corpus, root.resolve("first")));
-    Summary second = TidemarkPipeline.run(options(corpus, root.resolve("second")));
+    Summary first = Launch.run(options(corpus, root.resolve("first")));
+    Summary second = Launch.run(options(corpus, root.resolve("second")));
 
     assertThat(first.identityViolations(), is(empty()));
     long valid = lines.stream().filter(l -> l.expected.equals(AdversarialCorpus.VALID)).count();

@@ -6,6 +6,8 @@ import static org.hamcrest.Matchers.is;
 
 import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
+import dev.tidemark.pipelines.launch.Launch;
+import dev.tidemark.pipelines.launch.Summary;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -77,7 +79,7 @@ public class BackfillIT {
     args.add("--input=" + history.resolve("*.ndjson"));
     args.add("--output=" + out);
     Summary summary =
-        TidemarkPipeline.run(
+        Launch.run(
             PipelineOptionsFactory.fromArgs(args.toArray(new String[0]))
                 .withValidation()
                 .as(TidemarkOptions.class));

@@ -15,9 +15,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.api.services.bigquery.model.TableRow;
 import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
-import dev.tidemark.pipelines.io.Outputs;
+import dev.tidemark.pipelines.io.Sinks;
+import dev.tidemark.pipelines.io.Sources;
 import dev.tidemark.pipelines.io.bigquery.BigQuerySinks;
 import dev.tidemark.pipelines.io.bigquery.BigQueryTables;
+import dev.tidemark.pipelines.launch.OptionChecks;
+import dev.tidemark.pipelines.launch.OutputDirectory;
+import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.Decision;
@@ -125,13 +129,12 @@ public class BigQuerySinkTest {
   private PipelineResult runReplay(Path output) {
     TidemarkOptions options = options(output);
     Pipeline pipeline = Pipeline.create(options);
-    Outputs outputs =
-        TidemarkPipeline.expand(TidemarkPipeline.readSource(pipeline, options), options);
-    TidemarkPipeline.writeFiles(outputs, output.toString());
+    Outputs outputs = TidemarkPipeline.expand(Sources.read(pipeline, options), options);
+    Sinks.writeFiles(outputs, output.toString());
     BigQuerySinks.write(outputs, options, services);
     PipelineResult result = pipeline.run();
     result.waitUntilFinish();
-    TidemarkPipeline.touchEmptyOutputs(output);
+    OutputDirectory.touchEmptyOutputs(output);
     return result;
   }
 
@@ -325,14 +328,14 @@ public class BigQuerySinkTest {
     discarding.setAccumulationMode(TidemarkOptions.AccumulationKind.DISCARDING);
     IllegalArgumentException refused =
         org.junit.Assert.assertThrows(
-            IllegalArgumentException.class, () -> TidemarkPipeline.checkOptions(discarding));
+            IllegalArgumentException.class, () -> OptionChecks.check(discarding));
     assertThat(refused.getMessage(), containsString("--accumulationMode=ACCUMULATING"));
 
-    TidemarkPipeline.checkOptions(options(FOLDER.getRoot().toPath().resolve("unused")));
+    OptionChecks.check(options(FOLDER.getRoot().toPath().resolve("unused")));
     TidemarkOptions files = options(FOLDER.getRoot().toPath().resolve("unused"));
     files.setAccumulationMode(TidemarkOptions.AccumulationKind.DISCARDING);
     files.setSink(TidemarkOptions.SinkKind.files);
-    TidemarkPipeline.checkOptions(files);
+    OptionChecks.check(files);
   }
 
   @Test

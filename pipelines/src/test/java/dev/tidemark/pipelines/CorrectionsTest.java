@@ -5,6 +5,8 @@ import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.not;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.tidemark.pipelines.launch.Launch;
+import dev.tidemark.pipelines.launch.Summary;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Comparator;
@@ -74,7 +76,7 @@ public class CorrectionsTest {
     // The replay clock follows the event times: the late burst is not from a clock in the future.
     args[3] = "--maxFutureSkew=PT1H";
     System.arraycopy(extra, 0, args, 4, extra.length);
-    return TidemarkPipeline.run(TidemarkPipelineTest.options(replay, output, args));
+    return Launch.run(TidemarkPipelineTest.options(replay, output, args));
   }
 
   /** One account's decisions, in version order. */

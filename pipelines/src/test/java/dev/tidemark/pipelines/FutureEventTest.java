@@ -4,6 +4,8 @@ import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.greaterThan;
 import static org.hamcrest.Matchers.is;
 
+import dev.tidemark.pipelines.launch.Launch;
+import dev.tidemark.pipelines.launch.Summary;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -70,15 +72,14 @@ public class FutureEventTest {
   public void aFutureEventLeavesHonestEventsOnTime() throws IOException {
     Path file = replay();
     Summary bounded =
-        TidemarkPipeline.run(
-            TidemarkPipelineTest.options(file, FOLDER.newFolder("bounded").toPath()));
+        Launch.run(TidemarkPipelineTest.options(file, FOLDER.newFolder("bounded").toPath()));
     assertThat(bounded.identityViolations().toString(), bounded.identityHolds(), is(true));
     assertThat(bounded.tooLate, is(0L));
     assertThat(bounded.partiallyLate, is(0L));
 
     // The same file with the bound out of reach: the 2099 event moves the watermark.
     Summary unbounded =
-        TidemarkPipeline.run(
+        Launch.run(
             TidemarkPipelineTest.options(
                 file, FOLDER.newFolder("unbounded").toPath(), "--maxFutureSkew=PT1000000H"));
     assertThat(unbounded.tooLate + unbounded.partiallyLate, greaterThan(0L));
@@ -88,7 +89,7 @@ public class FutureEventTest {
   @Test
   public void theFutureEventIsATimeInFutureDeadLetter() throws IOException {
     Summary summary =
-        TidemarkPipeline.run(
+        Launch.run(
             TidemarkPipelineTest.options(replay(), FOLDER.newFolder("dead-letters").toPath()));
     assertThat(summary.identityHolds(), is(true));
     assertThat(summary.deadLettersByReason.get("time_in_future"), is(1L));

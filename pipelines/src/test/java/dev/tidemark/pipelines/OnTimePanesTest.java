@@ -5,6 +5,8 @@ import static org.hamcrest.Matchers.containsInAnyOrder;
 import static org.hamcrest.Matchers.is;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.tidemark.pipelines.launch.Launch;
+import dev.tidemark.pipelines.launch.Summary;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -71,7 +73,7 @@ public class OnTimePanesTest {
     Path output = folder.newFolder("out").toPath();
 
     Summary summary =
-        TidemarkPipeline.run(
+        Launch.run(
             TidemarkPipelineTest.options(
                 replay,
                 output,
@@ -115,7 +117,7 @@ public class OnTimePanesTest {
     Path output = folder.newFolder("sparse-out").toPath();
 
     Summary summary =
-        TidemarkPipeline.run(
+        Launch.run(
             TidemarkPipelineTest.options(
                 replay,
                 output,

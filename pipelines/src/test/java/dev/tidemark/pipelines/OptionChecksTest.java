@@ -6,6 +6,7 @@ import static org.hamcrest.Matchers.is;
 import static org.junit.Assert.assertThrows;
 
 import dev.tidemark.model.ScoreFeatures;
+import dev.tidemark.pipelines.launch.OptionChecks;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.joda.time.Duration;
 import org.junit.Test;
@@ -66,15 +67,15 @@ public class OptionChecksTest {
       IllegalArgumentException e =
           assertThrows(
               IllegalArgumentException.class,
-              () -> TidemarkPipeline.checkOptions(options("--fileRollInterval=" + bad)));
+              () -> OptionChecks.check(options("--fileRollInterval=" + bad)));
       assertThat(e.getMessage(), containsString("--fileRollInterval=" + bad + " must be positive"));
     }
     IllegalArgumentException e =
         assertThrows(
             IllegalArgumentException.class,
-            () -> TidemarkPipeline.checkOptions(options("--fileRollInterval=soon")));
+            () -> OptionChecks.check(options("--fileRollInterval=soon")));
     assertThat(e.getMessage(), containsString("--fileRollInterval=soon is not an ISO-8601"));
-    TidemarkPipeline.checkOptions(options("--fileRollInterval=PT5S"));
+    OptionChecks.check(options("--fileRollInterval=PT5S"));
   }
 
   @Test
@@ -104,9 +105,9 @@ public class OptionChecksTest {
     IllegalArgumentException e =
         assertThrows(
             IllegalArgumentException.class,
-            () -> TidemarkPipeline.checkOptions(options("--maxFutureSkew=PT-1M")));
+            () -> OptionChecks.check(options("--maxFutureSkew=PT-1M")));
     assertThat(e.getMessage(), containsString("--maxFutureSkew=PT-1M must not be negative"));
-    TidemarkPipeline.checkOptions(options("--maxFutureSkew=PT0S"));
+    OptionChecks.check(options("--maxFutureSkew=PT0S"));
   }
 
   @Test
@@ -116,17 +117,17 @@ public class OptionChecksTest {
           assertThrows(
               IllegalArgumentException.class,
               () ->
-                  TidemarkPipeline.checkOptions(
+                  OptionChecks.check(
                       options("--sink=" + sink, "--outputFormat=cloudevents-binary")));
       assertThat(
           e.getMessage(), containsString("--outputFormat=cloudevents-binary needs --sink=kafka"));
     }
-    TidemarkPipeline.checkOptions(options("--sink=files", "--outputFormat=json"));
-    TidemarkPipeline.checkOptions(options("--sink=kafka", "--outputFormat=cloudevents-structured"));
+    OptionChecks.check(options("--sink=files", "--outputFormat=json"));
+    OptionChecks.check(options("--sink=kafka", "--outputFormat=cloudevents-structured"));
     IllegalArgumentException e =
         assertThrows(
             IllegalArgumentException.class,
-            () -> TidemarkPipeline.checkOptions(options("--sink=kafka", "--outputFormat=avro")));
+            () -> OptionChecks.check(options("--sink=kafka", "--outputFormat=avro")));
     assertThat(e.getMessage(), containsString("--outputFormat=avro: use one of json,"));
   }
 }

@@ -6,6 +6,8 @@ import static org.hamcrest.Matchers.greaterThan;
 import static org.hamcrest.Matchers.is;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.tidemark.pipelines.launch.Launch;
+import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.transforms.util.Json;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -42,7 +44,7 @@ public class SignalsTest {
             .writeTo(folder.getRoot().toPath().resolve("lags.ndjson"));
     Path output = folder.newFolder("out").toPath();
 
-    Summary summary = TidemarkPipeline.run(TidemarkPipelineTest.options(replay, output));
+    Summary summary = Launch.run(TidemarkPipelineTest.options(replay, output));
 
     assertThat(summary.identityViolations().toString(), summary.identityHolds(), is(true));
     JsonNode signals = Json.MAPPER.readTree(output.resolve("summary.json").toFile()).get("signals");

@@ -7,6 +7,9 @@ import static org.hamcrest.Matchers.is;
 
 import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
+import dev.tidemark.pipelines.io.Sources;
+import dev.tidemark.pipelines.launch.Launch;
+import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.RawRecord;
 import java.io.ByteArrayOutputStream;
@@ -59,9 +62,8 @@ public class SummaryTest {
         .writeTo(replay);
     TidemarkOptions options =
         TidemarkPipelineTest.options(replay, root.resolve("out"), "--earlyFiringDelay=none");
-    Pipeline pipeline = TidemarkPipeline.build(options);
-    TidemarkPipeline.readSource(pipeline, options)
-        .apply("CountReadTwice", ParDo.of(new CountReadTwiceFn()));
+    Pipeline pipeline = Launch.build(options);
+    Sources.read(pipeline, options).apply("CountReadTwice", ParDo.of(new CountReadTwiceFn()));
 
     Summary summary = Summary.from(pipeline.run(), Duration.ZERO);
 

@@ -10,7 +10,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
-import dev.tidemark.pipelines.io.Outputs;
+import dev.tidemark.pipelines.io.Sources;
+import dev.tidemark.pipelines.launch.Launch;
+import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.transforms.util.Json;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -89,8 +91,8 @@ public class TidemarkPipelineTest {
   public void replayIsDeterministicAndAccountsForEveryRecord() throws IOException {
     Path first = FOLDER.getRoot().toPath().resolve("first");
     Path second = FOLDER.getRoot().toPath().resolve("second");
-    Summary one = TidemarkPipeline.run(options(replay, first));
-    Summary two = TidemarkPipeline.run(options(replay, second));
+    Summary one = Launch.run(options(replay, first));
+    Summary two = Launch.run(options(replay, second));
 
     assertThat(one.identityViolations().toString(), one.identityHolds(), is(true));
     assertThat(one.droppedByRunner, is(0L));
@@ -109,7 +111,7 @@ public class TidemarkPipelineTest {
   @Test
   public void summaryJsonHasExactlyTheContractKeys() throws IOException {
     Path out = FOLDER.getRoot().toPath().resolve("keys");
-    TidemarkPipeline.run(options(replay, out, "--earlyFiringDelay=none"));
+    Launch.run(options(replay, out, "--earlyFiringDelay=none"));
     JsonNode summary = Json.MAPPER.readTree(out.resolve("summary.json").toFile());
     List<String> keys = new ArrayList<>();
     for (Iterator<String> it = summary.fieldNames(); it.hasNext(); ) {
@@ -196,7 +198,7 @@ public class TidemarkPipelineTest {
         List.of(event("ok-1", "acct-1", "1.00", "2026-01-01T00:00:00Z"), longLine),
         StandardCharsets.UTF_8);
     Path out = FOLDER.getRoot().toPath().resolve("bounded");
-    Summary summary = TidemarkPipeline.run(options(input, out, "--maxDeadLetterPayloadBytes=1024"));
+    Summary summary = Launch.run(options(input, out, "--maxDeadLetterPayloadBytes=1024"));
 
     assertThat(summary.identityViolations().toString(), summary.identityHolds(), is(true));
     List<JsonNode> deadLetters = jsonLines(out, "dead-letters");
@@ -222,7 +224,7 @@ public class TidemarkPipelineTest {
           org.junit.Assert.assertThrows(
               IllegalArgumentException.class,
               () ->
-                  TidemarkPipeline.build(
+                  Launch.build(
                       options(
                           replay,
                           FOLDER.getRoot().toPath().resolve("limit-" + bad),
@@ -244,7 +246,7 @@ public class TidemarkPipelineTest {
             event("ahead-1", "acct-1", "2.00", "2026-01-01T00:30:00Z")),
         StandardCharsets.UTF_8);
     Path strict = FOLDER.getRoot().toPath().resolve("skew-default");
-    Summary byDefault = TidemarkPipeline.run(options(input, strict));
+    Summary byDefault = Launch.run(options(input, strict));
     assertThat(byDefault.identityHolds(), is(true));
     assertThat(byDefault.deadLettersByReason, is(java.util.Map.of("time_in_future", 1L)));
     assertThat(
@@ -252,7 +254,7 @@ public class TidemarkPipelineTest {
         containsString("--maxFutureSkew"));
 
     Path lenient = FOLDER.getRoot().toPath().resolve("skew-hour");
-    Summary withAnHour = TidemarkPipeline.run(options(input, lenient, "--maxFutureSkew=PT1H"));
+    Summary withAnHour = Launch.run(options(input, lenient, "--maxFutureSkew=PT1H"));
     assertThat(withAnHour.deadLetters, is(0L));
     assertThat(withAnHour.valid, is(2L));
   }
@@ -263,7 +265,7 @@ public class TidemarkPipelineTest {
         org.junit.Assert.assertThrows(
             IllegalArgumentException.class,
             () ->
-                TidemarkPipeline.readSource(
+                Sources.read(
                     org.apache.beam.sdk.Pipeline.create(),
                     options(
                         replay,

@@ -113,7 +113,8 @@ public abstract class ComputeFeatures
 
   abstract Duration allowedLateness();
 
-  abstract AccumulationMode accumulationMode();
+  /** Whether each pane holds the whole window so far or only what is new since the last. */
+  public abstract AccumulationMode accumulationMode();
 
   abstract int gateShards();
 

@@ -9,11 +9,11 @@ import dev.tidemark.cluster.ClusterSettings;
 import dev.tidemark.cluster.LocalCluster;
 import dev.tidemark.pipelines.RunnerProfiles;
 import dev.tidemark.pipelines.TidemarkOptions;
-import dev.tidemark.pipelines.TidemarkPipeline;
 import dev.tidemark.pipelines.flink.FlinkJob;
 import dev.tidemark.pipelines.flink.FlinkRestClient;
 import dev.tidemark.pipelines.flink.FlinkRestException;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
+import dev.tidemark.pipelines.launch.FlinkClusterLaunch;
 import dev.tidemark.testing.kafka.EmbeddedKafka;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -366,7 +366,7 @@ public final class ClusterPart implements BenchPart {
       createTopics(topics);
       int markers = workload.produce(clients, topics.get("input"), PARTITIONS);
       long started = startClock();
-      String jobId = TidemarkPipeline.submitToFlinkCluster(options).jobId();
+      String jobId = FlinkClusterLaunch.submitToFlinkCluster(options).jobId();
       try {
         boolean sample = backend == Backend.ROCKSDB && parallelism == 2 && !transactional;
         return await(jobId, backend, topics, markers, transactional, started, sample);

@@ -5,10 +5,11 @@ import dev.tidemark.bench.suite.BenchProfile;
 import dev.tidemark.bench.suite.BenchResults;
 import dev.tidemark.bench.suite.ExtraPipelineArgs;
 import dev.tidemark.bench.suite.Stats;
+import dev.tidemark.pipelines.Outputs;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
 import dev.tidemark.pipelines.io.BackfillSource;
-import dev.tidemark.pipelines.io.Outputs;
+import dev.tidemark.pipelines.io.Sources;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.testing.kafka.EmbeddedKafka;
 import java.io.IOException;
@@ -383,7 +384,7 @@ public final class FlinkBaselinePart implements BenchPart {
               "--earlyFiringDelay=none");
       Pipeline pipeline = Pipeline.create(options);
       PCollection<dev.tidemark.transforms.values.RawRecord> raw =
-          pipeline.apply("ReadKafka", TidemarkPipeline.kafkaSource(options));
+          pipeline.apply("ReadKafka", Sources.kafkaSource(options));
       countInto(TidemarkPipeline.expand(raw, options), runId);
       long started = startClock();
       EmbeddedFlinkJobsShim.Job job = EmbeddedFlinkJobsShim.start(pipeline);

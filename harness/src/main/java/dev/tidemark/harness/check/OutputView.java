@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tidemark.harness.KafkaFeed;
 import dev.tidemark.harness.LiveRun;
-import dev.tidemark.pipelines.io.Outputs;
+import dev.tidemark.pipelines.Outputs;
 import dev.tidemark.pipelines.io.ReplayFile;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.transforms.util.Json;

@@ -1,10 +1,11 @@
 package dev.tidemark.harness.check;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.tidemark.pipelines.Summary;
 import dev.tidemark.pipelines.TidemarkOptions;
-import dev.tidemark.pipelines.TidemarkPipeline;
 import dev.tidemark.pipelines.io.ReplayFile;
+import dev.tidemark.pipelines.io.Sources;
+import dev.tidemark.pipelines.launch.Launch;
+import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.values.RawRecord;
 import java.io.IOException;
@@ -61,7 +62,7 @@ public final class Reference {
   public static Reference compute(Path replayFile, TidemarkOptions streaming, Path workDirectory) {
     ReplayFile replay;
     try {
-      replay = TidemarkPipeline.readReplay(replayFile, streaming);
+      replay = Sources.readReplay(replayFile, streaming);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read replay file " + replayFile, e);
     }
@@ -87,7 +88,7 @@ public final class Reference {
               .withValidation()
               .as(TidemarkOptions.class);
       directories.add(directory);
-      runs.add(() -> TidemarkPipeline.run(batch, stream));
+      runs.add(() -> Launch.run(batch, stream));
     }
     long started = System.nanoTime();
     List<Summary> summaries = runAll(runs);

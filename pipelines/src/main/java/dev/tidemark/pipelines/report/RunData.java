@@ -1,7 +1,7 @@
 package dev.tidemark.pipelines.report;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.tidemark.pipelines.io.Outputs;
+import dev.tidemark.pipelines.Outputs;
 import dev.tidemark.transforms.util.Json;
 import java.io.BufferedReader;
 import java.io.IOException;

@@ -10,7 +10,7 @@ import static org.hamcrest.Matchers.not;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.pipelines.RunnerProfiles;
 import dev.tidemark.pipelines.TidemarkOptions;
-import dev.tidemark.pipelines.TidemarkPipeline;
+import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.testing.kafka.EmbeddedKafka;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.values.Decision;
@@ -81,7 +81,7 @@ public class DataflowTranslationIT {
   }
 
   private JsonNode translate(TidemarkOptions options) throws Exception {
-    String jobId = TidemarkPipeline.submit(options);
+    String jobId = Launch.submit(options);
     assertThat("a template run creates no job", jobId == null, is(true));
     Path job = folder.getRoot().toPath().resolve("job.json");
     assertThat("job specification written", Files.exists(job), is(true));

@@ -8,11 +8,11 @@ import static org.hamcrest.Matchers.is;
 import static org.junit.Assert.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.tidemark.pipelines.Summary;
 import dev.tidemark.pipelines.TidemarkOptions;
-import dev.tidemark.pipelines.TidemarkPipeline;
 import dev.tidemark.pipelines.generate.EventGenerator;
 import dev.tidemark.pipelines.generate.GeneratorConfig;
+import dev.tidemark.pipelines.launch.Launch;
+import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.transforms.util.Json;
 import java.awt.image.BufferedImage;
 import java.io.ByteArrayInputStream;
@@ -94,7 +94,7 @@ public class RunReportBrowserIT {
                 "--windowPeriod=PT1M") // each event in 5 windows, not 10: a shorter run
             .withValidation()
             .as(TidemarkOptions.class);
-    Summary summary = TidemarkPipeline.run(options);
+    Summary summary = Launch.run(options);
     assertThat(summary.identityViolations().toString(), summary.identityHolds(), is(true));
     assertThat(summary.tooLate(), greaterThan(0L));
   }

@@ -13,8 +13,8 @@ import static org.junit.Assert.assertThrows;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.tidemark.harness.KafkaFeed;
+import dev.tidemark.pipelines.Outputs;
 import dev.tidemark.pipelines.TidemarkOptions;
-import dev.tidemark.pipelines.io.Outputs;
 import dev.tidemark.testing.kafka.EmbeddedKafka;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.Decision;

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.google.api.services.bigquery.model.TableRow;
 import dev.tidemark.pipelines.BigQuerySinkOptions;
 import dev.tidemark.pipelines.OutputOptions;
-import dev.tidemark.pipelines.io.Outputs;
+import dev.tidemark.pipelines.Outputs;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.Sha256;
 import dev.tidemark.transforms.util.TidemarkMetrics;

@@ -1,7 +1,7 @@
 package dev.tidemark.pipelines.io.kafka;
 
 import dev.tidemark.pipelines.KafkaOptions;
-import dev.tidemark.pipelines.io.Outputs;
+import dev.tidemark.pipelines.Outputs;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.beam.sdk.coders.KvCoder;

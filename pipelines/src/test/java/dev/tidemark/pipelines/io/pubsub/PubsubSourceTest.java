@@ -14,9 +14,10 @@ import static org.hamcrest.Matchers.is;
 import static org.junit.Assert.assertThrows;
 
 import com.google.api.client.util.Clock;
+import dev.tidemark.pipelines.Outputs;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
-import dev.tidemark.pipelines.io.Outputs;
+import dev.tidemark.pipelines.io.Sources;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.Decision;
@@ -171,7 +172,7 @@ public class PubsubSourceTest {
     PCollection<RawRecord> raw =
         pipeline.apply(
             "ReadPubsub",
-            TidemarkPipeline.pubsubSource(options).withClientFactory(factory).withClock(CLOCK));
+            Sources.pubsubSource(options).withClientFactory(factory).withClock(CLOCK));
     Outputs outputs = TidemarkPipeline.expand(raw, options);
 
     PAssert.that(
@@ -281,7 +282,7 @@ public class PubsubSourceTest {
     PCollection<RawRecord> raw =
         pipeline.apply(
             "ReadPubsub",
-            TidemarkPipeline.pubsubSource(options).withClientFactory(factory).withClock(CLOCK));
+            Sources.pubsubSource(options).withClientFactory(factory).withClock(CLOCK));
     Outputs outputs = TidemarkPipeline.expand(raw, options);
     PAssert.that(
             outputs.deadLetters.apply(
@@ -316,7 +317,7 @@ public class PubsubSourceTest {
                 "--pubsubSubscription=" + SUBSCRIPTION.getPath(),
                 "--pubsubIdAttribute=ce-id")
             .as(TidemarkOptions.class);
-    assertThrows(IllegalArgumentException.class, () -> TidemarkPipeline.pubsubSource(options));
+    assertThrows(IllegalArgumentException.class, () -> Sources.pubsubSource(options));
   }
 
   /**

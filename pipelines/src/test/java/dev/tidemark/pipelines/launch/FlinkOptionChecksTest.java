@@ -1,4 +1,4 @@
-package dev.tidemark.pipelines;
+package dev.tidemark.pipelines.launch;
 
 import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.containsString;
@@ -7,6 +7,9 @@ import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.nullValue;
 import static org.junit.Assert.assertThrows;
 
+import dev.tidemark.pipelines.RunnerProfiles;
+import dev.tidemark.pipelines.TidemarkOptions;
+import dev.tidemark.pipelines.TidemarkPipeline;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -42,9 +45,9 @@ public class FlinkOptionChecksTest {
   @Test
   public void theFlinkClusterProfilePassesItsOwnChecksAndSubmitsOnly() {
     TidemarkOptions options = clusterProfile();
-    TidemarkPipeline.checkOptions(options);
-    assertThat(TidemarkPipeline.submitsToFlinkCluster(options), is(true));
-    assertThat(TidemarkPipeline.submitsOnly(options), is(true));
+    OptionChecks.check(options);
+    assertThat(FlinkClusterLaunch.submitsToFlinkCluster(options), is(true));
+    assertThat(Launch.submitsOnly(options), is(true));
     // Its state is the cluster's: it sets no Beam state backend and no launcher path.
     FlinkPipelineOptions flink = options.as(FlinkPipelineOptions.class);
     assertThat(flink.getStateBackend(), is(nullValue()));
@@ -54,9 +57,9 @@ public class FlinkOptionChecksTest {
 
   @Test
   public void aBatchJobOrALocalMasterIsNotSubmitOnly() {
-    assertThat(TidemarkPipeline.submitsToFlinkCluster(flinkProfile()), is(false));
+    assertThat(FlinkClusterLaunch.submitsToFlinkCluster(flinkProfile()), is(false));
     assertThat(
-        TidemarkPipeline.submitsToFlinkCluster(
+        FlinkClusterLaunch.submitsToFlinkCluster(
             clusterProfile("--streaming=false", "--source=backfill", "--sink=files")),
         is(false));
   }
@@ -70,7 +73,7 @@ public class FlinkOptionChecksTest {
               path,
               IllegalArgumentException.class,
               () ->
-                  TidemarkPipeline.checkOptions(
+                  OptionChecks.check(
                       clusterProfile(
                           "--stateBackend=filesystem", "--stateBackendStoragePath=" + path)));
       assertThat(refused.getMessage(), containsString("--stateBackendStoragePath=" + path));
@@ -81,19 +84,19 @@ public class FlinkOptionChecksTest {
     IllegalArgumentException refused =
         assertThrows(
             IllegalArgumentException.class,
-            () -> TidemarkPipeline.checkOptions(flinkProfile("--flinkMaster=jobmanager:8081")));
+            () -> OptionChecks.check(flinkProfile("--flinkMaster=jobmanager:8081")));
     assertThat(refused.getMessage(), containsString("--flinkMaster=jobmanager:8081"));
   }
 
   @Test
   public void acceptsASharedCheckpointPathOrALocalMaster() {
     for (String path : List.of("s3://bucket/checkpoints", "gs://b/cp", "hdfs://nn:8020/cp")) {
-      TidemarkPipeline.checkOptions(
+      OptionChecks.check(
           clusterProfile("--stateBackend=filesystem", "--stateBackendStoragePath=" + path));
     }
     // In the launcher's JVM every task sees the launcher's disk.
-    TidemarkPipeline.checkOptions(flinkProfile("--flinkMaster=[local]"));
-    TidemarkPipeline.checkOptions(flinkProfile("--flinkMaster=[auto]"));
+    OptionChecks.check(flinkProfile("--flinkMaster=[local]"));
+    OptionChecks.check(flinkProfile("--flinkMaster=[auto]"));
   }
 
   @Test
@@ -102,7 +105,7 @@ public class FlinkOptionChecksTest {
         assertThrows(
             IllegalArgumentException.class,
             () ->
-                TidemarkPipeline.checkOptions(
+                OptionChecks.check(
                     clusterProfile(
                         "--stateBackend=rocksdb", "--stateBackendStoragePath=s3://b/cp")));
     assertThat(refused.getMessage(), containsString("state.backend.type: rocksdb"));
@@ -110,7 +113,7 @@ public class FlinkOptionChecksTest {
 
   @Test
   public void theFlinkProfilePassesItsOwnChecks() {
-    TidemarkPipeline.checkOptions(flinkProfile());
+    OptionChecks.check(flinkProfile());
   }
 
   @Test
@@ -118,17 +121,17 @@ public class FlinkOptionChecksTest {
     IllegalArgumentException refused =
         assertThrows(
             IllegalArgumentException.class,
-            () -> TidemarkPipeline.checkOptions(flinkProfile("--fasterCopy=true")));
+            () -> OptionChecks.check(flinkProfile("--fasterCopy=true")));
     assertThat(refused.getMessage(), containsString("--fasterCopy=true with checkpointing"));
     assertThat(refused.getMessage(), containsString("ConcurrentModificationException"));
   }
 
   @Test
   public void allowsFasterCopyInBatchAndWithoutCheckpoints() {
-    TidemarkPipeline.checkOptions(
+    OptionChecks.check(
         flinkProfile(
             "--fasterCopy=true", "--streaming=false", "--source=backfill", "--sink=files"));
-    TidemarkPipeline.checkOptions(
+    OptionChecks.check(
         flinkProfile(
             "--fasterCopy=true",
             "--checkpointingInterval=-1",

@@ -1,4 +1,4 @@
-package dev.tidemark.pipelines;
+package dev.tidemark.pipelines.launch;
 
 import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.containsString;
@@ -7,6 +7,7 @@ import static org.hamcrest.Matchers.hasSize;
 import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.not;
 
+import dev.tidemark.pipelines.TidemarkOptions;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -45,7 +46,7 @@ public class StartupWarningsTest {
             "--kafkaBootstrapServers=localhost:1",
             "--kafkaInputTopic=payments",
             "--kafkaConsumerGroup=tidemark-direct");
-    List<String> warnings = TidemarkPipeline.startupWarnings(options);
+    List<String> warnings = Launch.startupWarnings(options);
     assertThat(warnings, hasSize(1));
     assertThat(warnings.get(0), containsString("consumer group 'tidemark-direct'"));
     assertThat(warnings.get(0), containsString("windows that had not fired"));
@@ -54,7 +55,7 @@ public class StartupWarningsTest {
     ByteArrayOutputStream captured = new ByteArrayOutputStream();
     System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
     try {
-      TidemarkPipeline.build(options);
+      Launch.build(options);
     } finally {
       System.setErr(stderr);
     }
@@ -67,22 +68,22 @@ public class StartupWarningsTest {
   public void otherCombinationsAreNotWarned() {
     Path replay = FOLDER.getRoot().toPath().resolve("any.ndjson");
     assertThat(
-        TidemarkPipeline.startupWarnings(
+        Launch.startupWarnings(
             options("--runner=DirectRunner", "--source=replay", "--input=" + replay)),
         empty());
     assertThat(
-        TidemarkPipeline.startupWarnings(
+        Launch.startupWarnings(
             options("--runner=DirectRunner", "--source=backfill", "--input=" + replay)),
         empty());
     assertThat(
-        TidemarkPipeline.startupWarnings(
+        Launch.startupWarnings(
             options(
                 "--runner=DirectRunner",
                 "--source=pubsub",
                 "--pubsubSubscription=projects/p/subscriptions/s")),
         empty());
     assertThat(
-        TidemarkPipeline.startupWarnings(
+        Launch.startupWarnings(
             options(
                 "--runner=FlinkRunner",
                 "--source=kafka",
@@ -90,7 +91,7 @@ public class StartupWarningsTest {
                 "--kafkaConsumerGroup=tidemark")),
         empty());
     assertThat(
-        TidemarkPipeline.startupWarnings(options("--runner=DirectRunner", "--source=replay")),
+        Launch.startupWarnings(options("--runner=DirectRunner", "--source=replay")),
         not(hasSize(1)));
   }
 }

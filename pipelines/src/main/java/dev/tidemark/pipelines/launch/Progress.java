@@ -1,4 +1,4 @@
-package dev.tidemark.pipelines;
+package dev.tidemark.pipelines.launch;
 
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import java.io.PrintStream;

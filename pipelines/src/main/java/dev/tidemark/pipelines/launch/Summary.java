@@ -1,7 +1,7 @@
-package dev.tidemark.pipelines;
+package dev.tidemark.pipelines.launch;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.tidemark.pipelines.io.Outputs;
+import dev.tidemark.pipelines.Outputs;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.Decision.Correction;
@@ -38,22 +38,22 @@ public final class Summary {
   /** The summary.json keys for decision timings, always present. */
   static final List<String> TIMINGS = List.of("EARLY", "ON_TIME", "LATE");
 
-  final long read;
-  final long valid;
-  final long deadLetters;
-  final Map<String, Long> deadLettersByReason;
-  final long unique;
-  final long duplicates;
-  final long conflicts;
-  final long windowed;
-  final long tooLate;
-  final long partiallyLate;
-  final long droppedByRunner;
-  final Map<String, Long> decisionsByTiming;
-  final long decisions;
-  final long refined;
-  final long reversed;
-  final Duration wallTime;
+  public final long read;
+  public final long valid;
+  public final long deadLetters;
+  public final Map<String, Long> deadLettersByReason;
+  public final long unique;
+  public final long duplicates;
+  public final long conflicts;
+  public final long windowed;
+  public final long tooLate;
+  public final long partiallyLate;
+  public final long droppedByRunner;
+  public final Map<String, Long> decisionsByTiming;
+  public final long decisions;
+  public final long refined;
+  public final long reversed;
+  public final Duration wallTime;
   private final Map<String, Long> counters;
   private final Map<String, DistributionResult> distributions;
   private final Map<String, GaugeResult> gauges;

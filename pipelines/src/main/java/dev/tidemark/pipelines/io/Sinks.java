@@ -1,0 +1,116 @@
+package dev.tidemark.pipelines.io;
+
+import dev.tidemark.pipelines.Durations;
+import dev.tidemark.pipelines.Outputs;
+import dev.tidemark.pipelines.TidemarkOptions;
+import dev.tidemark.pipelines.io.bigquery.BigQuerySinks;
+import dev.tidemark.pipelines.io.kafka.KafkaChecks;
+import dev.tidemark.pipelines.io.kafka.KafkaClients;
+import dev.tidemark.pipelines.io.kafka.KafkaSinks;
+import dev.tidemark.transforms.values.DeadLetter;
+import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.DuplicateRecord;
+import dev.tidemark.transforms.values.TooLateRecord;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.beam.sdk.transforms.MapElements;
+import org.apache.beam.sdk.values.PCollection;
+import org.apache.beam.sdk.values.TypeDescriptors;
+import org.checkerframework.checker.nullness.qual.Nullable;
+import org.joda.time.Duration;
+
+/**
+ * The sinks {@code --sink} names, built from the options: NDJSON files, Kafka topics or BigQuery
+ * tables, each receiving all four {@link Outputs}.
+ */
+public final class Sinks {
+  private Sinks() {}
+
+  /** {@code --fileRollInterval} as a duration; it must be positive. */
+  public static Duration fileRollIntervalOf(TidemarkOptions options) {
+    Duration interval = Durations.parse("fileRollInterval", options.getFileRollInterval());
+    if (!interval.isLongerThan(Duration.ZERO)) {
+      throw new IllegalArgumentException(
+          "--fileRollInterval="
+              + options.getFileRollInterval()
+              + " must be positive: it is how often a streaming run with --sink=files starts a"
+              + " new set of files, e.g. PT1M");
+    }
+    return interval;
+  }
+
+  /** Writes the outputs where {@code --sink} says. */
+  public static void write(Outputs outputs, TidemarkOptions options) {
+    switch (options.getSink()) {
+      case files:
+        writeFiles(
+            outputs,
+            options.getOutput(),
+            rollsFiles(options, outputs) ? fileRollIntervalOf(options) : null);
+        return;
+      case kafka:
+        KafkaClients clients = KafkaClients.from(options);
+        KafkaChecks.checkSinkGroups(options, clients);
+        KafkaSinks.write(outputs, options, clients);
+        return;
+      case bigquery:
+        BigQuerySinks.write(outputs, options, null);
+        return;
+      default:
+        throw new IllegalArgumentException("unknown --sink=" + options.getSink());
+    }
+  }
+
+  /**
+   * Whether the file sink rolls its files: a live Kafka or Pub/Sub read never ends, and files
+   * written when the input ends would never appear. A Kafka read with {@code --kafkaMaxRecords} is
+   * bounded and, like a replay or a backfill, writes one set of files at its end.
+   */
+  public static boolean rollsFiles(TidemarkOptions options, Outputs outputs) {
+    TidemarkOptions.SourceKind source = options.getSource();
+    return (source == TidemarkOptions.SourceKind.kafka
+            || source == TidemarkOptions.SourceKind.pubsub)
+        && outputs.decisions.isBounded() == PCollection.IsBounded.UNBOUNDED;
+  }
+
+  /** Writes the four outputs as NDJSON under {@code --output}, once, when the input ends. */
+  public static void writeFiles(Outputs outputs, String outputDirectory) {
+    writeFiles(outputs, outputDirectory, null);
+  }
+
+  /**
+   * Writes the four outputs as NDJSON under {@code --output}: once when the input ends, or, with a
+   * {@code rollInterval}, a new set of files per output every interval ({@link NdjsonFiles}).
+   */
+  public static void writeFiles(
+      Outputs outputs, String outputDirectory, @Nullable Duration rollInterval) {
+    Map<String, PCollection<String>> lines = new LinkedHashMap<>();
+    lines.put(
+        Outputs.NAMES.get(0),
+        outputs.decisions.apply(
+            "DecisionsToJson", MapElements.into(TypeDescriptors.strings()).via(Decision::toJson)));
+    lines.put(
+        Outputs.NAMES.get(1),
+        outputs.deadLetters.apply(
+            "DeadLettersToJson",
+            MapElements.into(TypeDescriptors.strings()).via(DeadLetter::toJson)));
+    lines.put(
+        Outputs.NAMES.get(2),
+        outputs.duplicates.apply(
+            "DuplicatesToJson",
+            MapElements.into(TypeDescriptors.strings()).via(DuplicateRecord::toJson)));
+    lines.put(
+        Outputs.NAMES.get(3),
+        outputs.tooLate.apply(
+            "TooLateToJson",
+            MapElements.into(TypeDescriptors.strings()).via(TooLateRecord::toJson)));
+    outputs
+        .decisions
+        .getPipeline()
+        .apply(
+            "WriteFiles",
+            rollInterval == null
+                ? NdjsonFiles.write(lines, outputDirectory)
+                : NdjsonFiles.write(lines, outputDirectory).withRollInterval(rollInterval));
+  }
+}

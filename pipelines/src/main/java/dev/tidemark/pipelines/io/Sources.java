@@ -1,0 +1,126 @@
+package dev.tidemark.pipelines.io;
+
+import dev.tidemark.pipelines.Durations;
+import dev.tidemark.pipelines.Runners;
+import dev.tidemark.pipelines.TidemarkOptions;
+import dev.tidemark.pipelines.io.kafka.KafkaClients;
+import dev.tidemark.pipelines.io.kafka.KafkaSource;
+import dev.tidemark.pipelines.io.pubsub.PubsubSource;
+import dev.tidemark.transforms.values.RawRecord;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.values.PCollection;
+import org.joda.time.Duration;
+
+/**
+ * The source {@code --source} names, built from the options: a replay file, a backfill, Kafka or
+ * Pub/Sub. Each yields {@link RawRecord}s for {@link dev.tidemark.pipelines.ScoreCloudEvents}.
+ */
+public final class Sources {
+  private Sources() {}
+
+  /** Reads the configured source into {@code pipeline}. */
+  public static PCollection<RawRecord> read(Pipeline pipeline, TidemarkOptions options) {
+    return read(pipeline, options, "ReadKafka");
+  }
+
+  /** As {@link #read(Pipeline, TidemarkOptions)}, naming a Kafka read {@code kafkaName}. */
+  public static PCollection<RawRecord> read(
+      Pipeline pipeline, TidemarkOptions options, String kafkaName) {
+    switch (options.getSource()) {
+      case replay:
+        if (options.getInput() == null) {
+          throw new IllegalArgumentException(
+              "--source=replay needs --input=FILE, a replay file (see README: Replay files)");
+        }
+        if (!Runners.isDirect(options)) {
+          throw new IllegalArgumentException(
+              "--source=replay is deterministic only on the DirectRunner (it runs as a Beam"
+                  + " TestStream); use --runner=DirectRunner, or --source=backfill on other"
+                  + " runners");
+        }
+        Path file = Paths.get(options.getInput());
+        if (!Files.isReadable(file)) {
+          throw new IllegalArgumentException(
+              "--input=" + options.getInput() + ": no readable replay file there");
+        }
+        try {
+          return pipeline.apply("ReadReplay", readReplay(file, options).stream());
+        } catch (IOException e) {
+          throw new UncheckedIOException("cannot read replay file " + file, e);
+        }
+      case backfill:
+        return pipeline.apply(
+            "ReadBackfill",
+            BackfillSource.from(options.getInput()).withMaxEventBytes(options.getMaxEventBytes()));
+      case kafka:
+        return pipeline.apply(kafkaName, kafkaSource(options));
+      case pubsub:
+        return pipeline.apply("ReadPubsub", pubsubSource(options));
+      default:
+        throw new IllegalArgumentException("unknown --source=" + options.getSource());
+    }
+  }
+
+  /** The Kafka source the options describe. */
+  public static KafkaSource kafkaSource(TidemarkOptions options) {
+    KafkaSource source =
+        KafkaSource.of(
+                KafkaClients.from(options),
+                options.getKafkaInputTopic(),
+                options.getKafkaConsumerGroup())
+            .withStartOffset(options.getKafkaStartOffset())
+            .withWatermark(
+                Durations.parse("maxOutOfOrderness", options.getMaxOutOfOrderness()),
+                Durations.parse("kafkaIdleTimeout", options.getKafkaIdleTimeout()))
+            .withMaxFutureSkew(maxFutureSkewOf(options));
+    Long maxRecords = options.getKafkaMaxRecords();
+    return maxRecords == null ? source : source.withMaxRecords(maxRecords);
+  }
+
+  /** The Pub/Sub source the options describe. */
+  public static PubsubSource pubsubSource(TidemarkOptions options) {
+    String subscription = options.getPubsubSubscription();
+    String topic = options.getPubsubTopic();
+    if ((subscription == null) == (topic == null)) {
+      throw new IllegalArgumentException(
+          "--source=pubsub needs exactly one of --pubsubSubscription=projects/P/subscriptions/S"
+              + " and --pubsubTopic=projects/P/topics/T");
+    }
+    PubsubSource source =
+        subscription != null
+            ? PubsubSource.fromSubscription(subscription)
+            : PubsubSource.fromTopic(topic);
+    return source
+        .withTimestampAttribute(options.getPubsubTimestampAttribute())
+        .withIdAttribute(options.getPubsubIdAttribute())
+        .withMaxFutureSkew(maxFutureSkewOf(options));
+  }
+
+  /**
+   * Reads a replay file as {@code --source=replay} does: with the options' {@code
+   * --maxOutOfOrderness} and {@code --maxFutureSkew}.
+   */
+  public static ReplayFile readReplay(Path file, TidemarkOptions options) throws IOException {
+    return ReplayFile.read(
+        file,
+        Durations.parse("maxOutOfOrderness", options.getMaxOutOfOrderness()),
+        maxFutureSkewOf(options));
+  }
+
+  /** {@code --maxFutureSkew} as a duration the sources take by value; it must not be negative. */
+  public static Duration maxFutureSkewOf(TidemarkOptions options) {
+    Duration skew = Durations.parse("maxFutureSkew", options.getMaxFutureSkew());
+    if (skew.isShorterThan(Duration.ZERO)) {
+      throw new IllegalArgumentException(
+          "--maxFutureSkew="
+              + options.getMaxFutureSkew()
+              + " must not be negative; use e.g. PT10M");
+    }
+    return skew;
+  }
+}
