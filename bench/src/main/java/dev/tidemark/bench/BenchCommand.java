@@ -2,7 +2,7 @@ package dev.tidemark.bench;
 
 import dev.tidemark.bench.suite.BenchProfile;
 import dev.tidemark.bench.suite.BenchSuite;
-import dev.tidemark.pipelines.Tidemark;
+import dev.tidemark.pipelines.launch.ExitCodes;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,10 +35,12 @@ public final class BenchCommand implements Callable<Integer> {
     commandLine.setExecutionExceptionHandler(
         (e, cmd, parsed) -> {
           cmd.getErr().println("tidemark bench: " + e);
-          return e instanceof IllegalArgumentException ? Tidemark.USAGE_ERROR : Tidemark.RUN_FAILED;
+          return e instanceof IllegalArgumentException
+              ? ExitCodes.USAGE_ERROR
+              : ExitCodes.RUN_FAILED;
         });
-    commandLine.setExitCodeExceptionMapper(e -> Tidemark.USAGE_ERROR);
-    Tidemark.documentExitCodes(commandLine);
+    commandLine.setExitCodeExceptionMapper(e -> ExitCodes.USAGE_ERROR);
+    ExitCodes.document(commandLine);
     return commandLine.execute(args);
   }
 

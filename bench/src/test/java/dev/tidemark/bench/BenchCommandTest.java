@@ -4,7 +4,7 @@ import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.is;
 
-import dev.tidemark.pipelines.Tidemark;
+import dev.tidemark.pipelines.launch.ExitCodes;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -20,7 +20,7 @@ public class BenchCommandTest {
     ByteArrayOutputStream captured = new ByteArrayOutputStream();
     System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
     try {
-      assertThat(BenchCommand.execute("--help"), is(Tidemark.DONE));
+      assertThat(BenchCommand.execute("--help"), is(ExitCodes.DONE));
     } finally {
       System.setOut(original);
     }
@@ -32,7 +32,7 @@ public class BenchCommandTest {
 
   @Test
   public void anUnknownProfileOrOptionIsAUsageError() {
-    assertThat(BenchCommand.execute("--no-such-flag"), is(Tidemark.USAGE_ERROR));
-    assertThat(BenchCommand.execute("--profile=nope"), is(Tidemark.USAGE_ERROR));
+    assertThat(BenchCommand.execute("--no-such-flag"), is(ExitCodes.USAGE_ERROR));
+    assertThat(BenchCommand.execute("--profile=nope"), is(ExitCodes.USAGE_ERROR));
   }
 }

@@ -1,10 +1,10 @@
 package dev.tidemark.drill;
 
 import dev.tidemark.cluster.ClusterSettings;
-import dev.tidemark.harness.KafkaFeed;
-import dev.tidemark.harness.LiveRun;
-import dev.tidemark.harness.check.Comparison;
-import dev.tidemark.harness.check.OutputView;
+import dev.tidemark.launcher.KafkaFeed;
+import dev.tidemark.launcher.LiveRun;
+import dev.tidemark.launcher.check.Comparison;
+import dev.tidemark.launcher.check.OutputView;
 import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.RunnerProfiles;
 import dev.tidemark.pipelines.TidemarkOptions;

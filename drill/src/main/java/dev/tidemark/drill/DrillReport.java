@@ -2,9 +2,9 @@ package dev.tidemark.drill;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.tidemark.harness.check.Comparison;
-import dev.tidemark.harness.check.OutputView;
-import dev.tidemark.harness.check.Reference;
+import dev.tidemark.launcher.check.Comparison;
+import dev.tidemark.launcher.check.OutputView;
+import dev.tidemark.launcher.check.Reference;
 import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.transforms.util.Json;
 import java.util.List;

@@ -1,7 +1,7 @@
 package dev.tidemark.drill;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.tidemark.harness.KafkaFeed;
+import dev.tidemark.launcher.KafkaFeed;
 import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.io.ReplayFile;

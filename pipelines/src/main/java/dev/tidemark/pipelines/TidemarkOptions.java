@@ -19,6 +19,8 @@ public interface TidemarkOptions
         KafkaOptions,
         BigQuerySinkOptions,
         PubsubOptions {
+  /** What the job does, in one line: the CLI's and the Flex Template's description. */
+  String DESCRIPTION = "Event-time, deduplicated, scored payment CloudEvents on Apache Beam.";
 
   /** Event sources. */
   enum SourceKind {

@@ -4,10 +4,10 @@ import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.greaterThan;
 import static org.hamcrest.Matchers.is;
 
-import dev.tidemark.pipelines.generate.EventGenerator;
-import dev.tidemark.pipelines.generate.GeneratorConfig;
 import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.pipelines.launch.Summary;
+import dev.tidemark.tools.generate.EventGenerator;
+import dev.tidemark.tools.generate.GeneratorConfig;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -5,6 +5,9 @@ import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.empty;
 import static org.hamcrest.Matchers.is;
 
+import dev.tidemark.pipelines.dataflow.FlexTemplateLauncher;
+import dev.tidemark.pipelines.launch.ExitCodes;
+import dev.tidemark.testkit.JavaProcess;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,9 +24,9 @@ import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
 
 /**
- * The production jars, opened and run as a cluster would: they carry no test kit, no benchmark or
- * chart code, no local harness, and each only its own runner; the Dataflow jar runs the pipeline
- * with no Flink class on its class path.
+ * The production jars, opened and run as a cluster would: they carry no test kit, no tools (the
+ * generator, the report and its charts), no benchmark, no local launcher, and each only its own
+ * runner; the Dataflow jar runs the pipeline with no Flink class on its class path.
  */
 @RunWith(JUnit4.class)
 public class ProductionJarsIT {
@@ -31,8 +34,12 @@ public class ProductionJarsIT {
   static final List<String> FORBIDDEN =
       List.of(
           "dev/tidemark/bench/",
-          "dev/tidemark/harness/",
-          "dev/tidemark/testing/",
+          "dev/tidemark/launcher/",
+          "dev/tidemark/testkit/",
+          "dev/tidemark/tools/",
+          "dev/tidemark/act/",
+          "dev/tidemark/cluster/",
+          "dev/tidemark/drill/",
           "org/apache/beam/runners/flink/EmbeddedFlink",
           "kafka/testkit/",
           "kafka/server/KafkaRaftServer",
@@ -42,6 +49,12 @@ public class ProductionJarsIT {
           "org/jfree/",
           "scala/Predef",
           "org/junit/");
+
+  /** The bundled sample, which the jars run in place of the dataflow profile's Pub/Sub input. */
+  static final Path SAMPLE =
+      Paths.get(System.getProperty("tidemark.home", ".."), "samples", "sample-replay.ndjson")
+          .toAbsolutePath()
+          .normalize();
 
   @Rule public final TemporaryFolder folder = new TemporaryFolder();
 
@@ -70,7 +83,8 @@ public class ProductionJarsIT {
         entries(jar, List.of("org/apache/beam/runners/dataflow/DataflowRunner")), is(empty()));
     assertThat(
         entries(jar, List.of("org/apache/beam/runners/flink/FlinkRunner.class")).size(), is(1));
-    assertThat(entries(jar, List.of("dev/tidemark/pipelines/Tidemark.class")).size(), is(1));
+    assertThat(
+        entries(jar, List.of("dev/tidemark/pipelines/ScoreCloudEvents.class")).size(), is(1));
   }
 
   @Test
@@ -93,7 +107,15 @@ public class ProductionJarsIT {
   public void dataflowJarRunsThePipelineWithoutFlinkClasses() throws Exception {
     Path work = folder.getRoot().toPath();
     String output =
-        java(work, jar("tidemark-dataflow.jar"), "run", "--output=" + work.resolve("out"));
+        java(
+            work,
+            jar("tidemark-dataflow.jar"),
+            "--runner=DirectRunner",
+            "--streaming=false",
+            "--source=replay",
+            "--input=" + SAMPLE,
+            "--sink=files",
+            "--output=" + work.resolve("out"));
     assertThat(output, containsString("HOLDS"));
     assertThat(Files.exists(work.resolve("out").resolve("summary.json")), is(true));
   }
@@ -106,11 +128,14 @@ public class ProductionJarsIT {
         java(
             work,
             jar("tidemark-flink-job.jar"),
-            Tidemark.USAGE_ERROR,
-            "run",
-            "--profile=direct-kafka",
+            ExitCodes.USAGE_ERROR,
+            "--runner=DirectRunner",
+            "--streaming=false",
+            "--source=kafka",
+            "--kafkaBootstrapServers=embedded",
+            "--sink=files",
             "--output=" + work.resolve("out"));
-    assertThat(output, containsString("only the local launcher"));
+    assertThat(output, containsString("inside the local launcher"));
   }
 
   /**
@@ -132,12 +157,13 @@ public class ProductionJarsIT {
   }
 
   private static String java(Path work, Path jar, String... args) throws Exception {
-    return java(work, jar, Tidemark.DONE, args);
+    return java(work, jar, ExitCodes.DONE, args);
   }
 
   private static String java(Path work, Path jar, int expectedExit, String... args)
       throws Exception {
-    List<String> launch = new ArrayList<>(List.of("-cp", classPath(jar), Tidemark.class.getName()));
+    List<String> launch =
+        new ArrayList<>(List.of("-cp", classPath(jar), FlexTemplateLauncher.class.getName()));
     launch.addAll(List.of(args));
     return JavaProcess.run(work, JavaProcess.command(launch), expectedExit);
   }

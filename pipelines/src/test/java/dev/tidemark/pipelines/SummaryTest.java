@@ -5,11 +5,12 @@ import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.hasItem;
 import static org.hamcrest.Matchers.is;
 
-import dev.tidemark.pipelines.generate.EventGenerator;
-import dev.tidemark.pipelines.generate.GeneratorConfig;
 import dev.tidemark.pipelines.io.Sources;
+import dev.tidemark.pipelines.launch.ExitCodes;
 import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.pipelines.launch.Summary;
+import dev.tidemark.tools.generate.EventGenerator;
+import dev.tidemark.tools.generate.GeneratorConfig;
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.RawRecord;
 import java.io.ByteArrayOutputStream;
@@ -74,7 +75,7 @@ public class SummaryTest {
             String.format(
                 "read %d != valid %d + deadLetters %d",
                 summary.read, summary.valid, summary.deadLetters)));
-    assertThat(Tidemark.exitCode(summary), is(Tidemark.IDENTITY_BROKEN));
+    assertThat(ExitCodes.of(summary), is(ExitCodes.IDENTITY_BROKEN));
     ByteArrayOutputStream printed = new ByteArrayOutputStream();
     summary.print(new PrintStream(printed, true, StandardCharsets.UTF_8), root.resolve("out"));
     assertThat(printed.toString(StandardCharsets.UTF_8), containsString("BROKEN: read"));

@@ -8,11 +8,11 @@ import static org.hamcrest.Matchers.is;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.tidemark.pipelines.generate.EventGenerator;
-import dev.tidemark.pipelines.generate.GeneratorConfig;
 import dev.tidemark.pipelines.io.Sources;
 import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.pipelines.launch.Summary;
+import dev.tidemark.tools.generate.EventGenerator;
+import dev.tidemark.tools.generate.GeneratorConfig;
 import dev.tidemark.transforms.util.Json;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

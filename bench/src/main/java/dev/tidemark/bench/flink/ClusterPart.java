@@ -14,7 +14,7 @@ import dev.tidemark.pipelines.flink.FlinkRestClient;
 import dev.tidemark.pipelines.flink.FlinkRestException;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.launch.FlinkClusterLaunch;
-import dev.tidemark.testing.kafka.EmbeddedKafka;
+import dev.tidemark.testkit.EmbeddedKafka;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -601,7 +601,7 @@ public final class ClusterPart implements BenchPart {
     return new String[] {
       flinkJobJar.toString(),
       asJar(classesOf(ClusterPart.class)).toString(),
-      asJar(classesOf(dev.tidemark.harness.KafkaFeed.class)).toString()
+      asJar(classesOf(dev.tidemark.launcher.KafkaFeed.class)).toString()
     };
   }
 

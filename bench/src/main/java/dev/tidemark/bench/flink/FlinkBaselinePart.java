@@ -11,7 +11,7 @@ import dev.tidemark.pipelines.TidemarkPipeline;
 import dev.tidemark.pipelines.io.BackfillSource;
 import dev.tidemark.pipelines.io.Sources;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
-import dev.tidemark.testing.kafka.EmbeddedKafka;
+import dev.tidemark.testkit.EmbeddedKafka;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

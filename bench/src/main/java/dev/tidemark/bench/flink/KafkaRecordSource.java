@@ -1,6 +1,6 @@
 package dev.tidemark.bench.flink;
 
-import dev.tidemark.harness.KafkaFeed;
+import dev.tidemark.launcher.KafkaFeed;
 import dev.tidemark.pipelines.io.kafka.KafkaCloudEvents;
 import dev.tidemark.transforms.values.RawRecord;
 import java.io.ByteArrayInputStream;

@@ -1,9 +1,9 @@
 package dev.tidemark.bench.flink;
 
-import dev.tidemark.harness.LiveRun;
-import dev.tidemark.pipelines.generate.EventGenerator;
-import dev.tidemark.pipelines.generate.GeneratorConfig;
+import dev.tidemark.launcher.LiveRun;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
+import dev.tidemark.tools.generate.EventGenerator;
+import dev.tidemark.tools.generate.GeneratorConfig;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;

@@ -9,7 +9,7 @@ import dev.tidemark.bench.suite.BenchProfile;
 import dev.tidemark.bench.suite.BenchResults;
 import dev.tidemark.bench.suite.Stats;
 import dev.tidemark.pipelines.KafkaOptions.KafkaSinkMode;
-import dev.tidemark.testing.kafka.EmbeddedKafka;
+import dev.tidemark.testkit.EmbeddedKafka;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

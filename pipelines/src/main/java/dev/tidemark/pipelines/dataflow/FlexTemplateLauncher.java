@@ -1,20 +1,25 @@
 package dev.tidemark.pipelines.dataflow;
 
-import dev.tidemark.pipelines.Tidemark;
+import dev.tidemark.pipelines.RunnerProfiles;
+import dev.tidemark.pipelines.TidemarkOptions;
+import dev.tidemark.pipelines.launch.ExitCodes;
+import dev.tidemark.pipelines.launch.Launch;
+import dev.tidemark.pipelines.launch.Summary;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.security.CodeSource;
-import java.util.ArrayList;
 import java.util.List;
+import org.apache.beam.runners.dataflow.options.DataflowPipelineOptions;
+import org.apache.beam.sdk.options.PipelineOptionsFactory;
 
 /**
  * The main class of the Flex Template image ({@code FLEX_TEMPLATE_JAVA_MAIN_CLASS}). Dataflow's
  * template launcher calls {@code java -cp FLEX_TEMPLATE_JAVA_CLASSPATH THIS --name=value ...} with
- * the launch parameters and the job's Dataflow options; this runs {@code tidemark run
- * --profile=dataflow} with them, so a Flex Template job is exactly the CLI's {@code dataflow}
- * profile with the parameters as overrides.
+ * the launch parameters and the job's Dataflow options; this submits the job of the {@code
+ * dataflow} runner profile with them as overrides ({@link Launch#submit}), exactly as {@code
+ * tidemark run --profile=dataflow} does, and returns once Dataflow created the job.
  *
  * <p>Before delegating it sets two system properties unless the JVM already has them (the
  * Dockerfile sets both): {@code ai.djl.offline=true} (no model downloads while the graph is built)
@@ -31,7 +36,7 @@ public final class FlexTemplateLauncher {
     System.exit(launch(args));
   }
 
-  /** Sets the defaults and runs the CLI; returns its exit code. */
+  /** Sets the defaults and submits the job; returns its exit code ({@link ExitCodes}). */
   public static int launch(String... args) {
     if (System.getProperty("ai.djl.offline") == null) {
       System.setProperty("ai.djl.offline", "true");
@@ -39,22 +44,42 @@ public final class FlexTemplateLauncher {
     if (System.getProperty("tidemark.home") == null) {
       System.setProperty("tidemark.home", defaultHome().toString());
     }
-    return Tidemark.execute(cliArguments(args));
+    try {
+      TidemarkOptions options = options(args);
+      if (!Launch.submitsOnly(options)) {
+        // A profile overridden to a local runner (tests, a dry run): the job runs here.
+        Summary summary = Launch.run(options);
+        summary.print(System.out, Paths.get(options.getOutput()));
+        return ExitCodes.of(summary);
+      }
+      String jobId = Launch.submit(options);
+      System.out.println(
+          jobId == null
+              ? "Wrote the job specification to "
+                  + options.as(DataflowPipelineOptions.class).getTemplateLocation()
+              : "Submitted Dataflow job " + jobId + "; it runs until drained or cancelled.");
+      return ExitCodes.DONE;
+    } catch (IllegalArgumentException e) {
+      System.err.println("tidemark: " + e.getMessage());
+      return ExitCodes.USAGE_ERROR;
+    } catch (RuntimeException e) {
+      System.err.println("tidemark: the launch failed: " + e);
+      return ExitCodes.RUN_FAILED;
+    }
   }
 
-  /** {@code run --profile=dataflow} followed by the launcher's arguments. */
-  static String[] cliArguments(String... args) {
-    List<String> cli = new ArrayList<>();
-    cli.add("run");
-    cli.add("--profile=" + PROFILE);
+  /** The options of the {@code dataflow} profile with the launcher's arguments as overrides. */
+  static TidemarkOptions options(String... args) {
     for (String arg : args) {
       if (arg.equals("--profile") || arg.startsWith("--profile=")) {
         throw new IllegalArgumentException(
             "a Flex Template always runs the '" + PROFILE + "' profile; drop " + arg);
       }
-      cli.add(arg);
     }
-    return cli.toArray(new String[0]);
+    List<String> arguments = RunnerProfiles.fromEnvironment().arguments(PROFILE, List.of(args));
+    return PipelineOptionsFactory.fromArgs(arguments.toArray(new String[0]))
+        .withValidation()
+        .as(TidemarkOptions.class);
   }
 
   /** The directory of the jar (or classes directory) this class comes from. */

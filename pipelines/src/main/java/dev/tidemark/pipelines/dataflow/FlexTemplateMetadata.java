@@ -8,7 +8,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tidemark.model.ModelEngine;
-import dev.tidemark.pipelines.Tidemark;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import java.io.IOException;
@@ -42,7 +41,6 @@ import org.apache.beam.sdk.options.Hidden;
 import org.apache.beam.sdk.options.PipelineOptions;
 import org.apache.beam.sdk.options.Validation;
 import org.joda.time.format.ISOPeriodFormat;
-import picocli.CommandLine.Command;
 
 /**
  * The Dataflow Flex Template metadata ({@code pipelines/flex-template/metadata.json}), generated
@@ -447,8 +445,7 @@ public final class FlexTemplateMetadata {
   }
 
   private static String description() {
-    Command command = Tidemark.class.getAnnotation(Command.class);
-    return String.join(" ", command.description())
+    return TidemarkOptions.DESCRIPTION
         + " Runs on Dataflow with the '"
         + FlexTemplateLauncher.PROFILE
         + "' runner profile; unset parameters keep the profile's or the pipeline's default.";

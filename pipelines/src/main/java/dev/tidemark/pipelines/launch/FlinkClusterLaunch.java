@@ -1,6 +1,5 @@
 package dev.tidemark.pipelines.launch;
 
-import dev.tidemark.pipelines.EmbeddedRun;
 import dev.tidemark.pipelines.Runners;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
@@ -53,7 +52,7 @@ public final class FlinkClusterLaunch {
       throws FlinkRestException {
     OptionChecks.check(options);
     FlinkPipelineOptions flink = options.as(FlinkPipelineOptions.class);
-    if (EmbeddedRun.requested(options)) {
+    if (EmbeddedBroker.requested(options)) {
       throw new IllegalArgumentException(
           "--kafkaBootstrapServers=embedded starts a broker inside this launcher, which the"
               + " cluster at --flinkMaster="

@@ -1,11 +1,8 @@
 package dev.tidemark.pipelines.launch;
 
-import dev.tidemark.pipelines.Durations;
 import dev.tidemark.pipelines.Runners;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
-import dev.tidemark.pipelines.report.ReportSettings;
-import dev.tidemark.pipelines.report.RunReport;
 import dev.tidemark.transforms.values.RawRecord;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -47,6 +44,7 @@ public final class Launch {
    */
   public static @Nullable String submit(TidemarkOptions options) {
     OptionChecks.check(options);
+    EmbeddedBroker.refuse(options);
     Pipeline pipeline = Pipeline.create(options);
     TidemarkPipeline.build(pipeline, options, null);
     PipelineResult result = pipeline.run();
@@ -72,6 +70,7 @@ public final class Launch {
   public static Summary run(
       TidemarkOptions options, @Nullable PTransform<PBegin, PCollection<RawRecord>> source) {
     OptionChecks.check(options);
+    EmbeddedBroker.refuse(options);
     Path output = Paths.get(options.getOutput());
     if (Runners.isDirect(options)) {
       // The DirectRunner otherwise blocks in run(), and no progress could be shown.
@@ -87,34 +86,7 @@ public final class Launch {
       OutputDirectory.touchEmptyOutputs(output);
     }
     summary.writeTo(output.resolve("summary.json"));
-    if (options.getSink() == TidemarkOptions.SinkKind.files) {
-      writeReport(output, options);
-    }
     return summary;
-  }
-
-  /**
-   * Records the options the report needs beside summary.json and writes report.html. The run's
-   * outcome is its outputs and summary: a report that cannot be drawn is a warning, not a failed
-   * run.
-   */
-  static void writeReport(Path output, TidemarkOptions options) {
-    try {
-      ReportSettings settings =
-          new ReportSettings(
-              java.time.Duration.ofMillis(
-                  Durations.parse("allowedLateness", options.getAllowedLateness()).getMillis()),
-              options.getDecisionThreshold(),
-              options.getAccumulationMode().name());
-      settings.writeTo(output);
-      RunReport.write(output, settings);
-    } catch (RuntimeException e) {
-      System.err.println(
-          "tidemark: warning: could not write "
-              + output.resolve(RunReport.FILE_NAME)
-              + ": "
-              + e.getMessage());
-    }
   }
 
   /**

@@ -1,13 +1,10 @@
 package dev.tidemark.pipelines.launch;
 
 import dev.tidemark.pipelines.Outputs;
-import dev.tidemark.pipelines.report.ReportSettings;
-import dev.tidemark.pipelines.report.RunReport;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 
 /** The file sink's output directory between runs: what a run clears first and completes last. */
 public final class OutputDirectory {
@@ -30,18 +27,8 @@ public final class OutputDirectory {
     }
   }
 
-  /**
-   * Removes the previous run's output directories so no stale shard survives, and its report, which
-   * a run with another sink would otherwise leave beside the new summary.
-   */
+  /** Removes the previous run's output directories, so that no stale shard survives. */
   public static void clear(Path output) {
-    for (String name : List.of(RunReport.FILE_NAME, ReportSettings.FILE_NAME)) {
-      try {
-        Files.deleteIfExists(output.resolve(name));
-      } catch (IOException e) {
-        throw new UncheckedIOException("cannot delete old " + output.resolve(name), e);
-      }
-    }
     for (String name : Outputs.NAMES) {
       Path dir = output.resolve(name);
       if (Files.isDirectory(dir)) {

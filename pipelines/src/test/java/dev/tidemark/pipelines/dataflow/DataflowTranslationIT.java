@@ -11,7 +11,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.pipelines.RunnerProfiles;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.launch.Launch;
-import dev.tidemark.testing.kafka.EmbeddedKafka;
+import dev.tidemark.testkit.EmbeddedKafka;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.Features;

@@ -5,7 +5,6 @@ import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.hasItem;
 import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.startsWith;
-import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
@@ -193,17 +192,18 @@ public class FlexTemplateFilesTest {
   }
 
   @Test
-  public void launcherArgumentsAreTheRunCommandWithTheDataflowProfile() {
-    assertArrayEquals(
-        new String[] {"run", "--profile=dataflow", "--windowSize=PT1M", "--jobName=j"},
-        FlexTemplateLauncher.cliArguments("--windowSize=PT1M", "--jobName=j"));
-    assertThrows(
-        IllegalArgumentException.class, () -> FlexTemplateLauncher.cliArguments("--profile=local"));
+  public void theLauncherAlwaysRunsTheDataflowProfile() {
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> FlexTemplateLauncher.options("--windowSize=PT1M", "--profile=local"));
+    assertThat(e.getMessage(), containsString("always runs the 'dataflow' profile"));
   }
 
   /**
-   * The launcher delegates to {@code tidemark run}: with a stand-in {@code dataflow} profile on the
-   * DirectRunner (no Google) it runs the pipeline and the parameters override the profile.
+   * The launcher runs the {@code dataflow} profile with the parameters as overrides: with a
+   * stand-in {@code dataflow} profile on the DirectRunner (no Google) it runs the pipeline and the
+   * parameters override the profile.
    */
   @Test
   public void launcherRunsTheCliWithTheProfileAndTheParameters() throws IOException {

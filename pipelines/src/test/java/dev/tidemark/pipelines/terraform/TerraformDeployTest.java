@@ -10,7 +10,10 @@ import static org.hamcrest.Matchers.not;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.model.ModelEngine;
 import dev.tidemark.model.ModelMetadata;
-import dev.tidemark.pipelines.Tidemark;
+import dev.tidemark.pipelines.RunnerProfiles;
+import dev.tidemark.pipelines.TidemarkOptions;
+import dev.tidemark.pipelines.launch.Launch;
+import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.transforms.util.Json;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -22,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.junit.Rule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
@@ -95,8 +99,16 @@ public class TerraformDeployTest {
     assertThat(MAIN.variable("extra_parameters").attribute("default").orElseThrow(), is("{}"));
 
     Path out = folder.newFolder("out").toPath();
-    int exit = Tidemark.execute("run", "--output=" + out, "--modelUri=" + model);
-    assertThat(exit, is(0));
+    List<String> arguments =
+        RunnerProfiles.fromEnvironment()
+            .arguments(
+                RunnerProfiles.DEFAULT_PROFILE, List.of("--output=" + out, "--modelUri=" + model));
+    Summary run =
+        Launch.run(
+            PipelineOptionsFactory.fromArgs(arguments.toArray(new String[0]))
+                .withValidation()
+                .as(TidemarkOptions.class));
+    assertThat(run.identityViolations(), is(List.of()));
 
     long decisions = 0;
     try (Stream<Path> files = Files.list(out.resolve("decisions"))) {

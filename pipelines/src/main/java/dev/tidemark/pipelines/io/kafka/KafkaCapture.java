@@ -645,7 +645,7 @@ public final class KafkaCapture {
    * One JSON value without the whitespace between its tokens, or null when the bytes are not
    * exactly one JSON value. Members keep their order (duplicates too) and numbers their exact text.
    */
-  static byte @Nullable [] compactJson(byte[] bytes) {
+  public static byte @Nullable [] compactJson(byte[] bytes) {
     ByteArrayOutputStream out = new ByteArrayOutputStream(bytes.length);
     try (JsonParser parser = Json.MAPPER.getFactory().createParser(bytes);
         JsonGenerator generator = Json.MAPPER.getFactory().createGenerator(out)) {

@@ -1,0 +1,667 @@
+package dev.tidemark.launcher;
+
+import static dev.tidemark.pipelines.launch.ExitCodes.DONE;
+import static dev.tidemark.pipelines.launch.ExitCodes.RUN_FAILED;
+import static dev.tidemark.pipelines.launch.ExitCodes.USAGE_ERROR;
+
+import dev.tidemark.pipelines.Durations;
+import dev.tidemark.pipelines.KafkaOptions;
+import dev.tidemark.pipelines.RunnerProfiles;
+import dev.tidemark.pipelines.Runners;
+import dev.tidemark.pipelines.TidemarkOptions;
+import dev.tidemark.pipelines.flink.ClusterPaths;
+import dev.tidemark.pipelines.flink.FlinkJob;
+import dev.tidemark.pipelines.flink.FlinkRestClient;
+import dev.tidemark.pipelines.io.kafka.KafkaCapture;
+import dev.tidemark.pipelines.io.kafka.KafkaClients;
+import dev.tidemark.pipelines.launch.EmbeddedBroker;
+import dev.tidemark.pipelines.launch.ExitCodes;
+import dev.tidemark.pipelines.launch.FlinkClusterLaunch;
+import dev.tidemark.pipelines.launch.Launch;
+import dev.tidemark.pipelines.launch.Summary;
+import dev.tidemark.tools.generate.EventGenerator;
+import dev.tidemark.tools.generate.GeneratorConfig;
+import dev.tidemark.tools.report.ReportSettings;
+import dev.tidemark.tools.report.RunReport;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import org.apache.beam.runners.dataflow.options.DataflowPipelineOptions;
+import org.apache.beam.sdk.options.PipelineOptionsFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Unmatched;
+
+/** The {@code tidemark} command line: {@code run} the pipeline, {@code generate} a stream. */
+@Command(
+    name = "tidemark",
+    mixinStandardHelpOptions = true,
+    version = "tidemark 0.1.0",
+    description = TidemarkOptions.DESCRIPTION,
+    subcommands = {
+      Tidemark.Run.class,
+      Tidemark.Generate.class,
+      Tidemark.Train.class,
+      Tidemark.Capture.class,
+      Tidemark.Report.class,
+      Tidemark.Job.class
+    },
+    footer = {
+      "",
+      "The benchmark suite is its own program: ./tidemark bench --help (module bench/).",
+      "Run 'tidemark COMMAND --help' for a command's options."
+    })
+public final class Tidemark implements Callable<Integer> {
+  @Spec CommandSpec spec;
+
+  public static void main(String[] args) {
+    System.exit(execute(args));
+  }
+
+  /** Runs the command line and returns its exit code (tests call this). */
+  public static int execute(String... args) {
+    CommandLine commandLine = new CommandLine(new Tidemark());
+    commandLine.setExecutionExceptionHandler(
+        (e, cmd, parsed) -> {
+          // A wrong option is reported as one; anything thrown once the options were accepted is
+          // a failed run. Runner wrappers (Flink's "Recovery is suppressed", Beam's
+          // PipelineExecutionException) hide the real failure, so print the chain under it.
+          boolean usage = e instanceof IllegalArgumentException;
+          Throwable cause = e;
+          while (cause.getCause() != null
+              && cause instanceof RuntimeException
+              && !(cause instanceof IllegalArgumentException)) {
+            cause = cause.getCause();
+          }
+          cmd.getErr().println("tidemark: " + cause.getMessage());
+          for (Throwable c = cause.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
+            cmd.getErr().println("  caused by: " + c);
+          }
+          return usage ? USAGE_ERROR : RUN_FAILED;
+        });
+    commandLine.setExitCodeExceptionMapper(e -> USAGE_ERROR);
+    ExitCodes.document(commandLine);
+    return commandLine.execute(args);
+  }
+
+  @Override
+  public Integer call() {
+    spec.commandLine().usage(System.out);
+    return 0;
+  }
+
+  /** {@code tidemark run}: the pipeline with a runner profile and Beam-style options. */
+  @Command(
+      name = "run",
+      description = {
+        "Run the pipeline. With no arguments: the 'local' profile (DirectRunner, the bundled"
+            + " sample replay, outputs under ./out).",
+        "Pipeline options are Beam-style --name=value flags and override the profile;"
+            + " --help lists them.",
+        "On a Flink cluster (--profile=flink-cluster, or a --flinkMaster=host:port) a streaming"
+            + " run returns once the cluster accepted the job and prints its id and web UI page;"
+            + " 'tidemark job' lists, stops and cancels it."
+      })
+  static final class Run implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Option(
+        names = "--profile",
+        description = "Runner profile from runner-profiles/ (default: ${DEFAULT-VALUE}).",
+        defaultValue = RunnerProfiles.DEFAULT_PROFILE)
+    String profile;
+
+    @Option(
+        names = "--fromSavepoint",
+        paramLabel = "PATH",
+        description =
+            "FlinkRunner: start the job from this savepoint (or retained checkpoint), the path"
+                + " 'job stop --savepoint' printed; Beam's --savepointPath. A plain path is made"
+                + " absolute (file:); the cluster's processes must reach it.")
+    String fromSavepoint;
+
+    @Option(names = "--help", description = "Show the pipeline options and exit.")
+    boolean help;
+
+    @Unmatched List<String> pipelineArgs = new ArrayList<>();
+
+    @Override
+    public Integer call() throws Exception {
+      if (help) {
+        spec.commandLine().usage(System.out);
+        System.out.println();
+        PipelineOptionsFactory.register(TidemarkOptions.class);
+        PipelineOptionsFactory.printHelp(System.out, TidemarkOptions.class);
+        return 0;
+      }
+      List<String> commandLine = new ArrayList<>(pipelineArgs);
+      if (fromSavepoint != null) {
+        if (commandLine.stream().anyMatch(a -> a.startsWith("--savepointPath"))) {
+          throw new IllegalArgumentException(
+              "give one of --fromSavepoint and --savepointPath, not both");
+        }
+        commandLine.add("--savepointPath=" + ClusterPaths.forCluster(fromSavepoint));
+      }
+      List<String> arguments = RunnerProfiles.fromEnvironment().arguments(profile, commandLine);
+      TidemarkOptions options =
+          PipelineOptionsFactory.fromArgs(arguments.toArray(new String[0]))
+              .withValidation()
+              .as(TidemarkOptions.class);
+      if (fromSavepoint != null && !Runners.isFlink(options)) {
+        throw new IllegalArgumentException(
+            "--fromSavepoint resumes a Flink job; this run's runner is "
+                + options.getRunner().getSimpleName()
+                + " (use --profile=flink-cluster, or --runner=FlinkRunner)");
+      }
+      if (FlinkClusterLaunch.submitsToFlinkCluster(options)) {
+        FlinkClusterLaunch.FlinkSubmission job = FlinkClusterLaunch.submitToFlinkCluster(options);
+        System.out.println(
+            "Submitted Flink job "
+                + job.jobId()
+                + " ("
+                + job.jobName()
+                + ") to "
+                + job.master()
+                + "; it runs until stopped ('./tidemark job stop "
+                + job.jobId()
+                + " --savepoint DIR') or cancelled.");
+        System.out.println("Web UI: " + job.webUi());
+        return 0;
+      }
+      if (Launch.submitsOnly(options)) {
+        String jobId = Launch.submit(options);
+        System.out.println(
+            jobId == null
+                ? "Wrote the job specification to "
+                    + options.as(DataflowPipelineOptions.class).getTemplateLocation()
+                : "Submitted Dataflow job " + jobId + "; it runs until drained or cancelled.");
+        return 0;
+      }
+      Path output = Paths.get(options.getOutput());
+      // A report of an earlier run with another sink would otherwise stay beside the new summary.
+      RunReport.delete(output);
+      Summary summary =
+          EmbeddedBroker.requested(options) ? LiveDemo.run(options) : Launch.run(options);
+      if (options.getSink() == TidemarkOptions.SinkKind.files) {
+        writeReport(output, options);
+      }
+      summary.print(System.out, output);
+      if (java.nio.file.Files.isRegularFile(output.resolve(RunReport.FILE_NAME))) {
+        System.out.printf("  %s%n", RunReport.FILE_NAME);
+      }
+      return ExitCodes.of(summary);
+    }
+  }
+
+  /**
+   * Records the options the report needs beside summary.json and writes report.html. The run's
+   * outcome is its outputs and summary: a report that cannot be drawn is a warning, not a failed
+   * run.
+   */
+  public static void writeReport(Path output, TidemarkOptions options) {
+    try {
+      ReportSettings settings =
+          new ReportSettings(
+              java.time.Duration.ofMillis(
+                  Durations.parse("allowedLateness", options.getAllowedLateness()).getMillis()),
+              options.getDecisionThreshold(),
+              options.getAccumulationMode().name());
+      settings.writeTo(output);
+      RunReport.write(output, settings);
+    } catch (RuntimeException e) {
+      System.err.println(
+          "tidemark: warning: could not write "
+              + output.resolve(RunReport.FILE_NAME)
+              + ": "
+              + e.getMessage());
+    }
+  }
+
+  /** {@code tidemark report}: report.html again, from a run's existing file outputs. */
+  @Command(
+      name = "report",
+      description = {
+        "Write OUT/report.html from the file outputs of a finished run (summary.json,"
+            + " decisions/, too-late/, dead-letters/, duplicates/). 'run' with --sink=files"
+            + " writes it already; this draws it again, for example after an upgrade."
+      },
+      mixinStandardHelpOptions = true)
+  static final class Report implements Callable<Integer> {
+    @Option(
+        names = "--input",
+        paramLabel = "OUT",
+        defaultValue = "out",
+        description = "The run's --output directory (default: ${DEFAULT-VALUE}).")
+    Path input;
+
+    @Option(
+        names = "--allowedLateness",
+        paramLabel = "DURATION",
+        description =
+            "The allowed lateness to mark (ISO-8601). Default: the run's, as it recorded it in "
+                + ReportSettings.FILE_NAME
+                + ", else PT1H.")
+    String allowedLateness;
+
+    @Override
+    public Integer call() {
+      ReportSettings settings = ReportSettings.readFrom(input).orElse(ReportSettings.DEFAULTS);
+      if (allowedLateness != null) {
+        settings = settings.withAllowedLateness(allowedLateness);
+      }
+      System.out.println("wrote " + RunReport.write(input, settings));
+      return DONE;
+    }
+  }
+
+  /** The {@code --flinkMaster} option of the {@code job} commands. */
+  static final class FlinkMasterOption {
+    @Option(
+        names = "--flinkMaster",
+        paramLabel = "HOST:PORT",
+        defaultValue = FlinkRestClient.DEFAULT_MASTER,
+        description =
+            "The Flink cluster's REST address, the JobManager's web port (default:"
+                + " ${DEFAULT-VALUE}, the local cluster of './tidemark cluster up').")
+    String flinkMaster;
+
+    FlinkRestClient client() {
+      return FlinkRestClient.of(flinkMaster);
+    }
+  }
+
+  /** {@code tidemark job}: the jobs of a Flink cluster, through its REST API. */
+  @Command(
+      name = "job",
+      description = {
+        "List, stop (with a savepoint) or cancel the jobs of a Flink cluster, through its REST"
+            + " API. 'run --profile=flink-cluster' submits them; 'run --fromSavepoint=PATH'"
+            + " resumes a stopped one."
+      },
+      mixinStandardHelpOptions = true,
+      subcommands = {Tidemark.JobList.class, Tidemark.JobStop.class, Tidemark.JobCancel.class})
+  static final class Job implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Override
+    public Integer call() {
+      spec.commandLine().usage(System.err);
+      return USAGE_ERROR;
+    }
+  }
+
+  /** {@code tidemark job list}. */
+  @Command(
+      name = "list",
+      description = "List the cluster's jobs, newest first: id, state, start time, duration, name.",
+      mixinStandardHelpOptions = true)
+  static final class JobList implements Callable<Integer> {
+    @Mixin FlinkMasterOption master;
+
+    @Override
+    public Integer call() throws Exception {
+      FlinkRestClient cluster = master.client();
+      List<FlinkJob> jobs = cluster.jobs();
+      if (jobs.isEmpty()) {
+        System.out.println("no jobs on the Flink cluster at " + cluster.master());
+        return DONE;
+      }
+      String format = "%-32s  %-12s  %-20s  %10s  %s%n";
+      System.out.printf(format, "JOB ID", "STATE", "STARTED (UTC)", "DURATION", "NAME");
+      for (FlinkJob job : jobs) {
+        System.out.printf(
+            format,
+            job.id(),
+            job.state(),
+            job.startTime() == null ? "-" : job.startTime().truncatedTo(ChronoUnit.SECONDS),
+            duration(job.duration()),
+            job.name());
+      }
+      return DONE;
+    }
+  }
+
+  /** A duration as the job list shows it: {@code 2h05m07s}, {@code 4m00s}, {@code 12s}. */
+  static String duration(Duration duration) {
+    long seconds = duration.toSeconds();
+    long hours = seconds / 3600;
+    long minutes = seconds / 60 % 60;
+    long rest = seconds % 60;
+    if (hours > 0) {
+      return String.format("%dh%02dm%02ds", hours, minutes, rest);
+    }
+    return minutes > 0 ? String.format("%dm%02ds", minutes, rest) : rest + "s";
+  }
+
+  /** {@code tidemark job stop}. */
+  @Command(
+      name = "stop",
+      description = {
+        "Stop a running job with a savepoint (Flink's 'stop', without draining: open windows"
+            + " and dedup state go into the savepoint) and print the savepoint's path.",
+        "Resume it with 'run --profile=flink-cluster --fromSavepoint=PATH'."
+      },
+      mixinStandardHelpOptions = true)
+  static final class JobStop implements Callable<Integer> {
+    @Mixin FlinkMasterOption master;
+
+    @Parameters(index = "0", paramLabel = "JOB_ID", description = "The job ('job list').")
+    String jobId;
+
+    @Option(
+        names = "--savepoint",
+        paramLabel = "DIR",
+        description =
+            "Directory for the savepoint, one every Flink process reaches (a plain path is made"
+                + " absolute; s3://, gs://, hdfs:// URIs as given). Default: the cluster's"
+                + " state.savepoints.dir.")
+    String savepoint;
+
+    @Option(
+        names = "--timeout",
+        defaultValue = "PT10M",
+        description = "How long to wait for the savepoint (default: ${DEFAULT-VALUE}).")
+    Duration timeout;
+
+    @Override
+    public Integer call() throws Exception {
+      FlinkRestClient.checkJobId(jobId);
+      String location =
+          master
+              .client()
+              .stopWithSavepoint(
+                  jobId, savepoint == null ? null : ClusterPaths.forCluster(savepoint), timeout);
+      System.out.println("Stopped Flink job " + jobId + " with a savepoint:");
+      System.out.println(location);
+      return DONE;
+    }
+  }
+
+  /** {@code tidemark job cancel}. */
+  @Command(
+      name = "cancel",
+      description = {
+        "Cancel a job without a savepoint and wait until it has ended. A cancelled job cannot"
+            + " resume from where it stopped, except from a retained checkpoint; use 'job stop'"
+            + " to resume later."
+      },
+      mixinStandardHelpOptions = true)
+  static final class JobCancel implements Callable<Integer> {
+    @Mixin FlinkMasterOption master;
+
+    @Parameters(index = "0", paramLabel = "JOB_ID", description = "The job ('job list').")
+    String jobId;
+
+    @Option(
+        names = "--timeout",
+        defaultValue = "PT2M",
+        description = "How long to wait for the job to end (default: ${DEFAULT-VALUE}).")
+    Duration timeout;
+
+    @Override
+    public Integer call() throws Exception {
+      FlinkRestClient.checkJobId(jobId);
+      String state = master.client().cancel(jobId, timeout);
+      System.out.println("Cancelled Flink job " + jobId + ": " + state);
+      return DONE;
+    }
+  }
+
+  /** {@code tidemark capture}: a Kafka topic range as a replay file, for a deterministic replay. */
+  @Command(
+      name = "capture",
+      description = {
+        "Read a range of a Kafka topic (read_committed, no consumer group) and write it as a replay"
+            + " file, to replay an incident deterministically with"
+            + " 'run --source=replay --input=FILE'.",
+        "Default range: the whole topic, up to its end when the capture starts. Kafka connection"
+            + " and topic: the Beam-style --kafka* options of 'run'; --help lists them."
+      })
+  static final class Capture implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Option(names = "--output", description = "The replay file to write (required).")
+    Path output;
+
+    @Option(
+        names = "--from",
+        description = "Start at the first record with a timestamp at or after this (RFC 3339).")
+    String from;
+
+    @Option(names = "--to", description = "End before the first record at or after this.")
+    String to;
+
+    @Option(
+        names = "--fromOffsets",
+        description = "Start offsets per partition, e.g. 0:100,1:250 (only these partitions).")
+    String fromOffsets;
+
+    @Option(
+        names = "--toOffsets",
+        description = "End offsets per partition, exclusive, e.g. 0:200,1:300.")
+    String toOffsets;
+
+    @Option(names = "--help", description = "Show the Kafka options and exit.")
+    boolean help;
+
+    @Unmatched List<String> kafkaArgs = new ArrayList<>();
+
+    @Override
+    public Integer call() throws Exception {
+      PipelineOptionsFactory.register(KafkaOptions.class);
+      if (help) {
+        spec.commandLine().usage(System.out);
+        System.out.println();
+        PipelineOptionsFactory.printHelp(System.out, KafkaOptions.class);
+        return 0;
+      }
+      if (output == null) {
+        throw new IllegalArgumentException("capture needs --output=FILE, the replay file to write");
+      }
+      KafkaOptions options =
+          PipelineOptionsFactory.fromArgs(kafkaArgs.toArray(new String[0])).as(KafkaOptions.class);
+      if (EmbeddedBroker.BOOTSTRAP_SERVERS.equals(options.getKafkaBootstrapServers())) {
+        throw new IllegalArgumentException(
+            "capture reads an existing broker: --kafkaBootstrapServers=embedded would start an"
+                + " empty one");
+      }
+      KafkaCapture capture =
+          KafkaCapture.of(KafkaClients.from(options), options.getKafkaInputTopic());
+      if (from != null) {
+        capture = capture.withFromTime(KafkaCapture.parseTime("--from", from));
+      }
+      if (to != null) {
+        capture = capture.withToTime(KafkaCapture.parseTime("--to", to));
+      }
+      if (fromOffsets != null) {
+        capture = capture.withFromOffsets(KafkaCapture.parseOffsets("--fromOffsets", fromOffsets));
+      }
+      if (toOffsets != null) {
+        capture = capture.withToOffsets(KafkaCapture.parseOffsets("--toOffsets", toOffsets));
+      }
+      System.out.println(capture.writeTo(output));
+      return 0;
+    }
+  }
+
+  /** {@code tidemark train}: the default models, from a generated (or given) labelled stream. */
+  @Command(
+      name = "train",
+      description = {
+        "Train the default models with the serving feature transforms and write them, their"
+            + " sidecars and the evaluation report.",
+        "Without --input it generates the training stream the shipped models were trained on."
+      },
+      mixinStandardHelpOptions = true)
+  static final class Train implements Callable<Integer> {
+    /** The generator settings of the shipped models' training stream. */
+    static final String TRAINING_STREAM =
+        "--seed=42 --events=20000 --accounts=500 --eventsPerSecond=2";
+
+    @Option(names = "--input", description = "A labelled replay file (default: generate one).")
+    Path input;
+
+    @Option(
+        names = "--output",
+        defaultValue = "out/model",
+        description = "Directory for the models, sidecars and report (default: ${DEFAULT-VALUE}).")
+    Path output;
+
+    @Option(names = "--seed", defaultValue = "42", description = "Training seed.")
+    long seed;
+
+    @Override
+    public Integer call() throws Exception {
+      Path replay = input;
+      String description;
+      if (replay == null) {
+        java.nio.file.Files.createDirectories(output);
+        replay = output.resolve("tidemark-train-seed42.ndjson");
+        new EventGenerator(
+                GeneratorConfig.builder()
+                    .seed(42)
+                    .numEvents(20000)
+                    .numAccounts(500)
+                    .eventsPerSecond(2)
+                    .build())
+            .writeTo(replay);
+        description =
+            "./tidemark generate --output=" + replay.getFileName() + " " + TRAINING_STREAM;
+      } else {
+        description = replay.toString();
+      }
+      dev.tidemark.model.train.TrainingReport report =
+          dev.tidemark.model.train.TrainModel.train(
+              replay,
+              output,
+              dev.tidemark.model.train.TrainConfig.defaults()
+                  .withSeed(seed)
+                  .withDataDescription(description));
+      System.out.println(report.markdown());
+      System.out.println("wrote models, sidecars and report to " + output);
+      return 0;
+    }
+  }
+
+  /** {@code tidemark generate}: a synthetic replay file from a seed. */
+  @Command(
+      name = "generate",
+      description = "Write a synthetic replay file: same seed, same file.",
+      mixinStandardHelpOptions = true)
+  static final class Generate implements Callable<Integer> {
+    @Option(names = "--output", required = true, description = "The replay file to write.")
+    Path output;
+
+    @Option(
+        names = "--seed",
+        defaultValue = "" + GeneratorConfig.DEFAULT_SEED,
+        description = "Random seed.")
+    long seed;
+
+    @Option(
+        names = "--accounts",
+        defaultValue = "" + GeneratorConfig.DEFAULT_NUM_ACCOUNTS,
+        description = "Number of accounts.")
+    int accounts;
+
+    @Option(
+        names = "--events",
+        defaultValue = "" + GeneratorConfig.DEFAULT_NUM_EVENTS,
+        description = "Distinct valid events.")
+    int events;
+
+    @Option(
+        names = "--eventsPerSecond",
+        defaultValue = "" + GeneratorConfig.DEFAULT_EVENTS_PER_SECOND,
+        description = "Event-time rate.")
+    double eventsPerSecond;
+
+    @Option(
+        names = "--start",
+        description = "Event time of the first event (2026-01-01T00:00:00Z).")
+    Instant start = GeneratorConfig.DEFAULT_START;
+
+    @Option(names = "--meanDelay", description = "Mean arrival delay, out-of-orderness (PT2S).")
+    Duration meanDelay = GeneratorConfig.DEFAULT_MEAN_DELAY;
+
+    @Option(names = "--maxOutOfOrderness", description = "Cap of the normal arrival delay (PT30S).")
+    Duration maxOutOfOrderness = GeneratorConfig.DEFAULT_MAX_OUT_OF_ORDERNESS;
+
+    @Option(
+        names = "--lateFraction",
+        defaultValue = "" + GeneratorConfig.DEFAULT_LATE_FRACTION,
+        description = "Late, still allowed.")
+    double lateFraction;
+
+    @Option(
+        names = "--tooLateFraction",
+        defaultValue = "" + GeneratorConfig.DEFAULT_TOO_LATE_FRACTION,
+        description = "Later than window end + allowed lateness.")
+    double tooLateFraction;
+
+    @Option(
+        names = "--duplicateRate",
+        defaultValue = "" + GeneratorConfig.DEFAULT_DUPLICATE_RATE,
+        description = "Re-sent events.")
+    double duplicateRate;
+
+    @Option(
+        names = "--conflictFraction",
+        defaultValue = "" + GeneratorConfig.DEFAULT_CONFLICT_FRACTION,
+        description = "Share of duplicates with a changed payload.")
+    double conflictFraction;
+
+    @Option(
+        names = "--malformedFraction",
+        defaultValue = "" + GeneratorConfig.DEFAULT_MALFORMED_FRACTION,
+        description = "Bad records.")
+    double malformedFraction;
+
+    @Option(
+        names = "--cardTestingBurstsPerThousand",
+        defaultValue = "" + GeneratorConfig.DEFAULT_CARD_TESTING_BURSTS_PER_THOUSAND,
+        description = "Card-testing bursts per 1000 events.")
+    double cardTesting;
+
+    @Option(
+        names = "--takeoverBurstsPerThousand",
+        defaultValue = "" + GeneratorConfig.DEFAULT_TAKEOVER_BURSTS_PER_THOUSAND,
+        description = "Account-takeover bursts per 1000 events.")
+    double takeover;
+
+    @Override
+    public Integer call() throws Exception {
+      GeneratorConfig config =
+          GeneratorConfig.builder()
+              .seed(seed)
+              .numAccounts(accounts)
+              .numEvents(events)
+              .eventsPerSecond(eventsPerSecond)
+              .start(start)
+              .meanDelay(meanDelay)
+              .maxOutOfOrderness(maxOutOfOrderness)
+              .lateFraction(lateFraction)
+              .tooLateFraction(tooLateFraction)
+              .duplicateRate(duplicateRate)
+              .conflictFraction(conflictFraction)
+              .malformedFraction(malformedFraction)
+              .cardTestingBurstsPerThousand(cardTesting)
+              .takeoverBurstsPerThousand(takeover)
+              .build();
+      EventGenerator generator = new EventGenerator(config);
+      generator.writeTo(output);
+      System.out.println("wrote " + output + ": " + generator.stats());
+      return 0;
+    }
+  }
+}
