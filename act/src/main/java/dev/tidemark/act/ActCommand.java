@@ -21,7 +21,7 @@ import picocli.CommandLine.TypeConversionException;
 /** {@code tidemark act}: the reference consumer of the decisions topic ({@link ActConsumer}). */
 @Command(
     name = "tidemark act",
-    version = "tidemark act 0.1.0",
+    version = "tidemark act 0.2.0",
     mixinStandardHelpOptions = true,
     description = {
       "Reads the decisions topic (read_committed) and acts on it exactly once: a fraud case per"

@@ -82,7 +82,7 @@ import org.joda.time.Duration;
  * {@value #DEFAULT_OUTPUT}). Speed depends on the machine and its load; nothing here asserts one.
  *
  * <pre>{@code
- * java --add-opens=... -cp "bench/target/tidemark-bench-0.1.0-SNAPSHOT.jar:$(cat bench/target/classpath.txt)" \
+ * java --add-opens=... -cp "bench/target/tidemark-bench-0.2.0-SNAPSHOT.jar:$(cat bench/target/classpath.txt)" \
  *   dev.tidemark.bench.KafkaSinkBenchmark --events=20000 --repeats=3
  * }</pre>
  */

@@ -46,7 +46,7 @@ import picocli.CommandLine.Unmatched;
 @Command(
     name = "tidemark",
     mixinStandardHelpOptions = true,
-    version = "tidemark 0.1.0",
+    version = "tidemark 0.2.0",
     description = TidemarkOptions.DESCRIPTION,
     subcommands = {
       Tidemark.Run.class,

@@ -18,7 +18,7 @@ import picocli.CommandLine.Spec;
 /** {@code tidemark cluster up|down|status}: a local Flink session cluster and Kafka broker. */
 @Command(
     name = "tidemark cluster",
-    version = "tidemark cluster 0.1.0",
+    version = "tidemark cluster 0.2.0",
     mixinStandardHelpOptions = true,
     description = {
       "A Flink 1.19 session cluster (one JobManager, two TaskManagers) and a KRaft Kafka broker"

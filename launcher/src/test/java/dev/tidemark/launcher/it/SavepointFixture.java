@@ -44,7 +44,7 @@ import org.joda.time.Duration;
  * Makes the savepoint fixture of a release: runs the real streaming pipeline (Kafka source, Kafka
  * sink, Flink MiniCluster, heap state) on a small generated input against an embedded broker, stops
  * it with a savepoint while windows are open and dedup state is live, and writes into {@code
- * harness/src/test/resources/savepoints/<release>/}: the savepoint ({@code savepoint/}), the input
+ * launcher/src/test/resources/savepoints/<release>/}: the savepoint ({@code savepoint/}), the input
  * ({@code input.ndjson}) and {@code manifest.json} (versions, topics, pipeline arguments, offsets,
  * and what the state holds). {@code SavepointRestoreIT} restores every fixture there into the
  * current build.
@@ -54,10 +54,10 @@ import org.joda.time.Duration;
  * first), from the repository root:
  *
  * <pre>{@code
- * mvn -B -o -pl harness -am test-compile dependency:build-classpath \
+ * mvn -B -o -pl launcher -am test-compile dependency:build-classpath \
  *     -Dmdep.outputFile=target/test-classpath.txt -Dmdep.includeScope=test
- * java -cp "harness/target/test-classes:harness/target/classes:$(cat harness/target/test-classpath.txt)" \
- *     dev.tidemark.launcher.it.SavepointFixture harness/src/test/resources/savepoints/0.1.0
+ * java -cp "launcher/target/test-classes:launcher/target/classes:$(cat launcher/target/test-classpath.txt)" \
+ *     dev.tidemark.launcher.it.SavepointFixture launcher/src/test/resources/savepoints/0.2.0
  * }</pre>
  *
  * <p>It needs the loopback port {@link #BOOTSTRAP_PORT} free: Beam's Flink source restores the
@@ -66,7 +66,7 @@ import org.joda.time.Duration;
  */
 public final class SavepointFixture {
   /** The release whose state the fixture holds. */
-  static final String RELEASE = "0.1.0";
+  static final String RELEASE = "0.2.0";
 
   /** The fixed loopback port the fixture's Kafka source bootstraps through. */
   static final int BOOTSTRAP_PORT = 39092;
@@ -126,7 +126,7 @@ public final class SavepointFixture {
 
   public static void main(String[] args) throws Exception {
     Path target =
-        Paths.get(args.length > 0 ? args[0] : "harness/src/test/resources/savepoints/" + RELEASE);
+        Paths.get(args.length > 0 ? args[0] : "launcher/src/test/resources/savepoints/" + RELEASE);
     make(target);
     System.out.println("savepoint fixture of " + RELEASE + " written to " + target);
   }
