@@ -34,7 +34,7 @@ import picocli.CommandLine;
  * late (the gate's documented direction of error), and in an input this small no margin separates
  * the two, so the batch reference would call them otherwise. The rescale and the upgrade are not
  * drilled here: with the transactional sink a restore can fail in Beam's exactly-once writer
- * (docs/kafka-and-flink.md, "The fault drill").
+ * (docs/drill.md).
  */
 public class DrillIT {
   private static Path dir;

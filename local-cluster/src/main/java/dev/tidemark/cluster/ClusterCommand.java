@@ -25,7 +25,7 @@ import picocli.CommandLine.Spec;
           + " on this machine, each its own JVM, listening on 127.0.0.1 only, with configuration,"
           + " pids, logs, checkpoints and data under one state directory.",
       "Point Tidemark at it with --flinkMaster=127.0.0.1:8081"
-          + " --kafkaBootstrapServers=127.0.0.1:9092 (see docs/kafka-and-flink.md)."
+          + " --kafkaBootstrapServers=127.0.0.1:9092 (see docs/flink-cluster.md)."
     },
     subcommands = {ClusterCommand.Up.class, ClusterCommand.Down.class, ClusterCommand.Status.class},
     footer = {"", "Run 'tidemark cluster COMMAND --help' for a command's options."})

@@ -72,7 +72,7 @@ import org.joda.time.Instant;
  * new URN, so a savepoint's cells stay readable by every later Beam and Tidemark release; a version
  * byte would add a byte per live identity and protect nothing. A change of what a cell holds is a
  * change of its type: it gets a new state id, not a new version (see the "State compatibility"
- * section of docs/kafka-and-flink.md). The bounded variant's map state ({@code BigEndianLongCoder}
+ * section of docs/flink-cluster.md). The bounded variant's map state ({@code BigEndianLongCoder}
  * keys) exists only in batch runs, which have no savepoints.
  *
  * <p>Why not Beam's {@code Deduplicate}: it defaults to processing time (replays would then depend
