@@ -6,8 +6,8 @@ import static org.hamcrest.Matchers.is;
 
 import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.pipelines.launch.Summary;
-import dev.tidemark.tools.generate.EventGenerator;
-import dev.tidemark.tools.generate.GeneratorConfig;
+import dev.tidemark.testkit.generate.EventGenerator;
+import dev.tidemark.testkit.generate.GeneratorConfig;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

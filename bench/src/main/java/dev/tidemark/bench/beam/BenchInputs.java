@@ -1,8 +1,8 @@
 package dev.tidemark.bench.beam;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.tidemark.tools.generate.EventGenerator;
-import dev.tidemark.tools.generate.GeneratorConfig;
+import dev.tidemark.testkit.generate.EventGenerator;
+import dev.tidemark.testkit.generate.GeneratorConfig;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.values.PaymentEvent;
 import dev.tidemark.transforms.values.RawRecord;

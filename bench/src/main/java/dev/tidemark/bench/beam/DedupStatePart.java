@@ -5,7 +5,7 @@ import dev.tidemark.bench.suite.BenchProfile;
 import dev.tidemark.bench.suite.BenchResults;
 import dev.tidemark.bench.suite.ExtraPipelineArgs;
 import dev.tidemark.bench.suite.Stats;
-import dev.tidemark.tools.generate.GeneratorConfig;
+import dev.tidemark.testkit.generate.GeneratorConfig;
 import dev.tidemark.transforms.DeduplicateEvents;
 import dev.tidemark.transforms.values.PaymentEvent;
 import java.nio.file.Files;

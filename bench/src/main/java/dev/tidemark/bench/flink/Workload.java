@@ -2,8 +2,8 @@ package dev.tidemark.bench.flink;
 
 import dev.tidemark.launcher.LiveRun;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
-import dev.tidemark.tools.generate.EventGenerator;
-import dev.tidemark.tools.generate.GeneratorConfig;
+import dev.tidemark.testkit.generate.EventGenerator;
+import dev.tidemark.testkit.generate.GeneratorConfig;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;

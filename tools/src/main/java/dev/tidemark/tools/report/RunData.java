@@ -1,6 +1,7 @@
 package dev.tidemark.tools.report;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.tidemark.pipelines.Outputs;
 import dev.tidemark.transforms.util.Json;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -54,13 +55,6 @@ final class RunData {
   }
 
   /**
-   * The file sink's output directories under a run's {@code --output}: the pipeline's {@code
-   * Outputs.NAMES} (the launcher's tests check that they agree).
-   */
-  public static final List<String> OUTPUTS =
-      List.of("decisions", "dead-letters", "duplicates", "too-late");
-
-  /**
    * Reads the outputs under {@code directory}; an {@link IllegalArgumentException} says what is
    * missing when it holds no run's file outputs.
    */
@@ -78,7 +72,7 @@ final class RunData {
               + " './tidemark run' with --sink=files");
     }
     List<String> missing =
-        OUTPUTS.stream()
+        Outputs.NAMES.stream()
             .filter(name -> !Files.isDirectory(directory.resolve(name)))
             .collect(Collectors.toList());
     if (!missing.isEmpty()) {

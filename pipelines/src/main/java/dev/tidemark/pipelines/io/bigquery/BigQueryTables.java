@@ -13,8 +13,6 @@ import dev.tidemark.transforms.values.DuplicateRecord;
 import dev.tidemark.transforms.values.TooLateRecord;
 import java.io.IOException;
 import java.io.Serializable;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
@@ -34,7 +32,7 @@ import org.checkerframework.checker.nullness.qual.Nullable;
  * a test fails when a checked-in file differs. Regenerate them from the project directory with
  *
  * <pre>
- * mvn -q -DskipTests package && java -cp pipelines/target/tidemark-dataflow.jar dev.tidemark.pipelines.io.bigquery.BigQueryTables .
+ * mvn -B -q -o -pl pipelines test -Dtest=BigQueryTablesTest -Dtidemark.regenerate=true
  * </pre>
  *
  * <p>Columns are the snake_case of the JSON fields of the file and Kafka sinks, nested objects
@@ -649,16 +647,5 @@ public final class BigQueryTables {
     }
     files.put(SCHEMA_DOC, schemaMarkdown());
     return files;
-  }
-
-  /** Writes the generated files under the project directory given as the only argument. */
-  public static void main(String[] args) throws IOException {
-    Path home = Paths.get(args.length == 0 ? "." : args[0]);
-    for (Map.Entry<Path, String> file : generatedFiles().entrySet()) {
-      Path target = home.resolve(file.getKey());
-      Files.createDirectories(target.getParent());
-      Files.writeString(target, file.getValue(), StandardCharsets.UTF_8);
-      System.out.println("wrote " + target);
-    }
   }
 }

@@ -35,16 +35,26 @@ public class BigQueryTablesTest {
     return Files.exists(here.resolve("terraform")) ? here : here.getParent();
   }
 
+  /**
+   * The schema files and the schema page are generated from {@link BigQueryTables}: this test fails
+   * when they drift, and rewrites them with {@code -Dtidemark.regenerate=true} ({@code mvn -B -q -o
+   * -pl pipelines test -Dtest=BigQueryTablesTest -Dtidemark.regenerate=true}).
+   */
   @Test
   public void generatedFilesAreUpToDate() throws IOException {
+    boolean regenerate = Boolean.getBoolean("tidemark.regenerate");
     for (Map.Entry<Path, String> file : BigQueryTables.generatedFiles().entrySet()) {
       Path path = home().resolve(file.getKey());
+      if (regenerate) {
+        Files.createDirectories(path.getParent());
+        Files.writeString(path, file.getValue(), StandardCharsets.UTF_8);
+      }
       String actual =
           Files.exists(path) ? Files.readString(path, StandardCharsets.UTF_8) : "(missing)";
       assertThat(
           file.getKey()
-              + " differs from BigQueryTables; regenerate it: mvn -q -DskipTests package && java -cp"
-              + " pipelines/target/tidemark-dataflow.jar dev.tidemark.pipelines.io.bigquery.BigQueryTables .",
+              + " differs from BigQueryTables; regenerate it: mvn -B -q -o -pl pipelines test"
+              + " -Dtest=BigQueryTablesTest -Dtidemark.regenerate=true",
           actual,
           is(file.getValue()));
     }

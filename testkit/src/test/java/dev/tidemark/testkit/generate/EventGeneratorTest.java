@@ -1,4 +1,4 @@
-package dev.tidemark.tools.generate;
+package dev.tidemark.testkit.generate;
 
 import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.containsString;
@@ -22,8 +22,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.cfg.JsonNodeFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.tidemark.tools.generate.EventGenerator.MalformedKind;
-import dev.tidemark.tools.generate.EventGenerator.Stats;
+import dev.tidemark.testkit.generate.EventGenerator.MalformedKind;
+import dev.tidemark.testkit.generate.EventGenerator.Stats;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.math.BigDecimal;

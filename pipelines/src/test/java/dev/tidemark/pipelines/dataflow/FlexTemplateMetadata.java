@@ -18,7 +18,6 @@ import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -689,15 +688,7 @@ public final class FlexTemplateMetadata {
 
   /**
    * Writes (default), prints ({@code --stdout}) or checks ({@code --check}) {@link #METADATA_FILE}
-   * under the project directory ({@code -Dtidemark.home}, else the working directory).
-   */
-  public static void main(String[] args) throws IOException {
-    System.exit(run(Paths.get(System.getProperty("tidemark.home", ".")), List.of(args)));
-  }
-
-  /**
-   * What {@link #main} does, returning the exit code: 0, or 1 when {@code --check} finds the file
-   * out of date. A {@code tidemark flex-template-metadata} subcommand can call this.
+   * under {@code home}; returns 0, or 1 when {@code --check} finds the file out of date.
    */
   public static int run(Path home, List<String> flags) throws IOException {
     String json = generate(home);

@@ -1,4 +1,4 @@
-package dev.tidemark.tools.generate;
+package dev.tidemark.testkit.generate;
 
 import com.fasterxml.jackson.core.JsonEncoding;
 import com.fasterxml.jackson.core.JsonFactory;

@@ -1,4 +1,4 @@
-package dev.tidemark.tools.generate;
+package dev.tidemark.testkit.generate;
 
 import java.time.Duration;
 import java.time.Instant;

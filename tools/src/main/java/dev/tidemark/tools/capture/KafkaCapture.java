@@ -1,9 +1,11 @@
-package dev.tidemark.pipelines.io.kafka;
+package dev.tidemark.tools.capture;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.tidemark.pipelines.io.kafka.KafkaClients;
+import dev.tidemark.pipelines.io.kafka.KafkaCloudEvents;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.values.RawRecord;
 import java.io.BufferedOutputStream;
