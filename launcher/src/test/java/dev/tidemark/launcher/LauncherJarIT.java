@@ -58,7 +58,7 @@ public class LauncherJarIT {
     assertThat(Files.exists(work.resolve("out").resolve("summary.json")), is(true));
   }
 
-  /** The launcher carries the harness and every runner, but no benchmark or chart code. */
+  /** The launcher carries the live demo, the tools and every runner, but no benchmark code. */
   @Test
   public void launcherJarHasNoBenchOrChartClasses() throws Exception {
     try (JarFile jar = new JarFile(Paths.get("target", "tidemark.jar").toFile())) {
@@ -69,7 +69,7 @@ public class LauncherJarIT {
               .limit(10)
               .collect(Collectors.toList());
       assertThat(forbidden, is(empty()));
-      assertThat(jar.getEntry("dev/tidemark/harness/LiveDemo.class") != null, is(true));
+      assertThat(jar.getEntry("dev/tidemark/launcher/LiveDemo.class") != null, is(true));
     }
   }
 

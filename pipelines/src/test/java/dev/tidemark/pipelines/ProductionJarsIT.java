@@ -30,7 +30,7 @@ import org.junit.runners.JUnit4;
  */
 @RunWith(JUnit4.class)
 public class ProductionJarsIT {
-  /** Entry prefixes that no production jar may carry: test kits, the harness, bench, charts. */
+  /** Entry prefixes no worker jar may carry: test kits, tools, the launcher, bench, charts. */
   static final List<String> FORBIDDEN =
       List.of(
           "dev/tidemark/bench/",
@@ -120,7 +120,7 @@ public class ProductionJarsIT {
     assertThat(Files.exists(work.resolve("out").resolve("summary.json")), is(true));
   }
 
-  /** Without the harness, the embedded broker is refused with a message naming the launcher. */
+  /** Without the launcher, the embedded broker is refused with a message naming it. */
   @Test
   public void flinkJobJarRefusesTheEmbeddedBroker() throws Exception {
     Path work = folder.getRoot().toPath();

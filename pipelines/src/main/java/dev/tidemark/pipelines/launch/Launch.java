@@ -64,7 +64,7 @@ public final class Launch {
 
   /**
    * As {@link #run(TidemarkOptions)}, reading {@code source} instead of the configured source when
-   * it is not null: the parts of a replay that {@code dev.tidemark.harness.check.Reference} runs
+   * it is not null: the parts of a replay that {@code dev.tidemark.launcher.check.Reference} runs
    * one by one are TestStreams cut from one file.
    */
   public static Summary run(

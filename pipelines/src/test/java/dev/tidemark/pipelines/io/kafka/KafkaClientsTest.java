@@ -34,7 +34,7 @@ import org.junit.runners.JUnit4;
  * {@link KafkaClients} without a broker: the configuration each option combination produces, the
  * client properties file's merge and refusals ({@link KafkaClientProperties}), stores fetched
  * through Beam's file systems into private files ({@link WorkerFiles}), and the messages of refused
- * combinations. The round trips against a real broker are in the harness ({@code KafkaSecurityIT},
+ * combinations. The round trips against a real broker are in the launcher ({@code KafkaSecurityIT},
  * {@code KafkaSecretManagerIT}).
  */
 @RunWith(JUnit4.class)
