@@ -6,20 +6,14 @@ import static org.hamcrest.Matchers.greaterThanOrEqualTo;
 import static org.hamcrest.Matchers.is;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.tidemark.cluster.ClusterSettings;
 import dev.tidemark.cluster.LocalCluster;
 import dev.tidemark.transforms.util.Json;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
@@ -27,59 +21,35 @@ import org.junit.Test;
 import picocli.CommandLine;
 
 /**
- * A smaller drill on a local cluster of its own (free ports, a temporary state directory): both
- * sink modes with one TaskManager kill and one broker restart each; every mismatch must be 0, and
- * the TaskManagers' Prometheus endpoints must report Tidemark's counters while the job runs. Its
- * input has no too-late events: a job that reads a backlog ahead of its watermark accepts them as
- * late (the gate's documented direction of error), and in an input this small no margin separates
- * the two, so the batch reference would call them otherwise. The rescale and the upgrade are not
- * drilled here: with the transactional sink a restore can fail in Beam's exactly-once writer
+ * A smaller drill on the local cluster ({@link SharedCluster}): both sink modes with one
+ * TaskManager kill and one broker restart each; every mismatch must be 0, and the TaskManagers'
+ * Prometheus endpoints must report Tidemark's counters while the job runs. Its input has no
+ * too-late events: a job that reads a backlog ahead of its watermark accepts them as late (the
+ * gate's documented direction of error), and in an input this small no margin separates the two, so
+ * the batch reference would call them otherwise. The rescale and the upgrade are not drilled here:
+ * with the transactional sink a restore can fail in Beam's exactly-once writer
  * (docs/kafka-and-flink.md, "The fault drill").
  */
 public class DrillIT {
   private static Path dir;
   private static LocalCluster cluster;
-  private static final Set<Long> PIDS = new HashSet<>();
 
   @BeforeClass
-  public static void startCluster() throws Exception {
+  public static void holdCluster() throws Exception {
+    cluster = SharedCluster.hold();
     dir = Files.createTempDirectory("tidemark-drill-it");
-    String classPath = classPath();
-    System.setProperty("tidemark.cluster.classpath", classPath);
-    cluster =
-        new LocalCluster(
-            ClusterSettings.defaults(dir.resolve("cluster")).withFreePorts(),
-            classPath,
-            System.out);
-    assertThat("the cluster comes up", cluster.up(Duration.ofMinutes(3)), is(true));
   }
 
   @AfterClass
-  public static void stopCluster() throws IOException {
+  public static void releaseCluster() throws IOException {
     try {
-      if (cluster != null) {
-        for (String name : cluster.processNames()) {
-          cluster.pid(name).ifPresent(PIDS::add);
+      if (dir != null) {
+        try (Stream<Path> files = Files.walk(dir)) {
+          files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
         }
-        cluster.down();
       }
     } finally {
-      // Whatever happened, no process of this test outlives it.
-      LocalCluster.killAll(PIDS);
-      // The cluster's logs outlive it, beside the test reports: a failed drill is read from them.
-      Path logs = dir.resolve("cluster").resolve("log");
-      Path kept = Path.of("target", "drill-it-cluster-log");
-      if (Files.isDirectory(logs)) {
-        Files.createDirectories(kept);
-        try (Stream<Path> files = Files.list(logs)) {
-          for (Path log : (Iterable<Path>) files::iterator) {
-            Files.copy(log, kept.resolve(log.getFileName()), StandardCopyOption.REPLACE_EXISTING);
-          }
-        }
-      }
-      try (Stream<Path> files = Files.walk(dir)) {
-        files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-      }
+      SharedCluster.release();
     }
   }
 
@@ -198,7 +168,7 @@ public class DrillIT {
     List<String> arguments =
         new ArrayList<>(
             List.of(
-                "--dir=" + dir.resolve("cluster"),
+                "--dir=" + cluster.settings().dir(),
                 "--output=" + output,
                 "--events=1200",
                 "--rate=200",
@@ -210,18 +180,5 @@ public class DrillIT {
     JsonNode drill = Json.MAPPER.readTree(Files.readString(report));
     assertThat(drill.toPrettyString(), exit, is(0));
     return drill;
-  }
-
-  /** The local-cluster module's jar and class path, as the launcher script passes them. */
-  private static String classPath() throws IOException {
-    String jar = System.getProperty("tidemark.cluster.jar");
-    String file = System.getProperty("tidemark.cluster.classpath.file");
-    if (jar == null || file == null) {
-      throw new IllegalStateException(
-          "run under Maven (failsafe sets tidemark.cluster.jar and tidemark.cluster.classpath.file)");
-    }
-    return jar
-        + java.io.File.pathSeparator
-        + Files.readString(Path.of(file), StandardCharsets.UTF_8).trim();
   }
 }
