@@ -6,20 +6,14 @@ import static org.hamcrest.Matchers.greaterThanOrEqualTo;
 import static org.hamcrest.Matchers.is;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.tidemark.cluster.ClusterSettings;
 import dev.tidemark.cluster.LocalCluster;
 import dev.tidemark.transforms.util.Json;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
@@ -27,71 +21,85 @@ import org.junit.Test;
 import picocli.CommandLine;
 
 /**
- * A smaller drill on a local cluster of its own (free ports, a temporary state directory): both
- * sink modes with one TaskManager kill and one broker restart each; every mismatch must be 0, and
- * the TaskManagers' Prometheus endpoints must report Tidemark's counters while the job runs. Its
- * input has no too-late events: a job that reads a backlog ahead of its watermark accepts them as
- * late (the gate's documented direction of error), and in an input this small no margin separates
- * the two, so the batch reference would call them otherwise. The rescale and the upgrade are not
- * drilled here: with the transactional sink a restore can fail in Beam's exactly-once writer
- * (docs/drill.md).
+ * A drill sized for CI, run once on the local cluster ({@link SharedCluster}): {@value #EVENTS}
+ * events fed at {@value #RATE} records/s to each sink mode, with one TaskManager kill and one
+ * broker restart each; then a rescale and a model upgrade through savepoints. Every mismatch must
+ * be 0, and the TaskManagers' Prometheus endpoints must report Tidemark's counters while the job
+ * runs. Its input has no too-late events: a job that reads a backlog ahead of its watermark accepts
+ * them as late (the gate's documented direction of error), and in an input this small no margin
+ * separates the two, so the batch reference would call them otherwise. The rescale and the upgrade
+ * use the idempotent sink: with the transactional sink a restore can fail in Beam's exactly-once
+ * writer (docs/drill.md).
  */
 public class DrillIT {
+  /**
+   * Distinct events of the input. The batch reference's cost grows faster than its input (the
+   * DirectRunner visits every key with a pending timer at each step of the replay clock).
+   */
+  static final int EVENTS = 600;
+
+  /** Records fed per second: the feed lasts about as long as a fault's recovery. */
+  static final int RATE = 100;
+
   private static Path dir;
   private static LocalCluster cluster;
-  private static final Set<Long> PIDS = new HashSet<>();
+  private static int exit;
+  private static JsonNode drill;
 
   @BeforeClass
-  public static void startCluster() throws Exception {
+  public static void drillOnce() throws Exception {
+    cluster = SharedCluster.hold();
     dir = Files.createTempDirectory("tidemark-drill-it");
-    String classPath = classPath();
-    System.setProperty("tidemark.cluster.classpath", classPath);
-    cluster =
-        new LocalCluster(
-            ClusterSettings.defaults(dir.resolve("cluster")).withFreePorts(),
-            classPath,
-            System.out);
-    assertThat("the cluster comes up", cluster.up(Duration.ofMinutes(3)), is(true));
+    Path output = dir.resolve("drill");
+    exit =
+        new CommandLine(new DrillCommand())
+            .execute(
+                "--dir=" + cluster.settings().dir(),
+                "--output=" + output,
+                "--events=" + EVENTS,
+                "--rate=" + RATE,
+                "--tooLateFraction=0",
+                "--kills=1",
+                "--brokerRestarts=1",
+                "--sinks=transactional,idempotent",
+                "--savepointSink=idempotent",
+                "--rescale",
+                "--upgrade");
+    Path report = output.resolve("drill.json");
+    assertThat("the drill writes drill.json (exit " + exit + ")", Files.exists(report), is(true));
+    drill = Json.MAPPER.readTree(Files.readString(report));
   }
 
   @AfterClass
-  public static void stopCluster() throws IOException {
+  public static void releaseCluster() throws IOException {
     try {
-      if (cluster != null) {
-        for (String name : cluster.processNames()) {
-          cluster.pid(name).ifPresent(PIDS::add);
+      if (dir != null) {
+        try (Stream<Path> files = Files.walk(dir)) {
+          files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
         }
-        cluster.down();
       }
     } finally {
-      // Whatever happened, no process of this test outlives it.
-      LocalCluster.killAll(PIDS);
-      // The cluster's logs outlive it, beside the test reports: a failed drill is read from them.
-      Path logs = dir.resolve("cluster").resolve("log");
-      Path kept = Path.of("target", "drill-it-cluster-log");
-      if (Files.isDirectory(logs)) {
-        Files.createDirectories(kept);
-        try (Stream<Path> files = Files.list(logs)) {
-          for (Path log : (Iterable<Path>) files::iterator) {
-            Files.copy(log, kept.resolve(log.getFileName()), StandardCopyOption.REPLACE_EXISTING);
-          }
-        }
-      }
-      try (Stream<Path> files = Files.walk(dir)) {
-        files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-      }
+      SharedCluster.release();
     }
   }
 
   @Test
-  public void killsAndBrokerRestartsLoseAndDoubleNothing() throws Exception {
-    JsonNode drill = drill("drill", "--kills=1", "--brokerRestarts=1");
+  public void theDrillRanToItsEndAndExitsZero() {
+    assertThat(drill.toPrettyString(), drill.has("error"), is(false));
+    assertThat(drill.toPrettyString(), drill.get("passed").asBoolean(), is(true));
+    assertThat(drill.toPrettyString(), exit, is(0));
+  }
+
+  @Test
+  public void killsAndBrokerRestartsLoseAndDoubleNothing() {
+    assertThat(drill.toPrettyString(), drill.get("runs").size(), is(2));
     for (JsonNode run : drill.get("runs")) {
       String sink = run.get("sink").asText();
       assertThat(sink + " kills", run.get("kills").asInt(), is(1));
       assertThat(sink + " broker restarts", run.get("brokerRestarts").asInt(), is(1));
       assertThat(sink + " job restarts", run.get("jobRestarts").asLong(), greaterThanOrEqualTo(1L));
-      assertThat(sink + " decisions", run.get("decisionsCommitted").asLong(), greaterThan(1200L));
+      assertThat(
+          sink + " decisions", run.get("decisionsCommitted").asLong(), greaterThan((long) EVENTS));
       assertThat(sink + " missing versions", run.get("missingVersions").asLong(), is(0L));
       if (sink.equals("transactional")) {
         assertThat(sink + " duplicate versions", run.get("duplicateVersions").asLong(), is(0L));
@@ -145,7 +153,6 @@ public class DrillIT {
               });
       assertThat(sink + " dead letters by reason in " + metrics, reasons.size(), greaterThan(1));
     }
-    assertThat(drill.get("runs").size(), is(2));
     for (String key :
         List.of(
             "missingVersions",
@@ -162,16 +169,8 @@ public class DrillIT {
   }
 
   @Test
-  public void rescaleAndUpgradeThroughSavepointsKeepTheState() throws Exception {
-    JsonNode drill =
-        drill(
-            "savepoints-drill",
-            "--kills=0",
-            "--brokerRestarts=0",
-            "--sinks=idempotent",
-            "--savepointSink=idempotent",
-            "--rescale",
-            "--upgrade");
+  public void rescaleAndUpgradeThroughSavepointsKeepTheState() {
+    assertThat(drill.toPrettyString(), drill.has("rescale") && drill.has("upgrade"), is(true));
     JsonNode rescale = drill.get("rescale");
     assertThat(rescale.get("savepoints").size(), is(2));
     assertThat(rescale.get("finalStateMismatches").asLong(), is(0L));
@@ -187,41 +186,5 @@ public class DrillIT {
             .asLong(),
         greaterThan(0L));
     assertThat(upgrade.get("holds").asBoolean(), is(true));
-  }
-
-  /**
-   * Runs a drill of 1,200 events at 200 records/s without too-late ones on this test's cluster,
-   * with {@code options}; returns its drill.json, which must exist, after checking the exit code 0.
-   */
-  private static JsonNode drill(String name, String... options) throws IOException {
-    Path output = dir.resolve(name);
-    List<String> arguments =
-        new ArrayList<>(
-            List.of(
-                "--dir=" + dir.resolve("cluster"),
-                "--output=" + output,
-                "--events=1200",
-                "--rate=200",
-                "--tooLateFraction=0"));
-    arguments.addAll(List.of(options));
-    int exit = new CommandLine(new DrillCommand()).execute(arguments.toArray(new String[0]));
-    Path report = output.resolve("drill.json");
-    assertThat("the drill writes drill.json (exit " + exit + ")", Files.exists(report), is(true));
-    JsonNode drill = Json.MAPPER.readTree(Files.readString(report));
-    assertThat(drill.toPrettyString(), exit, is(0));
-    return drill;
-  }
-
-  /** The local-cluster module's jar and class path, as the launcher script passes them. */
-  private static String classPath() throws IOException {
-    String jar = System.getProperty("tidemark.cluster.jar");
-    String file = System.getProperty("tidemark.cluster.classpath.file");
-    if (jar == null || file == null) {
-      throw new IllegalStateException(
-          "run under Maven (failsafe sets tidemark.cluster.jar and tidemark.cluster.classpath.file)");
-    }
-    return jar
-        + java.io.File.pathSeparator
-        + Files.readString(Path.of(file), StandardCharsets.UTF_8).trim();
   }
 }

@@ -7,7 +7,6 @@ import static org.hamcrest.Matchers.is;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.tidemark.cluster.ClusterSettings;
 import dev.tidemark.cluster.LocalCluster;
 import dev.tidemark.launcher.KafkaFeed;
 import dev.tidemark.pipelines.KafkaOptions;
@@ -23,10 +22,8 @@ import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -35,12 +32,12 @@ import org.junit.BeforeClass;
 import org.junit.Test;
 
 /**
- * A running job on a local cluster of its own (JobManager, two TaskManagers and a broker as
- * separate processes) picks up a new model version: it starts with {@code --modelUri} naming a
- * directory that holds version 1 of the shipped XGBoost model, watched every two seconds, and a
- * shadow model; once it has decided with version 1, version 2 is copied into the directory, and the
- * decisions made after that carry version 2, without a restart (the same job id, no job restart).
- * Every decision carries the shadow model's verdict.
+ * A running job on the local cluster ({@link SharedCluster}: JobManager, two TaskManagers and a
+ * broker as separate processes) picks up a new model version: it starts with {@code --modelUri}
+ * naming a directory that holds version 1 of the shipped XGBoost model, watched every two seconds,
+ * and a shadow model; once it has decided with version 1, version 2 is copied into the directory,
+ * and the decisions made after that carry version 2, without a restart (the same job id, no job
+ * restart). Every decision carries the shadow model's verdict.
  */
 public class ModelSwapClusterIT {
   private static final String XGB = "tidemark-fraud-xgb-v1.ubj";
@@ -48,35 +45,23 @@ public class ModelSwapClusterIT {
 
   private static Path dir;
   private static LocalCluster cluster;
-  private static final Set<Long> PIDS = new HashSet<>();
 
   @BeforeClass
-  public static void startCluster() throws Exception {
+  public static void holdCluster() throws Exception {
+    cluster = SharedCluster.hold();
     dir = Files.createTempDirectory("tidemark-model-swap-it");
-    String classPath = classPath();
-    System.setProperty("tidemark.cluster.classpath", classPath);
-    cluster =
-        new LocalCluster(
-            ClusterSettings.defaults(dir.resolve("cluster")).withFreePorts(),
-            classPath,
-            System.out);
-    assertThat("the cluster comes up", cluster.up(Duration.ofMinutes(3)), is(true));
   }
 
   @AfterClass
-  public static void stopCluster() throws IOException {
+  public static void releaseCluster() throws IOException {
     try {
-      if (cluster != null) {
-        for (String name : cluster.processNames()) {
-          cluster.pid(name).ifPresent(PIDS::add);
+      if (dir != null) {
+        try (Stream<Path> files = Files.walk(dir)) {
+          files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
         }
-        cluster.down();
       }
     } finally {
-      LocalCluster.killAll(PIDS);
-      try (Stream<Path> files = Files.walk(dir)) {
-        files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-      }
+      SharedCluster.release();
     }
   }
 
@@ -194,18 +179,5 @@ public class ModelSwapClusterIT {
   private static void setModified(Path model, Instant time) throws IOException {
     Files.setLastModifiedTime(model, FileTime.from(time));
     Files.setLastModifiedTime(Path.of(model + ".json"), FileTime.from(time));
-  }
-
-  /** The local-cluster module's jar and class path, as the launcher script passes them. */
-  private static String classPath() throws IOException {
-    String jar = System.getProperty("tidemark.cluster.jar");
-    String file = System.getProperty("tidemark.cluster.classpath.file");
-    if (jar == null || file == null) {
-      throw new IllegalStateException(
-          "run under Maven (failsafe sets tidemark.cluster.jar and tidemark.cluster.classpath.file)");
-    }
-    return jar
-        + java.io.File.pathSeparator
-        + Files.readString(Path.of(file), StandardCharsets.UTF_8).trim();
   }
 }

@@ -45,6 +45,9 @@ public class TerraformDeployTest {
       TerraformConfig.load(TerraformConfig.bootstrapDirectory());
   private static final Pattern PATH_MODULE = Pattern.compile("\"\\$\\{path\\.module\\}/([^\"]+)\"");
 
+  /** The lines of the bundled sample the default deploy's model scores here. */
+  private static final int SAMPLE_LINES = 120;
+
   @Rule public TemporaryFolder folder = new TemporaryFolder();
 
   /** The local file Terraform uploads as the job's model with its defaults. */
@@ -98,11 +101,19 @@ public class TerraformDeployTest {
     assertThat(jobParameters(), not(containsString("modelEngine")));
     assertThat(MAIN.variable("extra_parameters").attribute("default").orElseThrow(), is("{}"));
 
+    // The start of the bundled sample: the run's cost is in its replay clock's steps (a round of
+    // the DirectRunner each), and its first records name the model that scores them as well as the
+    // whole sample would (TidemarkCliTest scores the whole sample with the same shipped model).
+    Path sample = MAIN.directory().getParent().resolve("samples/sample-replay.ndjson");
+    Path input = folder.getRoot().toPath().resolve("sample-start.ndjson");
+    try (Stream<String> lines = Files.lines(sample, StandardCharsets.UTF_8)) {
+      Files.write(input, lines.limit(SAMPLE_LINES).toList(), StandardCharsets.UTF_8);
+    }
     Path out = folder.newFolder("out").toPath();
     List<String> arguments =
         RunnerProfiles.fromEnvironment()
             .arguments(
-                RunnerProfiles.DEFAULT_PROFILE, List.of("--output=" + out, "--modelUri=" + model));
+                RunnerProfiles.DEFAULT_PROFILE, List.of("--input=" + input, "--output=" + out, "--modelUri=" + model));
     Summary run =
         Launch.run(
             PipelineOptionsFactory.fromArgs(arguments.toArray(new String[0]))
