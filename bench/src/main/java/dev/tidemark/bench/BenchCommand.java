@@ -45,7 +45,10 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(
       names = "--profile",
       defaultValue = "small",
-      description = "small (a few minutes, the CI smoke test) or full (default: ${DEFAULT-VALUE}).")
+      description =
+          "smoke (every part on tiny inputs: the CI smoke test; its figures only show that a part"
+              + " measures), small (a few minutes a part) or full (the published sizes)"
+              + " (default: ${DEFAULT-VALUE}).")
   String profile;
 
   @Option(

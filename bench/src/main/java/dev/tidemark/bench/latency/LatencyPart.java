@@ -117,7 +117,7 @@ public final class LatencyPart implements BenchPart {
      * it overloaded the job (p50 3.5 s).
      */
     static Sizes of(BenchProfile profile, String backend) {
-      if (profile.isSmall()) {
+      if (!profile.isFull()) {
         return new Sizes(3_000, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 8, 2, 1, 20);
       }
       // On RocksDB the backlog drains about ten times slower (under 100 events/s), so a tenth of
