@@ -6,6 +6,8 @@ import dev.tidemark.bench.beam.ScalingPart;
 import dev.tidemark.bench.flink.ClusterPart;
 import dev.tidemark.bench.flink.FlinkBaselinePart;
 import dev.tidemark.bench.latency.LatencyPart;
+import dev.tidemark.bench.scoring.BatchingPart;
+import dev.tidemark.bench.scoring.ScoringPart;
 import dev.tidemark.transforms.util.Json;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -63,6 +65,8 @@ public final class BenchSuite {
     parts.add(new BuildingBlocksPart());
     parts.add(new ScalingPart());
     parts.add(new DedupStatePart());
+    parts.add(new ScoringPart());
+    parts.add(new BatchingPart());
     parts.add(LatencyPart.heap());
     parts.add(LatencyPart.rocksDb());
     parts.add(new ClusterPart());

@@ -70,6 +70,9 @@ public final class Charts {
             "event time (hours)",
             "checkpointed state (MiB), live keys (10k)"));
     KNOWN.put(
+        "scoring-vs-batch",
+        new Labels("Scoring throughput vs batch size", "rows per engine call", "rows/s"));
+    KNOWN.put(
         "latency-cdf",
         new Labels(
             "Latency CDF, Kafka record to decision record",
