@@ -17,8 +17,8 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     description = {
       "Run the benchmark suite: Tidemark against native Flink and Beam's own building blocks,"
-          + " scaling curves, state size, scoring and its batching, and latency. Prints one table"
-          + " and writes <output>/latest.json and PNG charts.",
+          + " scaling curves, state size, scoring and its batching, latency and the Kafka sinks."
+          + " Prints one table and writes <output>/latest.json and PNG charts.",
       "With more than one part, each part runs in a JVM of its own (this one's options and"
           + " class path), so that no part is measured on a heap and JIT profiles the parts"
           + " before it shaped."
@@ -63,7 +63,7 @@ public final class BenchCommand implements Callable<Integer> {
       description =
           "Run only these parts, comma-separated (default: all): native-flink,"
               + " beam-building-blocks, beam-scaling, beam-dedup-state, scoring, batching, latency,"
-              + " latency-rocksdb, flink-cluster. The other parts' figures are null in"
+              + " latency-rocksdb, kafka-sink, flink-cluster. The other parts' figures are null in"
               + " latest.json.")
   List<String> parts = new ArrayList<>();
 

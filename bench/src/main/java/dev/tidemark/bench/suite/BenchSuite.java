@@ -5,6 +5,7 @@ import dev.tidemark.bench.beam.DedupStatePart;
 import dev.tidemark.bench.beam.ScalingPart;
 import dev.tidemark.bench.flink.ClusterPart;
 import dev.tidemark.bench.flink.FlinkBaselinePart;
+import dev.tidemark.bench.kafka.KafkaSinkPart;
 import dev.tidemark.bench.latency.LatencyPart;
 import dev.tidemark.bench.scoring.BatchingPart;
 import dev.tidemark.bench.scoring.ScoringPart;
@@ -69,6 +70,7 @@ public final class BenchSuite {
     parts.add(new BatchingPart());
     parts.add(LatencyPart.heap());
     parts.add(LatencyPart.rocksDb());
+    parts.add(new KafkaSinkPart());
     parts.add(new ClusterPart());
     return parts;
   }
