@@ -14,7 +14,7 @@ import java.util.stream.Collectors;
 public final class BenchProfile {
   public static final BenchProfile SMOKE =
       new BenchProfile(
-          "smoke", 2_000, List.of(1_000, 10_000), List.of(1, 10), List.of(1, 2), 0, 1, 2, "");
+          "smoke", 1_000, List.of(1_000, 10_000), List.of(1, 10), List.of(1, 2), 0, 1, 2, "");
 
   public static final BenchProfile SMALL =
       new BenchProfile(
