@@ -26,11 +26,11 @@ import java.util.Locale;
  *       DJL call, the checks, the scored decisions).
  * </ul>
  *
- * <p>Each figure: {@link #WARMUP_NANOS} of passes per profile warm-up, then the profile's repeats
- * of timed passes over all rows; rows/s is their median. Contract figures: {@code
- * scoring.transformVsRaw.*}, the transform over the raw call at batch 256 (target at least 0.8),
- * and {@code scoring.batch256VsBatch1.*}, the transform at batch 256 over batch 1 (target at least
- * 10). Nothing here asserts a speed.
+ * <p>Per batch size: {@link #WARMUP_NANOS} of passes of each way per profile warm-up, then {@link
+ * #timedPasses} timed passes over all rows of each, the three ways taking turns; rows/s is their
+ * median. Contract figures: {@code scoring.transformVsRaw.*}, the transform over the raw call at
+ * batch 256 (target at least 0.8), and {@code scoring.batch256VsBatch1.*}, the transform at batch
+ * 256 over batch 1 (target at least 10). Nothing here asserts a speed.
  */
 public final class ScoringPart implements BenchPart {
   public static final String NAME = "scoring";
@@ -40,6 +40,9 @@ public final class ScoringPart implements BenchPart {
 
   static final int[] BATCH_SIZES = {1, 64, 256};
 
+  /** The three ways to score, in the order of {@link ScoringPasses}. */
+  static final List<String> PATHS = List.of("raw", "raw + decisions", "transform");
+
   /** Warm-up per profile warm-up run, before the timed passes of one figure. */
   static final long WARMUP_NANOS = 2_000_000_000L;
 
@@ -47,6 +50,17 @@ public final class ScoringPart implements BenchPart {
   public static final double TARGET_BATCH_SPEED_UP = 10;
 
   static final long SEED = 1234;
+
+  /**
+   * Timed passes per figure: at least {@value #MIN_PASSES} (a pass lasts tens of milliseconds at
+   * batch 256, so its median needs more of them than the suite's repeats of whole jobs); the
+   * profile's repeats in the smoke profile.
+   */
+  static int timedPasses(BenchProfile profile) {
+    return profile.isSmoke() ? profile.repeats : Math.max(MIN_PASSES, profile.repeats);
+  }
+
+  static final int MIN_PASSES = 7;
 
   /** The rows of each pass: full 16,384, small 4,096, smoke 512. */
   static int rows(BenchProfile profile) {
@@ -101,15 +115,16 @@ public final class ScoringPart implements BenchPart {
         String.format(
             Locale.ROOT,
             "method: %d rows (distinct feature vectors), one thread, OMP_NUM_THREADS=%s, ONNX"
-                + " Runtime with one intra-op thread; per figure %.0f s of warm-up passes, then"
-                + " %d timed pass(es) over all rows, rows/s their median; raw = the engine's own"
+                + " Runtime with one intra-op thread; per batch size %.0f s of warm-up passes of"
+                + " each way, then %d timed pass(es) over all rows of each, the three taking"
+                + " turns, rows/s their median; raw = the engine's own"
                 + " Java API on float rows, raw + decisions = the same plus feature vectors in and"
                 + " scored decisions out, transform = ScoreFeatures' per-batch work"
                 + " (DecisionScorer)",
             rows,
             System.getenv("OMP_NUM_THREADS"),
             profile.warmups * WARMUP_NANOS / 1e9,
-            profile.repeats));
+            timedPasses(profile)));
   }
 
   private static void measure(
@@ -122,16 +137,22 @@ public final class ScoringPart implements BenchPart {
       int rows)
       throws Exception {
     String engine = model.engine.djlName();
-    double[] transformRates = new double[BATCH_SIZES.length];
-    double[] rawRates = new double[BATCH_SIZES.length];
-    double[] rawPlusRates = new double[BATCH_SIZES.length];
+    List<Pass> passes = List.of(raw, rawPlus, transform);
+    double[][] medians = new double[PATHS.size()][BATCH_SIZES.length];
     for (int b = 0; b < BATCH_SIZES.length; b++) {
       int batch = BATCH_SIZES[b];
-      rawRates[b] = rate(results, engine, "raw", raw, batch, rows, profile);
-      rawPlusRates[b] = rate(results, engine, "raw + decisions", rawPlus, batch, rows, profile);
-      transformRates[b] = rate(results, engine, "transform", transform, batch, rows, profile);
+      double[][] rates = rates(passes, batch, rows, profile);
+      for (int p = 0; p < PATHS.size(); p++) {
+        Stats stats = Stats.of(rates[p]);
+        results.measure(NAME, engine + " batch " + batch + " " + PATHS.get(p), stats, "rows/s");
+        results.point(CHART, engine + " " + PATHS.get(p), batch, stats.median());
+        medians[p][b] = stats.median();
+      }
     }
     int last = BATCH_SIZES.length - 1;
+    double[] rawRates = medians[0];
+    double[] rawPlusRates = medians[1];
+    double[] transformRates = medians[2];
     double vsRaw = transformRates[last] / rawRates[last];
     double speedUp = transformRates[last] / transformRates[0];
     results.figure("scoring.transformVsRaw." + model.key, vsRaw);
@@ -156,31 +177,26 @@ public final class ScoringPart implements BenchPart {
   }
 
   /**
-   * Rows per second of {@code pass} at {@code batch}: warm-up passes, then the profile's repeats of
-   * timed passes; records the measurement and the chart point, returns the median.
+   * Rows per second of each of {@code passes} at {@code batch}, one row of rates per pass: each
+   * warmed up for {@link #WARMUP_NANOS} per profile warm-up, then {@link #timedPasses} timed passes
+   * of each, taking turns so that load noise hits them alike.
    */
-  private static double rate(
-      BenchResults results,
-      String engine,
-      String path,
-      Pass pass,
-      int batch,
-      int rows,
-      BenchProfile profile)
+  static double[][] rates(List<Pass> passes, int batch, int rows, BenchProfile profile)
       throws Exception {
-    long warmupEnd = System.nanoTime() + profile.warmups * WARMUP_NANOS;
-    while (System.nanoTime() < warmupEnd) {
-      pass.run(batch);
+    for (Pass pass : passes) {
+      long warmupEnd = System.nanoTime() + profile.warmups * WARMUP_NANOS;
+      while (System.nanoTime() < warmupEnd) {
+        pass.run(batch);
+      }
     }
-    double[] rates = new double[profile.repeats];
-    for (int r = 0; r < rates.length; r++) {
-      long start = System.nanoTime();
-      pass.run(batch);
-      rates[r] = rows / ((System.nanoTime() - start) / 1e9);
+    double[][] rates = new double[passes.size()][timedPasses(profile)];
+    for (int r = 0; r < rates[0].length; r++) {
+      for (int p = 0; p < passes.size(); p++) {
+        long start = System.nanoTime();
+        passes.get(p).run(batch);
+        rates[p][r] = rows / ((System.nanoTime() - start) / 1e9);
+      }
     }
-    Stats stats = Stats.of(rates);
-    results.measure(NAME, engine + " batch " + batch + " " + path, stats, "rows/s");
-    results.point(CHART, engine + " " + path, batch, stats.median());
-    return stats.median();
+    return rates;
   }
 }
