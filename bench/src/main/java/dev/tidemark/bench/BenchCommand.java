@@ -17,8 +17,8 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     description = {
       "Run the benchmark suite: Tidemark against native Flink and Beam's own building blocks,"
-          + " scaling curves, state size and latency. Prints one table and writes"
-          + " <output>/latest.json and PNG charts.",
+          + " scaling curves, state size, scoring and its batching, latency and the Kafka sinks."
+          + " Prints one table and writes <output>/latest.json and PNG charts.",
       "With more than one part, each part runs in a JVM of its own (this one's options and"
           + " class path), so that no part is measured on a heap and JIT profiles the parts"
           + " before it shaped."
@@ -47,7 +47,10 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(
       names = "--profile",
       defaultValue = "small",
-      description = "small (a few minutes, the CI smoke test) or full (default: ${DEFAULT-VALUE}).")
+      description =
+          "smoke (every part on tiny inputs: the CI smoke test; its figures only show that a part"
+              + " measures), small (a few minutes a part) or full (the published sizes)"
+              + " (default: ${DEFAULT-VALUE}).")
   String profile;
 
   @Option(
@@ -61,9 +64,9 @@ public final class BenchCommand implements Callable<Integer> {
       split = ",",
       description =
           "Run only these parts, comma-separated (default: all): native-flink,"
-              + " beam-building-blocks, beam-scaling, beam-dedup-state, latency, latency-rocksdb,"
-              + " flink-cluster. The other"
-              + " parts' figures are null in latest.json.")
+              + " beam-building-blocks, beam-scaling, beam-dedup-state, scoring, batching, latency,"
+              + " latency-rocksdb, kafka-sink, flink-cluster. The other parts' figures are null in"
+              + " latest.json.")
   List<String> parts = new ArrayList<>();
 
   @Option(

@@ -60,9 +60,12 @@ public final class DedupStatePart implements BenchPart {
     return NAME;
   }
 
-  /** Wall seconds the source takes to emit the stream. */
+  /**
+   * Wall seconds the source takes to emit the stream: below the full profile, about 1,000 events a
+   * second (20 s for the small profile), at least 5 s (a few checkpoints).
+   */
   static int wallSeconds(BenchProfile profile) {
-    return profile.isSmall() ? 20 : 240;
+    return profile.isFull() ? 240 : Math.max(5, profile.events / 1_000);
   }
 
   /**
@@ -123,7 +126,7 @@ public final class DedupStatePart implements BenchPart {
     }
     int[] firsts = firstIndex.values().stream().mapToInt(Integer::intValue).sorted().toArray();
     long rate = Math.max(1, Math.round(n / (double) wallSeconds(profile)));
-    long checkpointMillis = profile.isSmall() ? 1000 : 2000;
+    long checkpointMillis = profile.isFull() ? 2000 : 1000;
     Path storage = Files.createTempDirectory("tidemark-bench-checkpoints");
     List<Sample> samples = new ArrayList<>();
     try (BenchInputs.Held<PaymentEvent> heldEvents =

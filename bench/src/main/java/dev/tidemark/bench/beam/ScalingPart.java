@@ -47,9 +47,9 @@ public final class ScalingPart implements BenchPart {
     return NAME;
   }
 
-  /** Events per point: the profile's, except for the small profile (see {@link #SMALL_EVENTS}). */
+  /** Events per point: the profile's, at most {@link #SMALL_EVENTS} below the full profile. */
   static int events(BenchProfile profile) {
-    return profile.isSmall() ? Math.min(SMALL_EVENTS, profile.events) : profile.events;
+    return profile.isFull() ? profile.events : Math.min(SMALL_EVENTS, profile.events);
   }
 
   @Override

@@ -78,9 +78,12 @@ public final class ClusterPart implements BenchPart {
 
   private static final AtomicInteger RUNS = new AtomicInteger();
 
-  /** At least 100,000 events in the full profile, where start-up no longer dominates a run. */
+  /**
+   * At least 100,000 events in the full profile, where start-up no longer dominates a run; below
+   * it, the profile's events, at most 20,000.
+   */
   static int events(BenchProfile profile) {
-    return profile.isSmall() ? 20_000 : 100_000;
+    return profile.isFull() ? 100_000 : Math.min(20_000, profile.events);
   }
 
   @Override

@@ -50,10 +50,11 @@ public final class FlinkBaselinePart implements BenchPart {
 
   /**
    * The DirectRunner runs on at most this many events (it managed about 100 events/s on 2 cores:
-   * 20,000 events took 205 s); the FlinkRunner is then measured on the same capped input too.
+   * 20,000 events took 205 s), a tenth of the profile's events below the full profile; the
+   * FlinkRunner is then measured on the same capped input too.
    */
   static int directRunnerMaxEvents(BenchProfile profile) {
-    return profile.isSmall() ? 2_000 : 20_000;
+    return profile.isFull() ? 20_000 : profile.events / 10;
   }
 
   private static final AtomicInteger RUNS = new AtomicInteger();
@@ -109,8 +110,8 @@ public final class FlinkBaselinePart implements BenchPart {
 
     // Streaming from the embedded broker.
     try (EmbeddedKafka broker = EmbeddedKafka.start()) {
-      // The small profile skips the streaming warm-up: the backfill runs warmed this JVM.
-      int warmups = profile.isSmall() ? 0 : profile.warmups;
+      // Below the full profile, no streaming warm-up: the backfill runs warmed this JVM.
+      int warmups = profile.isFull() ? profile.warmups : 0;
       for (int i = 0; i < warmups + profile.repeats; i++) {
         boolean measured = i >= warmups;
         Run nativeRun = nativeStreaming(broker, workload, parallelism, expected);
@@ -130,7 +131,7 @@ public final class FlinkBaselinePart implements BenchPart {
     }
 
     // Parallelism: the backfill at the other parallelisms (the last one was measured above).
-    int parallelismRepeats = profile.isSmall() ? 1 : profile.repeats;
+    int parallelismRepeats = profile.isFull() ? profile.repeats : 1;
     for (int p : profile.parallelisms.subList(0, profile.parallelisms.size() - 1)) {
       for (int i = 0; i < parallelismRepeats; i++) {
         add(runs, "native-backfill-p" + p, nativeBackfill(files, workload, p));

@@ -1,26 +1,27 @@
 package dev.tidemark.bench.latency;
 
-import dev.tidemark.bench.KafkaSinkBenchmark;
-import dev.tidemark.bench.KafkaSinkBenchmark.LatencyRun;
-import dev.tidemark.bench.KafkaSinkBenchmark.Line;
-import dev.tidemark.bench.KafkaSinkBenchmark.ThroughputRun;
+import dev.tidemark.bench.kafka.CatchUp;
+import dev.tidemark.bench.kafka.LatencyRun;
+import dev.tidemark.bench.kafka.LatencySpan;
+import dev.tidemark.bench.kafka.SinkEvents;
+import dev.tidemark.bench.kafka.SinkJobSettings;
+import dev.tidemark.bench.kafka.SinkRuns;
+import dev.tidemark.bench.kafka.StateBackend;
+import dev.tidemark.bench.kafka.ThroughputRun;
+import dev.tidemark.bench.kafka.Workspace;
 import dev.tidemark.bench.suite.BenchPart;
 import dev.tidemark.bench.suite.BenchProfile;
 import dev.tidemark.bench.suite.BenchResults;
 import dev.tidemark.bench.suite.Stats;
 import dev.tidemark.pipelines.KafkaOptions.KafkaSinkMode;
 import dev.tidemark.testkit.EmbeddedKafka;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 
 /**
  * Latency of the idempotent Kafka sink: streaming on the FlinkRunner (embedded MiniCluster,
@@ -28,7 +29,7 @@ import java.util.stream.Stream;
  * exactly-once checkpoints every 2 s, with the latency settings {@link #MAX_BUNDLE_TIME_MILLIS} and
  * {@link #BUFFER_TIMEOUT_MILLIS}, on one state backend: Flink's heap backend ({@link #heap}, part
  * {@value #NAME}) or RocksDB with incremental checkpoints ({@link #rocksDb}, part {@value
- * #ROCKSDB_NAME}). It reuses {@link KafkaSinkBenchmark}'s jobs:
+ * #ROCKSDB_NAME}), in {@link SinkRuns}' jobs:
  *
  * <ol>
  *   <li>The backlog throughput: {@code warmups} discarded runs, then {@code repeats} runs of a
@@ -37,19 +38,18 @@ import java.util.stream.Stream;
  *   <li>The maximum sustained rate: fixed-rate probes, each a run like the measured ones, from that
  *       median down by {@value #PROBE_STEP} a step until the job keeps up ({@link
  *       LatencyRun#keptUp}), then one halfway back up ({@link #search}).
- *   <li>Latency at {@link KafkaSinkBenchmark#AUTO_RATE_SHARES} (50 % and 90 %) of the sustained
- *       rate: a fresh job per rate fed at a fixed rate; after the first decision, a warm-up and
- *       once the job has caught up (a cold job falls seconds behind its first full-rate feed and
- *       would otherwise spend the measured span catching up), every committed early decision
- *       triggered by its latest event gives latency = its Kafka record timestamp minus the Kafka
- *       record timestamp of that event.
+ *   <li>Latency at {@link LatencyRun#RATE_SHARES} (50 % and 90 %) of the sustained rate: a fresh
+ *       job per rate fed at a fixed rate; after the first decision, a warm-up and once the job has
+ *       caught up (a cold job falls seconds behind its first full-rate feed and would otherwise
+ *       spend the measured span catching up), every committed early decision triggered by its
+ *       latest event gives latency = its Kafka record timestamp minus the Kafka record timestamp of
+ *       that event.
  * </ol>
  *
  * <p>The contract's {@code latencyMs} (heap) and {@code latencyMs.rocksDb} are the p50, p95 and p99
  * of the 90 % rate; both rates are measurements, and both cumulative distributions go to the
- * {@value #CDF_CHART} chart. Targets (for the idempotent sink): p50 at most {@value
- * KafkaSinkBenchmark#TARGET_IDEMPOTENT_P50_MS} ms and p95 at most {@value
- * KafkaSinkBenchmark#TARGET_IDEMPOTENT_P95_MS} ms, half of MillWheel's figures with exactly-once
+ * {@value #CDF_CHART} chart. Targets (for the idempotent sink): p50 at most {@value #TARGET_P50_MS}
+ * ms and p95 at most {@value #TARGET_P95_MS} ms, half of MillWheel's figures with exactly-once
  * (VLDB 2013). Nothing here asserts a speed.
  */
 public final class LatencyPart implements BenchPart {
@@ -66,6 +66,17 @@ public final class LatencyPart implements BenchPart {
   public static final int CDF_POINTS = 100;
 
   private static final KafkaSinkMode MODE = KafkaSinkMode.idempotent;
+
+  /**
+   * Median and 95th percentile record latency of the idempotent sink at 90 % of its sustained rate,
+   * at most: half of MillWheel's figures with exactly-once (33.7 and 93.8 ms, VLDB 2013).
+   */
+  public static final double TARGET_P50_MS = 15;
+
+  public static final double TARGET_P95_MS = 50;
+
+  /** The accounts the generated events are spread over. */
+  static final int ACCOUNTS = 200;
 
   /**
    * The latency settings the part runs with (the throughput runs too, so the rates are shares of
@@ -116,49 +127,39 @@ public final class LatencyPart implements BenchPart {
      * second, and their first-to-last rate overestimated the sustainable one so much that "90 %" of
      * it overloaded the job (p50 3.5 s).
      */
-    static Sizes of(BenchProfile profile, String backend) {
-      if (profile.isSmall()) {
-        return new Sizes(3_000, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 8, 2, 1, 20);
+    static Sizes of(BenchProfile profile, StateBackend backend) {
+      if (!profile.isFull()) {
+        return new Sizes(3_000, ACCOUNTS, 8, 2, 1, 20);
       }
       // On RocksDB the backlog drains about ten times slower (under 100 events/s), so a tenth of
       // the heap's backlog lasts as long.
-      int backlog = backend.equals("rocksdb") ? 3_000 : 20_000;
-      return new Sizes(backlog, KafkaSinkBenchmark.DEFAULT_ACCOUNTS, 60, 10, profile.repeats, 30);
+      int backlog = backend == StateBackend.ROCKSDB ? 3_000 : 20_000;
+      return new Sizes(backlog, ACCOUNTS, 60, 10, profile.repeats, 30);
     }
 
-    /** The settings of every run: the backlog's, the probes' and the measured ones'. */
-    KafkaSinkBenchmark.Settings settings(BenchProfile profile, String stateBackend) {
-      return KafkaSinkBenchmark.Settings.parse(
-          "--stateBackend=" + stateBackend,
-          "--events=" + throughputEvents,
-          "--accounts=" + accounts,
-          "--repeats=" + profile.repeats,
-          "--latencySeconds=" + latencySeconds,
-          "--warmupSeconds=" + warmupSeconds,
-          "--steadyCapSeconds=" + steadyCapSeconds,
-          "--maxBundleTimeMills=" + MAX_BUNDLE_TIME_MILLIS,
-          "--bufferTimeout=" + BUFFER_TIMEOUT_MILLIS);
+    /** The phases of every latency run: the probes' and the measured ones'. */
+    LatencySpan span() {
+      return new LatencySpan(warmupSeconds, steadyCapSeconds, latencySeconds);
     }
   }
 
   private final String name;
 
-  /** {@code heap} or {@code rocksdb}, as {@code KafkaSinkBenchmark --stateBackend} takes it. */
-  private final String backend;
+  private final StateBackend backend;
 
-  private LatencyPart(String name, String backend) {
+  private LatencyPart(String name, StateBackend backend) {
     this.name = name;
     this.backend = backend;
   }
 
   /** The part on Flink's heap state backend ({@value #NAME}). */
   public static LatencyPart heap() {
-    return new LatencyPart(NAME, "heap");
+    return new LatencyPart(NAME, StateBackend.HEAP);
   }
 
   /** The part on RocksDB with incremental checkpoints ({@value #ROCKSDB_NAME}). */
   public static LatencyPart rocksDb() {
-    return new LatencyPart(ROCKSDB_NAME, "rocksdb");
+    return new LatencyPart(ROCKSDB_NAME, StateBackend.ROCKSDB);
   }
 
   @Override
@@ -166,33 +167,32 @@ public final class LatencyPart implements BenchPart {
     return name;
   }
 
+  /** What a measurement is of: the idempotent sink, and the state backend unless the heap. */
+  private String side() {
+    return backend == StateBackend.ROCKSDB ? "idempotent on RocksDB" : "idempotent";
+  }
+
   @Override
   public void run(BenchProfile profile, BenchResults results) throws Exception {
-    run(profile, results, backend);
-  }
-
-  /** What a measurement is of: the idempotent sink, and the state backend unless the heap. */
-  static String side(KafkaSinkBenchmark.Settings settings) {
-    return settings.stateBackend().equals("rocksdb") ? "idempotent on RocksDB" : "idempotent";
-  }
-
-  private void run(BenchProfile profile, BenchResults results, String backend) throws Exception {
     Sizes sizes = Sizes.of(profile, backend);
-    KafkaSinkBenchmark.Settings settings = sizes.settings(profile, backend);
+    SinkJobSettings settings =
+        SinkJobSettings.of(backend)
+            .withLatencySettings(MAX_BUNDLE_TIME_MILLIS, BUFFER_TIMEOUT_MILLIS);
     Path work = Files.createTempDirectory("tidemark-bench-latency");
     try (EmbeddedKafka broker = EmbeddedKafka.start()) {
-      Stats burst = measureThroughput(broker, profile, sizes, settings, work, results);
-      double sustained = sustainedMaximum(broker, burst.median(), sizes, settings, work, results);
-      List<Double> shares = KafkaSinkBenchmark.AUTO_RATE_SHARES;
-      List<Double> rates = KafkaSinkBenchmark.ratesAt(sustained);
+      SinkRuns runs = new SinkRuns(broker, settings, sizes.accounts, work);
+      Stats burst = measureThroughput(runs, profile, sizes, results);
+      double sustained = sustainedMaximum(runs, burst.median(), sizes, results);
+      List<Double> shares = LatencyRun.RATE_SHARES;
+      List<Double> rates = LatencyRun.ratesAt(sustained, shares);
       List<double[]> perRate = new ArrayList<>();
       for (int i = 0; i < rates.size(); i++) {
         perRate.add(
             measureLatency(
-                broker, shareLabel(shares.get(i)), rates.get(i), sizes, settings, work, results));
+                runs, LatencyRun.shareLabel(shares.get(i)), rates.get(i), sizes, results));
       }
       double[] last = perRate.get(perRate.size() - 1);
-      String key = backend.equals("heap") ? "latencyMs" : "latencyMs.rocksDb";
+      String key = backend == StateBackend.HEAP ? "latencyMs" : "latencyMs.rocksDb";
       results.figure(key + ".p50", last[0]);
       results.figure(key + ".p95", last[1]);
       results.figure(key + ".p99", last[2]);
@@ -208,19 +208,19 @@ public final class LatencyPart implements BenchPart {
                   + " p50 <= %.0f ms (%s), p95 <= %.0f ms (%s), half of MillWheel's with"
                   + " exactly-once (VLDB 2013)",
               key,
-              side(settings),
-              shareLabel(shares.get(shares.size() - 1)),
+              side(),
+              LatencyRun.shareLabel(shares.get(shares.size() - 1)),
               rates.get(rates.size() - 1),
               sizes.latencyRepeats,
               MAX_BUNDLE_TIME_MILLIS,
               BUFFER_TIMEOUT_MILLIS,
-              KafkaSinkBenchmark.DEFAULT_CHECKPOINT_INTERVAL_MS,
-              KafkaSinkBenchmark.TARGET_IDEMPOTENT_P50_MS,
-              metOrMissed(last[0], KafkaSinkBenchmark.TARGET_IDEMPOTENT_P50_MS),
-              KafkaSinkBenchmark.TARGET_IDEMPOTENT_P95_MS,
-              metOrMissed(last[1], KafkaSinkBenchmark.TARGET_IDEMPOTENT_P95_MS)));
+              settings.checkpointIntervalMs(),
+              TARGET_P50_MS,
+              metOrMissed(last[0], TARGET_P50_MS),
+              TARGET_P95_MS,
+              metOrMissed(last[1], TARGET_P95_MS)));
     } finally {
-      deleteRecursively(work);
+      Workspace.delete(work);
     }
   }
 
@@ -275,22 +275,14 @@ public final class LatencyPart implements BenchPart {
    * checkpoints accumulate through a run.
    */
   private double sustainedMaximum(
-      EmbeddedKafka broker,
-      double burstRate,
-      Sizes sizes,
-      KafkaSinkBenchmark.Settings settings,
-      Path work,
-      BenchResults results)
-      throws Exception {
+      SinkRuns runs, double burstRate, Sizes sizes, BenchResults results) throws Exception {
     int[] probes = {0};
     Search search =
         search(
             burstRate,
             rate -> {
               int i = probes[0]++;
-              LatencyRun run =
-                  KafkaSinkBenchmark.latencyRun(
-                      broker, MODE, "latency-probe-" + i, rate, settings, work);
+              LatencyRun run = runs.latency(MODE, "latency-probe-" + i, rate, sizes.span());
               System.out.println("probe " + (i + 1) + ": " + run.describe());
               return run.keptUp();
             });
@@ -315,10 +307,9 @@ public final class LatencyPart implements BenchPart {
               sizes.latencySeconds,
               sizes.warmupSeconds,
               sizes.steadyCapSeconds,
-              KafkaSinkBenchmark.KEPT_UP_P95_MS,
-              KafkaSinkBenchmark.KEPT_UP_LAG_GROWTH_MS));
-      results.measure(
-          name, side(settings) + " max sustained rate", Stats.of(search.rate), "events/s");
+              LatencyRun.KEPT_UP_P95_MS,
+              LatencyRun.KEPT_UP_LAG_GROWTH_MS));
+      results.measure(name, side() + " max sustained rate", Stats.of(search.rate), "events/s");
     } else {
       results.note(
           name,
@@ -329,45 +320,31 @@ public final class LatencyPart implements BenchPart {
                   + " made it fall behind",
               tried,
               sizes.latencySeconds,
-              KafkaSinkBenchmark.KEPT_UP_P95_MS));
+              LatencyRun.KEPT_UP_P95_MS));
     }
     return search.rate;
   }
 
   /** The idempotent sink's maximum throughput, events/s (first to last decision). */
   private Stats measureThroughput(
-      EmbeddedKafka broker,
-      BenchProfile profile,
-      Sizes sizes,
-      KafkaSinkBenchmark.Settings settings,
-      Path work,
-      BenchResults results)
-      throws Exception {
-    List<Line> lines = KafkaSinkBenchmark.throughputLines(settings);
+      SinkRuns runs, BenchProfile profile, Sizes sizes, BenchResults results) throws Exception {
+    List<SinkEvents.Line> lines = runs.backlog(sizes.throughputEvents);
     for (int i = 0; i < profile.warmups; i++) {
-      ThroughputRun run =
-          KafkaSinkBenchmark.throughputRun(
-              broker, MODE, "latency-warmup" + i, lines, settings, work);
+      ThroughputRun run = runs.throughput(MODE, "latency-warmup" + i, lines);
       System.out.println(run.describe("warm-up " + (i + 1) + " (discarded)"));
     }
     double[] firstToLast = new double[profile.repeats];
     double[] submitToLast = new double[profile.repeats];
     for (int i = 0; i < profile.repeats; i++) {
-      ThroughputRun run =
-          KafkaSinkBenchmark.throughputRun(
-              broker, MODE, "latency-throughput" + i, lines, settings, work);
+      ThroughputRun run = runs.throughput(MODE, "latency-throughput" + i, lines);
       System.out.println(run.describe("repeat " + (i + 1)));
       firstToLast[i] = run.eventsPerSecondFirstToLast();
       submitToLast[i] = run.eventsPerSecond();
     }
     Stats capacity = Stats.of(firstToLast);
+    results.measure(name, side() + " max throughput (first->last decision)", capacity, "events/s");
     results.measure(
-        name, side(settings) + " max throughput (first->last decision)", capacity, "events/s");
-    results.measure(
-        name,
-        side(settings) + " throughput (submit->last decision)",
-        Stats.of(submitToLast),
-        "events/s");
+        name, side() + " throughput (submit->last decision)", Stats.of(submitToLast), "events/s");
     results.note(
         name,
         String.format(
@@ -384,23 +361,16 @@ public final class LatencyPart implements BenchPart {
 
   /** One rate: p50, p95 and p99 (medians over the repeats), measurements and the CDF series. */
   private double[] measureLatency(
-      EmbeddedKafka broker,
-      String share,
-      double rate,
-      Sizes sizes,
-      KafkaSinkBenchmark.Settings settings,
-      Path work,
-      BenchResults results)
+      SinkRuns runs, String share, double rate, Sizes sizes, BenchResults results)
       throws Exception {
     double[][] percentiles = new double[3][sizes.latencyRepeats];
     double[] sent = new double[sizes.latencyRepeats];
     double[] warmups = new double[sizes.latencyRepeats];
     List<long[]> latencies = new ArrayList<>();
-    String label = side(settings) + " @" + share;
+    String label = side() + " @" + share;
     for (int i = 0; i < sizes.latencyRepeats; i++) {
       LatencyRun run =
-          KafkaSinkBenchmark.latencyRun(
-              broker, MODE, "latency-" + share.replace("%", "pct") + "-" + i, rate, settings, work);
+          runs.latency(MODE, "latency-" + share.replace("%", "pct") + "-" + i, rate, sizes.span());
       System.out.println(run.describe());
       if (run.decisions() == 0) {
         throw new IllegalStateException(label + ": no early decision was measured");
@@ -458,9 +428,9 @@ public final class LatencyPart implements BenchPart {
             sizes.latencyRepeats,
             sizes.latencySeconds,
             sizes.warmupSeconds,
-            KafkaSinkBenchmark.CatchUp.HOLD_MS / 1000,
-            KafkaSinkBenchmark.CatchUp.TOLERANCE_MS,
-            KafkaSinkBenchmark.CatchUp.HOLD_MS / 1000,
+            CatchUp.HOLD_MS / 1000,
+            CatchUp.TOLERANCE_MS,
+            CatchUp.HOLD_MS / 1000,
             Stats.of(warmups).median()));
     return medians;
   }
@@ -478,7 +448,7 @@ public final class LatencyPart implements BenchPart {
     Arrays.sort(sorted);
     for (int i = 1; i <= points; i++) {
       double fraction = (double) i / points;
-      cdf.add(new double[] {KafkaSinkBenchmark.percentile(sorted, fraction), fraction});
+      cdf.add(new double[] {Stats.percentile(sorted, fraction), fraction});
     }
     return cdf;
   }
@@ -487,28 +457,7 @@ public final class LatencyPart implements BenchPart {
     return runs.stream().flatMapToLong(Arrays::stream).sorted().toArray();
   }
 
-  static String shareLabel(double share) {
-    return Math.round(share * 100) + "%";
-  }
-
   private static String metOrMissed(double value, double target) {
     return Double.isNaN(value) ? "not measured" : value <= target ? "met" : "missed";
-  }
-
-  /** Removes the jobs' scratch directory; what cannot be removed stays (a temp directory). */
-  private static void deleteRecursively(Path directory) {
-    try (Stream<Path> paths = Files.walk(directory)) {
-      paths.sorted(Comparator.reverseOrder()).forEach(LatencyPart::deleteQuietly);
-    } catch (IOException | UncheckedIOException e) {
-      System.out.println("latency: left " + directory + " behind: " + e);
-    }
-  }
-
-  private static void deleteQuietly(Path path) {
-    try {
-      Files.deleteIfExists(path);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
   }
 }

@@ -5,12 +5,17 @@ import java.util.List;
 import java.util.stream.Collectors;
 
 /**
- * The size of a suite run. {@code small} finishes in a few minutes on 2 cores and is the smoke test
- * in {@code mvn verify}; {@code full} is the published run (the sizes the targets name). {@link
- * #with} narrows a profile for one run (fewer accounts, fan-outs or repeats); the overrides go to
- * {@code latest.json}.
+ * The size of a suite run. {@code full} is the published run (the sizes the targets name); {@code
+ * small} takes a few minutes a part on 2 cores; {@code smoke} runs every part's code on inputs so
+ * small that start-up dominates (the smoke test in {@code mvn verify}: its figures say that a part
+ * measures, not what). {@link #with} narrows a profile for one run (fewer accounts, fan-outs or
+ * repeats); the overrides go to {@code latest.json}.
  */
 public final class BenchProfile {
+  public static final BenchProfile SMOKE =
+      new BenchProfile(
+          "smoke", 1_000, List.of(1_000, 10_000), List.of(1, 10), List.of(1, 2), 0, 1, 2, "");
+
   public static final BenchProfile SMALL =
       new BenchProfile(
           "small", 20_000, List.of(1_000, 10_000), List.of(1, 10), List.of(1, 2), 1, 2, 2, "");
@@ -73,13 +78,19 @@ public final class BenchProfile {
     this.overrides = overrides;
   }
 
-  /** {@code small} or {@code full}, whatever was overridden. */
+  /** {@code smoke}, {@code small} or {@code full}, whatever was overridden. */
   public String id() {
     return id;
   }
 
-  public boolean isSmall() {
-    return id.equals(SMALL.id);
+  /** Whether this is the published {@code full} profile (a part sizes the others down). */
+  public boolean isFull() {
+    return id.equals(FULL.id);
+  }
+
+  /** Whether this is the {@code smoke} profile (a part runs each of its code paths once). */
+  public boolean isSmoke() {
+    return id.equals(SMOKE.id);
   }
 
   /**
@@ -185,19 +196,19 @@ public final class BenchProfile {
     return given;
   }
 
-  /** The published profiles. */
+  /** The published profiles, smallest first. */
   public static List<BenchProfile> values() {
-    return List.of(SMALL, FULL);
+    return List.of(SMOKE, SMALL, FULL);
   }
 
-  /** {@code small} or {@code full}. */
+  /** {@code smoke}, {@code small} or {@code full}. */
   public static BenchProfile fromId(String id) {
     for (BenchProfile profile : values()) {
       if (profile.id().equals(id)) {
         return profile;
       }
     }
-    throw new IllegalArgumentException("--profile must be small or full, not " + id);
+    throw new IllegalArgumentException("--profile must be smoke, small or full, not " + id);
   }
 
   @Override

@@ -57,7 +57,11 @@ public final class BenchResults {
           "latencyMs.rocksDb.p95",
           "latencyMs.rocksDb.p99",
           "stateBytesPerDedupKey",
-          "stateBytesPerDedupKeyRocksDb");
+          "stateBytesPerDedupKeyRocksDb",
+          "scoring.transformVsRaw.xgboost",
+          "scoring.transformVsRaw.onnx",
+          "scoring.batch256VsBatch1.xgboost",
+          "scoring.batch256VsBatch1.onnx");
 
   /** One measured figure: what, the statistics, the unit, and how it was measured. */
   public static final class Measurement {

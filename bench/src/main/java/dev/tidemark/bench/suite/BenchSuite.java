@@ -5,7 +5,10 @@ import dev.tidemark.bench.beam.DedupStatePart;
 import dev.tidemark.bench.beam.ScalingPart;
 import dev.tidemark.bench.flink.ClusterPart;
 import dev.tidemark.bench.flink.FlinkBaselinePart;
+import dev.tidemark.bench.kafka.KafkaSinkPart;
 import dev.tidemark.bench.latency.LatencyPart;
+import dev.tidemark.bench.scoring.BatchingPart;
+import dev.tidemark.bench.scoring.ScoringPart;
 import dev.tidemark.transforms.util.Json;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -63,8 +66,11 @@ public final class BenchSuite {
     parts.add(new BuildingBlocksPart());
     parts.add(new ScalingPart());
     parts.add(new DedupStatePart());
+    parts.add(new ScoringPart());
+    parts.add(new BatchingPart());
     parts.add(LatencyPart.heap());
     parts.add(LatencyPart.rocksDb());
+    parts.add(new KafkaSinkPart());
     parts.add(new ClusterPart());
     return parts;
   }

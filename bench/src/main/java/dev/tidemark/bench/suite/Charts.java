@@ -70,6 +70,15 @@ public final class Charts {
             "event time (hours)",
             "checkpointed state (MiB), live keys (10k)"));
     KNOWN.put(
+        "scoring-vs-batch",
+        new Labels("Scoring throughput vs batch size", "rows per engine call", "rows/s"));
+    KNOWN.put(
+        "kafka-sink-visible-latency-cdf",
+        new Labels(
+            "Latency CDF, Kafka record to decision visible to a read_committed consumer",
+            "latency (ms)",
+            "fraction of decisions at or below"));
+    KNOWN.put(
         "latency-cdf",
         new Labels(
             "Latency CDF, Kafka record to decision record",

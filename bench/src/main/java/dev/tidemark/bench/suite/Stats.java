@@ -28,6 +28,18 @@ public final class Stats {
     return new Stats(median, sorted[0], sorted[n - 1], n);
   }
 
+  /**
+   * The nearest-rank percentile of values sorted ascending: the smallest value with at least {@code
+   * quantile} of the values at or below it; NaN when there are none.
+   */
+  public static double percentile(long[] sortedValues, double quantile) {
+    if (sortedValues.length == 0) {
+      return Double.NaN;
+    }
+    int rank = (int) Math.ceil(quantile * sortedValues.length);
+    return sortedValues[Math.max(0, Math.min(sortedValues.length - 1, rank - 1))];
+  }
+
   /** Statistics already summarized elsewhere (a part run in a JVM of its own). */
   static Stats summary(double median, double min, double max, int count) {
     return new Stats(median, min, max, count);

@@ -6,6 +6,8 @@ import static org.hamcrest.Matchers.contains;
 import static org.hamcrest.Matchers.hasSize;
 import static org.hamcrest.Matchers.is;
 
+import dev.tidemark.bench.kafka.LatencyRun;
+import dev.tidemark.bench.kafka.StateBackend;
 import dev.tidemark.bench.suite.BenchProfile;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,14 +40,14 @@ public class LatencyPartTest {
 
   @Test
   public void sharesAreLabelledInPercent() {
-    assertThat(LatencyPart.shareLabel(0.5), is("50%"));
-    assertThat(LatencyPart.shareLabel(0.9), is("90%"));
+    assertThat(LatencyRun.shareLabel(0.5), is("50%"));
+    assertThat(LatencyRun.shareLabel(0.9), is("90%"));
   }
 
   @Test
   public void everyProfileHasSizes() {
     for (BenchProfile profile : BenchProfile.values()) {
-      for (String backend : List.of("heap", "rocksdb")) {
+      for (StateBackend backend : StateBackend.values()) {
         LatencyPart.Sizes sizes = LatencyPart.Sizes.of(profile, backend);
         assertThat(sizes.throughputEvents > 0 && sizes.latencyRepeats > 0, is(true));
       }

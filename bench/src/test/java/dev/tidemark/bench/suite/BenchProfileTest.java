@@ -14,7 +14,7 @@ public class BenchProfileTest {
   public void narrowsAProfileAndSaysHow() {
     BenchProfile narrowed = BenchProfile.FULL.with(List.of(1_000, 1_000_000), List.of(10), null, 1);
     assertThat(narrowed.id(), is("full"));
-    assertThat(narrowed.isSmall(), is(false));
+    assertThat(narrowed.isFull(), is(true));
     assertThat(narrowed.accounts, is(List.of(1_000, 1_000_000)));
     assertThat(narrowed.fanOuts, is(List.of(10)));
     assertThat(narrowed.warmups, is(BenchProfile.FULL.warmups));
@@ -44,7 +44,8 @@ public class BenchProfileTest {
   public void withoutOverridesIsThePublishedProfile() {
     BenchProfile same = BenchProfile.SMALL.with(List.of(), List.of(), null, null);
     assertThat(same.overrides(), is(""));
-    assertThat(same.isSmall(), is(true));
+    assertThat(same.isFull(), is(false));
+    assertThat(same.isSmoke(), is(false));
     assertThat(same.accounts, is(BenchProfile.SMALL.accounts));
     assertThat(same.repeats, is(BenchProfile.SMALL.repeats));
   }
@@ -71,5 +72,16 @@ public class BenchProfileTest {
         is("--accounts=1000,1000000 --warmups=0 --repeats=1"));
     assertThat(
         new BenchResults(BenchProfile.FULL).toJson("m").contains("profileOverrides"), is(false));
+  }
+
+  @Test
+  public void eachProfileIsKnownByItsId() {
+    for (BenchProfile profile : BenchProfile.values()) {
+      assertThat(BenchProfile.fromId(profile.id()), is(profile));
+    }
+    assertThat(BenchProfile.SMOKE.isSmoke(), is(true));
+    assertThat(BenchProfile.SMOKE.isFull(), is(false));
+    assertThat(BenchProfile.SMOKE.events < BenchProfile.SMALL.events, is(true));
+    assertThrows(IllegalArgumentException.class, () -> BenchProfile.fromId("tiny"));
   }
 }

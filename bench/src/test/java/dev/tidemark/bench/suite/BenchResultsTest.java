@@ -42,6 +42,7 @@ public class BenchResultsTest {
             "latencyMs",
             "stateBytesPerDedupKey",
             "stateBytesPerDedupKeyRocksDb",
+            "scoring",
             "machine",
             "notes",
             "profile",
@@ -53,6 +54,8 @@ public class BenchResultsTest {
     assertThat(fieldNames(root.at("/scaling/speedupP2VsP1")), contains("tidemark", "native"));
     assertThat(fieldNames(root.get("latencyMs")), contains("p50", "p95", "p99", "rocksDb"));
     assertThat(fieldNames(root.at("/latencyMs/rocksDb")), contains("p50", "p95", "p99"));
+    assertThat(fieldNames(root.get("scoring")), contains("transformVsRaw", "batch256VsBatch1"));
+    assertThat(fieldNames(root.at("/scoring/transformVsRaw")), contains("xgboost", "onnx"));
     assertThat(root.get("machine").asText(), is(MACHINE));
     assertThat(root.get("profile").asText(), is("small"));
   }

@@ -9,7 +9,11 @@ import static org.hamcrest.Matchers.not;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.bench.flink.ClusterPart;
+import dev.tidemark.bench.kafka.KafkaSinkPart;
 import dev.tidemark.bench.latency.LatencyPart;
+import dev.tidemark.bench.scoring.BatchingPart;
+import dev.tidemark.bench.scoring.ScoringPart;
+import dev.tidemark.model.ScoreFeatures;
 import dev.tidemark.transforms.util.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -30,12 +34,13 @@ import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
 
 /**
- * Runs the suite's default parts but the latency part with the {@code small} profile, narrowed to
- * one measured run per point without warm-up, into a temporary directory and checks the outputs:
- * {@code latest.json} with every contract key (a number, or null with a note naming it), the
- * machine, notes, at least one measurement, and a PNG per chart. It checks that the suite ran and
- * produced numbers, never how fast anything was. {@code -Dtidemark.bench.output=DIR} keeps the
- * outputs in {@code DIR}.
+ * Runs the suite's default parts but the latency parts and the local-cluster part with the {@code
+ * smoke} profile (every part's code on tiny inputs, one measured run per point, no warm-up) into a
+ * temporary directory and checks the outputs: {@code latest.json} with every contract key (a
+ * number, or null with a note naming it), the machine, notes, every figure of the scoring, batching
+ * and Kafka sink parts, and a PNG per chart. It checks that the suite ran and produced numbers,
+ * never how fast anything was. {@code -Dtidemark.bench.output=DIR} keeps the outputs in {@code
+ * DIR}.
  */
 @RunWith(JUnit4.class)
 public class BenchSuiteSmokeIT {
@@ -52,12 +57,12 @@ public class BenchSuiteSmokeIT {
     Path out = keep.isEmpty() ? TEMP.getRoot().toPath().resolve("bench-results") : Paths.get(keep);
     ByteArrayOutputStream log = new ByteArrayOutputStream();
 
-    // One measured run per point and no warm-up: the smoke test checks the contract, not figures.
-    BenchProfile profile = BenchProfile.SMALL.with(null, null, 0, 1);
-    // The latency part (four minutes of capacity probes) is left out: its measurement runs in
-    // KafkaSinkBenchmarkIT and its logic in LatencyPartTest; its keys must then be null with a
-    // note. So is the local-cluster part, which needs './tidemark cluster up' (its runs are tens
-    // of minutes).
+    // The smoke profile: the smoke test checks the contract, not figures.
+    BenchProfile profile = BenchProfile.SMOKE;
+    // The latency parts (minutes of capacity probes each) are left out: their jobs and
+    // measurements are the kafka-sink part's, run here, and their logic is in LatencyPartTest;
+    // their keys must then be null with a note. So is the local-cluster part, which needs
+    // './tidemark cluster up' (its runs are tens of minutes).
     List<BenchPart> parts = new ArrayList<>(BenchSuite.defaultParts());
     parts.removeIf(part -> part instanceof LatencyPart || part instanceof ClusterPart);
     new BenchSuite(parts).run(profile, out, new PrintStream(log, true, StandardCharsets.UTF_8));
@@ -85,10 +90,46 @@ public class BenchSuiteSmokeIT {
     }
     assertThat(root.path("machine").isTextual(), is(true));
     assertThat(root.path("machine").asText(), not(emptyString()));
-    assertThat(root.path("profile").asText(), is("small"));
+    assertThat(root.path("profile").asText(), is("smoke"));
     assertThat(printed, root.path("measurements").size(), greaterThan(0));
     for (JsonNode m : root.path("measurements")) {
       assertThat(m.toString(), m.path("median").isNumber() || m.path("median").isNull(), is(true));
+    }
+    for (String key : BenchResults.NUMBER_KEYS) {
+      if (key.startsWith("scoring.")) {
+        assertThat(key + " measured", root.at("/" + key.replace('.', '/')).isNumber(), is(true));
+      }
+    }
+    for (String engine : List.of("XGBoost", "OnnxRuntime")) {
+      for (int batch : new int[] {1, 64, 256}) {
+        for (String path : List.of("raw", "raw + decisions", "transform")) {
+          assertMeasured(root, ScoringPart.NAME, engine + " batch " + batch + " " + path, "");
+        }
+      }
+    }
+    for (ScoreFeatures.Batching batching : ScoreFeatures.Batching.values()) {
+      for (String figure : List.of("pipeline throughput", "mean batch", "engine calls")) {
+        assertMeasured(root, BatchingPart.NAME, batching + " " + figure, "");
+      }
+    }
+    // The smoke profile runs the sink jobs on the heap only.
+    for (String backend : List.of("heap")) {
+      for (String mode : List.of("idempotent", "transactional")) {
+        String side = mode + " on " + backend;
+        assertMeasured(root, KafkaSinkPart.NAME, side + " throughput (submit->last decision)", "");
+        assertMeasured(root, KafkaSinkPart.NAME, side + " throughput (first->last decision)", "");
+        for (String latency : List.of("record", "visible")) {
+          for (String p : List.of("p50", "p95", "p99")) {
+            assertMeasured(
+                root, KafkaSinkPart.NAME, side + " @90%", " " + latency + " latency " + p);
+          }
+        }
+        assertMeasured(root, KafkaSinkPart.NAME, side + " @90%", " sent");
+      }
+      for (String span : List.of("submit->last", "first->last")) {
+        assertMeasured(
+            root, KafkaSinkPart.NAME, "transactional cost on " + backend + " (" + span + ")", "");
+      }
     }
 
     Set<String> charts = new LinkedHashSet<>();
@@ -103,6 +144,29 @@ public class BenchSuiteSmokeIT {
           Arrays.equals(Arrays.copyOf(bytes, PNG_SIGNATURE.length), PNG_SIGNATURE),
           is(true));
     }
+  }
+
+  /**
+   * A measurement of {@code part} whose name starts with {@code prefix} and ends with {@code
+   * suffix} (the whole name when the suffix is empty) has a number as its median.
+   */
+  private static void assertMeasured(JsonNode root, String part, String prefix, String suffix) {
+    List<String> names = new ArrayList<>();
+    for (JsonNode m : root.path("measurements")) {
+      String name = m.path("name").asText();
+      if (m.path("part").asText().equals(part)) {
+        names.add(name);
+        boolean matches =
+            suffix.isEmpty()
+                ? name.equals(prefix)
+                : name.startsWith(prefix) && name.endsWith(suffix);
+        if (matches) {
+          assertThat(m.toString(), m.path("median").isNumber(), is(true));
+          return;
+        }
+      }
+    }
+    throw new AssertionError(part + " did not measure " + prefix + "..." + suffix + ": " + names);
   }
 
   /** A note names a key by its dotted path ({@code latencyMs.p50}). */

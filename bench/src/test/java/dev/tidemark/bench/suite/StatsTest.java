@@ -48,4 +48,15 @@ public class StatsTest {
   public void rejectsNoValues() {
     assertThrows(IllegalArgumentException.class, Stats::of);
   }
+
+  @Test
+  public void percentileIsTheNearestRank() {
+    long[] sorted = {10, 20, 30, 40};
+    assertThat(Stats.percentile(sorted, 0.25), is(10.0));
+    assertThat(Stats.percentile(sorted, 0.5), is(20.0));
+    assertThat(Stats.percentile(sorted, 0.51), is(30.0));
+    assertThat(Stats.percentile(sorted, 0.99), is(40.0));
+    assertThat(Stats.percentile(sorted, 0), is(10.0));
+    assertThat(Double.isNaN(Stats.percentile(new long[0], 0.5)), is(true));
+  }
 }

@@ -1,19 +1,18 @@
-package dev.tidemark.bench;
+package dev.tidemark.bench.kafka;
 
 import static org.hamcrest.MatcherAssert.assertThat;
-import static org.hamcrest.Matchers.greaterThan;
-import static org.hamcrest.Matchers.greaterThanOrEqualTo;
-import static org.hamcrest.Matchers.hasSize;
 import static org.hamcrest.Matchers.is;
 import static org.junit.Assert.assertArrayEquals;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import dev.tidemark.pipelines.KafkaOptions;
+import dev.tidemark.pipelines.KafkaOptions.KafkaSinkMode;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.transforms.util.Json;
-import java.nio.file.Files;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import org.apache.beam.runners.flink.FlinkPipelineOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExecutionOptions;
@@ -25,11 +24,12 @@ import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
 
 /**
- * Smoke test of {@link KafkaSinkBenchmark} with tiny settings: it produces figures for both sinks
- * and writes its JSON. It asserts that numbers exist, never how fast anything is.
+ * The pieces of the sink runs that need no broker: which panes are attributable, when a job has
+ * caught up or kept up, the ingestion clock of a decision, and the job's options. The suite's smoke
+ * test runs the jobs themselves ({@link KafkaSinkPart}).
  */
 @RunWith(JUnit4.class)
-public class KafkaSinkBenchmarkIT {
+public class SinkRunsTest {
   @ClassRule public static final TemporaryFolder TEMP = new TemporaryFolder();
 
   /**
@@ -39,7 +39,7 @@ public class KafkaSinkBenchmarkIT {
    */
   @Test
   public void onlyPanesWhoseLatestEventIsTheirTriggerAreAttributable() throws Exception {
-    List<KafkaSinkBenchmark.Pane> decisions =
+    List<Pane> decisions =
         List.of(
             pane("w1", 0, 1, "00:00:10"),
             pane("w1", 1, 2, "00:00:20"),
@@ -48,27 +48,53 @@ public class KafkaSinkBenchmarkIT {
             pane("w2", 2, 3, "00:00:40"),
             pane("w2", 0, 1, "00:00:35"));
     assertArrayEquals(
-        new boolean[] {true, true, false, true, false, true},
-        KafkaSinkBenchmark.triggeredByLatest(decisions));
+        new boolean[] {true, true, false, true, false, true}, Pane.triggeredByLatest(decisions));
     // A pane that added more than one event (or repeated a count) names no single trigger.
     assertArrayEquals(
         new boolean[] {true, false},
-        KafkaSinkBenchmark.triggeredByLatest(
+        Pane.triggeredByLatest(
             List.of(pane("w3", 0, 1, "00:00:01"), pane("w3", 1, 3, "00:00:09"))));
   }
 
   @Test
   public void latencySettingsBecomeFlinkRunnerOptions() throws Exception {
-    KafkaSinkBenchmark.Settings settings =
-        KafkaSinkBenchmark.Settings.parse("--maxBundleTimeMills=20", "--bufferTimeout=5");
+    SinkJobSettings settings = SinkJobSettings.of(StateBackend.HEAP).withLatencySettings(20, 5);
     Path work = TEMP.newFolder().toPath();
     TidemarkOptions options =
-        KafkaSinkBenchmark.options(
-            "localhost:9092", "settings", KafkaOptions.KafkaSinkMode.idempotent, settings, work);
+        SinkJob.options("localhost:9092", "settings", KafkaSinkMode.idempotent, settings, work);
     FlinkPipelineOptions flink = options.as(FlinkPipelineOptions.class);
     assertThat(flink.getMaxBundleTimeMills(), is(20L));
+    assertThat(flink.getCheckpointingInterval(), is(SinkJobSettings.CHECKPOINT_INTERVAL_MS));
     Configuration conf = GlobalConfiguration.loadConfiguration(flink.getFlinkConfDir());
     assertThat(conf.get(ExecutionOptions.BUFFER_TIMEOUT), is(java.time.Duration.ofMillis(5)));
+  }
+
+  @Test
+  @SuppressWarnings("deprecation") // the FlinkRunner's state backend factory option
+  public void theStateBackendBecomesAFlinkRunnerOption() throws Exception {
+    Path work = TEMP.newFolder().toPath();
+    FlinkPipelineOptions heap =
+        SinkJob.options(
+                "localhost:9092",
+                "heap",
+                KafkaSinkMode.transactional,
+                SinkJobSettings.of(StateBackend.HEAP),
+                work)
+            .as(FlinkPipelineOptions.class);
+    FlinkPipelineOptions rocksDb =
+        SinkJob.options(
+                "localhost:9092",
+                "rocksdb",
+                KafkaSinkMode.transactional,
+                SinkJobSettings.of(StateBackend.ROCKSDB).withCheckpointInterval(1000),
+                work)
+            .as(FlinkPipelineOptions.class);
+    assertThat(heap.getStateBackend(), is("filesystem"));
+    assertThat(
+        rocksDb.getStateBackendFactory().getName(),
+        is(dev.tidemark.bench.beam.IncrementalRocksDbFactory.class.getName()));
+    assertThat(rocksDb.getCheckpointingInterval(), is(1000L));
+    assertThat(heap.getMaxBundleTimeMills(), is(1000L));
   }
 
   @Test
@@ -84,10 +110,10 @@ public class KafkaSinkBenchmarkIT {
 
   @Test
   public void aJobHasCaughtUpWhenItsLagStopsFalling() {
-    KafkaSinkBenchmark.CatchUp catchingUp = new KafkaSinkBenchmark.CatchUp();
-    KafkaSinkBenchmark.CatchUp steady = new KafkaSinkBenchmark.CatchUp();
-    KafkaSinkBenchmark.CatchUp boundByBundles = new KafkaSinkBenchmark.CatchUp();
-    KafkaSinkBenchmark.CatchUp fallingBehind = new KafkaSinkBenchmark.CatchUp();
+    CatchUp catchingUp = new CatchUp();
+    CatchUp steady = new CatchUp();
+    CatchUp boundByBundles = new CatchUp();
+    CatchUp fallingBehind = new CatchUp();
     for (long at = 0; at <= 8_000; at += 100) {
       catchingUp.add(at, 8_000 - at / 2);
       steady.add(at, 20 + (at / 100) % 3 * 20);
@@ -98,11 +124,11 @@ public class KafkaSinkBenchmarkIT {
     assertThat("20-60 ms", steady.settled(8_000), is(true));
     assertThat("0.9-1.1 s", boundByBundles.settled(8_000), is(true));
     assertThat("lag growing 0.25 s a second", fallingBehind.settled(8_000), is(false));
-    KafkaSinkBenchmark.CatchUp young = new KafkaSinkBenchmark.CatchUp();
+    CatchUp young = new CatchUp();
     young.add(0, 30);
     young.add(5_000, 30);
     assertThat("less than two holds of samples", young.settled(5_000), is(false));
-    KafkaSinkBenchmark.CatchUp everyEvent = new KafkaSinkBenchmark.CatchUp();
+    CatchUp everyEvent = new CatchUp();
     for (long at = 0; at <= 6_500; at++) {
       everyEvent.add(at, at < 3_000 ? 5_000 : 30);
     }
@@ -115,21 +141,44 @@ public class KafkaSinkBenchmarkIT {
         ("{\"decisionId\":\"7e68\",\"clocks\":{\"eventTime\":\"2026-01-01T00:00:00.000Z\","
                 + "\"ingestionTime\":\"2026-11-29T12:52:19.981Z\","
                 + "\"processingTime\":\"2026-11-29T12:52:20.001Z\"}}")
-            .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            .getBytes(StandardCharsets.UTF_8);
     assertThat(
-        KafkaSinkBenchmark.ingestionClock(decision),
-        is(java.time.Instant.parse("2026-11-29T12:52:19.981Z").toEpochMilli()));
+        DecisionWatcher.ingestionClock(decision),
+        is(Instant.parse("2026-11-29T12:52:19.981Z").toEpochMilli()));
     assertThat(
-        KafkaSinkBenchmark.ingestionClock("{}".getBytes(java.nio.charset.StandardCharsets.UTF_8)),
-        is(Long.MIN_VALUE));
+        DecisionWatcher.ingestionClock("{}".getBytes(StandardCharsets.UTF_8)), is(Long.MIN_VALUE));
   }
 
-  private static KafkaSinkBenchmark.LatencyRun run(
+  @Test
+  public void latencyRunsAreFedAtSharesOfTheCapacity() {
+    assertThat(LatencyRun.ratesAt(1000, LatencyRun.RATE_SHARES), is(List.of(500.0, 900.0)));
+    assertThat(
+        "at least one event a second", LatencyRun.ratesAt(1, List.of(0.5)), is(List.of(1.0)));
+  }
+
+  @Test
+  public void generatedEventsAreKeyedByAccountWithoutDirectives() throws Exception {
+    List<SinkEvents.Line> lines = SinkEvents.backlog(200, 10);
+    assertThat(lines.size() >= 200, is(true));
+    long keyed = lines.stream().filter(line -> line.key != null).count();
+    assertThat("malformed lines have no key, the rest do", keyed >= 195, is(true));
+    for (SinkEvents.Line line : lines) {
+      String text = new String(line.value, StandardCharsets.UTF_8);
+      assertThat(text, text.contains("advanceProcessingTime"), is(false));
+      if (line.key != null) {
+        assertThat(
+            Json.MAPPER.readTree(line.value).path("data").path("accountId").asText(), is(line.key));
+      }
+    }
+    assertThat(SinkEvents.maxEventTimeMillis(lines) > 0, is(true));
+  }
+
+  private static LatencyRun run(
       double rate, double achieved, long latencyMs, double lagGrowthMs, boolean drained) {
     return run(rate, achieved, latencyMs, lagGrowthMs, drained, true);
   }
 
-  private static KafkaSinkBenchmark.LatencyRun run(
+  private static LatencyRun run(
       double rate,
       double achieved,
       long latencyMs,
@@ -137,14 +186,14 @@ public class KafkaSinkBenchmarkIT {
       boolean drained,
       boolean steady) {
     long[] latencies = new long[100];
-    java.util.Arrays.fill(latencies, latencyMs);
-    return new KafkaSinkBenchmark.LatencyRun(
-        KafkaOptions.KafkaSinkMode.idempotent,
+    Arrays.fill(latencies, latencyMs);
+    return new LatencyRun(
+        KafkaSinkMode.idempotent,
         rate,
         achieved,
         latencies,
         latencies,
-        java.util.Map.of("EARLY", 100),
+        Map.of("EARLY", 100),
         new long[][] {latencies, latencies, latencies},
         0,
         lagGrowthMs,
@@ -153,9 +202,8 @@ public class KafkaSinkBenchmarkIT {
         steady);
   }
 
-  private static KafkaSinkBenchmark.Pane pane(String id, int index, int count, String eventTime)
-      throws Exception {
-    return new KafkaSinkBenchmark.Pane(
+  private static Pane pane(String id, int index, int count, String eventTime) throws Exception {
+    return new Pane(
         Json.MAPPER.readTree(
             String.format(
                 "{\"decisionId\": \"%s\", \"pane\": {\"timing\": \"EARLY\", \"index\": %d},"
@@ -164,49 +212,5 @@ public class KafkaSinkBenchmarkIT {
                 id, index, count, eventTime)),
         0,
         0);
-  }
-
-  @Test
-  public void producesThroughputAndLatencyFiguresForBothSinks() throws Exception {
-    Path json = TEMP.getRoot().toPath().resolve("bench-results/kafka-sinks.json");
-    KafkaSinkBenchmark.Report report =
-        KafkaSinkBenchmark.run(
-            KafkaSinkBenchmark.Settings.parse(
-                "--events=50",
-                "--accounts=20",
-                "--repeats=1",
-                "--rate=3",
-                "--latencySeconds=3",
-                "--warmupSeconds=1",
-                "--checkpointingInterval=1000",
-                "--output=" + json));
-
-    for (KafkaOptions.KafkaSinkMode mode : KafkaOptions.KafkaSinkMode.values()) {
-      assertThat(mode + " throughput", report.medianEventsPerSecond(mode), greaterThan(0.0));
-    }
-    assertThat(report.latencyRuns(), hasSize(2));
-    for (KafkaSinkBenchmark.LatencyRun run : report.latencyRuns()) {
-      assertThat(
-          run.mode + " early decisions measured", run.recordLatencies.length, greaterThan(0));
-      assertThat(
-          KafkaSinkBenchmark.percentile(run.recordLatencies, 0.99),
-          greaterThanOrEqualTo(KafkaSinkBenchmark.percentile(run.recordLatencies, 0.5)));
-      assertThat(run.visibilityLatencies.length, is(run.recordLatencies.length));
-    }
-    assertThat(report.table().contains("transactional throughput cost"), is(true));
-
-    JsonNode written = Json.MAPPER.readTree(Files.readAllBytes(json));
-    assertThat(written.path("machine").path("cores").asInt(), greaterThan(0));
-    assertThat(
-        written.path("throughput").path("idempotent").path("eventsPerSecondMedian").asDouble(),
-        greaterThan(0.0));
-    assertThat(written.path("throughput").has("transactionalCost"), is(true));
-    assertThat(written.path("latency").size(), is(2));
-    for (JsonNode run : written.path("latency")) {
-      for (String p : new String[] {"p50", "p95", "p99"}) {
-        assertThat(run.path("recordLatencyMs").path(p).isNumber(), is(true));
-        assertThat(run.path("visibleLatencyMs").path(p).isNumber(), is(true));
-      }
-    }
   }
 }
