@@ -160,11 +160,11 @@ public class DataflowTranslationIT {
                     "Bucket"))));
 
     // The stateful dedup runs on keyed state, and so does the too-late gate.
-    JsonNode dedup = step(job, "DeduplicateEvents/FirstCopyPerIdentity");
+    JsonNode dedup = step(job, "ScoreCloudEvents/DeduplicateEvents/FirstCopyPerIdentity");
     assertThat(dedup.get("properties").get("uses_keyed_state").get("value").asText(), is("true"));
     assertThat(dedup.get("properties").get("display_data").toString(), containsString("firstSeen"));
     assertThat(
-        step(job, "ComputeFeatures/GateTooLateEvents")
+        step(job, "ScoreCloudEvents/ComputeFeatures/GateTooLateEvents")
             .get("properties")
             .get("uses_keyed_state")
             .get("value")
