@@ -99,8 +99,9 @@ public class ProductionJarsIT {
   }
 
   /**
-   * The Dataflow jar alone on the class path runs the bundled pipeline on the DirectRunner: code
-   * every run executes touches no Flink class (a {@code FlinkRunner.class} there would throw {@code
+   * The Dataflow jar alone on the class path runs the bundled pipeline on the DirectRunner (the
+   * template launcher with the local profile's settings as overrides): code every run executes
+   * touches no Flink class (a {@code FlinkRunner.class} there would throw {@code
    * NoClassDefFoundError}).
    */
   @Test
@@ -112,6 +113,9 @@ public class ProductionJarsIT {
             jar("tidemark-dataflow.jar"),
             "--runner=DirectRunner",
             "--streaming=false",
+            "--enforceImmutability=false",
+            "--enforceEncodability=false",
+            "--targetParallelism=1",
             "--source=replay",
             "--input=" + SAMPLE,
             "--sink=files",

@@ -113,7 +113,8 @@ public class TerraformDeployTest {
     List<String> arguments =
         RunnerProfiles.fromEnvironment()
             .arguments(
-                RunnerProfiles.DEFAULT_PROFILE, List.of("--input=" + input, "--output=" + out, "--modelUri=" + model));
+                RunnerProfiles.DEFAULT_PROFILE,
+                List.of("--input=" + input, "--output=" + out, "--modelUri=" + model));
     Summary run =
         Launch.run(
             PipelineOptionsFactory.fromArgs(arguments.toArray(new String[0]))
