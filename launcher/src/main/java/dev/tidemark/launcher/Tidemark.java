@@ -31,7 +31,6 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import org.apache.beam.runners.dataflow.options.DataflowPipelineOptions;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -179,12 +178,7 @@ public final class Tidemark implements Callable<Integer> {
         return 0;
       }
       if (Launch.submitsOnly(options)) {
-        String jobId = Launch.submit(options);
-        System.out.println(
-            jobId == null
-                ? "Wrote the job specification to "
-                    + options.as(DataflowPipelineOptions.class).getTemplateLocation()
-                : "Submitted Dataflow job " + jobId + "; it runs until drained or cancelled.");
+        System.out.println(Launch.submitAndDescribe(options));
         return 0;
       }
       Path output = Paths.get(options.getOutput());

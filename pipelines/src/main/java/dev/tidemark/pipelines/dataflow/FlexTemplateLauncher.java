@@ -11,7 +11,6 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.security.CodeSource;
 import java.util.List;
-import org.apache.beam.runners.dataflow.options.DataflowPipelineOptions;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 
 /**
@@ -52,12 +51,7 @@ public final class FlexTemplateLauncher {
         summary.print(System.out, Paths.get(options.getOutput()));
         return ExitCodes.of(summary);
       }
-      String jobId = Launch.submit(options);
-      System.out.println(
-          jobId == null
-              ? "Wrote the job specification to "
-                  + options.as(DataflowPipelineOptions.class).getTemplateLocation()
-              : "Submitted Dataflow job " + jobId + "; it runs until drained or cancelled.");
+      System.out.println(Launch.submitAndDescribe(options));
       return ExitCodes.DONE;
     } catch (IllegalArgumentException e) {
       System.err.println("tidemark: " + e.getMessage());

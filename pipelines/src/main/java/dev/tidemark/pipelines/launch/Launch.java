@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.List;
 import org.apache.beam.runners.dataflow.DataflowPipelineJob;
+import org.apache.beam.runners.dataflow.options.DataflowPipelineOptions;
 import org.apache.beam.runners.dataflow.util.DataflowTemplateJob;
 import org.apache.beam.runners.direct.DirectOptions;
 import org.apache.beam.sdk.Pipeline;
@@ -52,6 +53,18 @@ public final class Launch {
       return null;
     }
     return ((DataflowPipelineJob) result).getJobId();
+  }
+
+  /**
+   * {@link #submit}s the job and says what was submitted: the Dataflow job id, or where {@code
+   * --templateLocation} wrote the job specification.
+   */
+  public static String submitAndDescribe(TidemarkOptions options) {
+    String jobId = submit(options);
+    return jobId == null
+        ? "Wrote the job specification to "
+            + options.as(DataflowPipelineOptions.class).getTemplateLocation()
+        : "Submitted Dataflow job " + jobId + "; it runs until drained or cancelled.";
   }
 
   /**
