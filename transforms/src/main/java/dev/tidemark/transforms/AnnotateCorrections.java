@@ -51,11 +51,15 @@ import org.joda.time.Instant;
  * last it applied (as the sinks and {@code ./tidemark act} do) acts on each net change of verdict
  * once.
  *
- * <p>State: per {@code decisionId} and window, the version, score and verdict of every edition seen
- * (one per fired pane), in Beam's own list, KV, varint, double and UTF-8 coders, whose encodings do
- * not change between Beam releases; what the cell means changes only with a new state id. An
- * event-time timer at the window's expiry (its end plus the allowed lateness, after which no pane
- * of it can fire) clears it; the timer holds no watermark.
+ * <p>State: keyed by account, and so per account and window (Beam keeps a stateful step's state per
+ * key and window), which is per {@code decisionId}: the version, score and verdict of every edition
+ * seen (one per fired pane), in Beam's own list, KV, varint, double and UTF-8 coders, whose
+ * encodings do not change between Beam releases; what the cell means changes only with a new state
+ * id. An event-time timer at the window's expiry (its end plus the allowed lateness, after which no
+ * pane of it can fire) clears it; the timer holds no watermark. Keying by account rather than by
+ * {@code decisionId} gives the same cells under one key per account instead of one per open window,
+ * which matters to a runner that scans its keys with pending timers (the DirectRunner does, on
+ * every step).
  *
  * <p>Counts {@code corrections.refined} and {@code corrections.reversed}; {@code windows.open}
  * rises with a window's first edition and falls at its expiry.
@@ -74,11 +78,11 @@ public final class AnnotateCorrections
     Duration lateness = decisions.getWindowingStrategy().getAllowedLateness();
     return decisions
         .apply(
-            "KeyByDecisionId",
+            "KeyByAccount",
             MapElements.into(
                     TypeDescriptors.kvs(
                         TypeDescriptors.strings(), TypeDescriptor.of(Decision.class)))
-                .via(decision -> KV.of(decision.decisionId(), decision)))
+                .via(decision -> KV.of(decision.accountId(), decision)))
         .setCoder(KvCoder.of(StringUtf8Coder.of(), Decision.DecisionCoder.of()))
         .apply("Annotate", ParDo.of(new AnnotateFn(lateness)))
         .setCoder(Decision.DecisionCoder.of());
