@@ -534,11 +534,11 @@ public final class Tidemark implements Callable<Integer> {
       } else {
         description = replay.toString();
       }
-      dev.tidemark.model.train.TrainingReport report =
-          dev.tidemark.model.train.TrainModel.train(
+      dev.tidemark.tools.train.TrainingReport report =
+          dev.tidemark.tools.train.TrainModel.train(
               replay,
               output,
-              dev.tidemark.model.train.TrainConfig.defaults()
+              dev.tidemark.tools.train.TrainConfig.defaults()
                   .withSeed(seed)
                   .withDataDescription(description));
       System.out.println(report.markdown());

@@ -1,7 +1,7 @@
 package dev.tidemark.model;
 
 /**
- * The models Tidemark ships, trained by {@link dev.tidemark.model.train.TrainModel} on a synthetic
+ * The models Tidemark ships, trained by {@code tidemark train} (the tools module) on a synthetic
  * stream (see {@code docs/model.md}): an XGBoost booster (the default) and a logistic regression
  * exported to ONNX. Both live in the {@code tidemark-model} jar under {@code /models/}, so the
  * shaded jar finds them with a {@code classpath:} URI; in a source checkout they are also at {@link

@@ -3,7 +3,6 @@ package dev.tidemark.model;
 import ai.onnxruntime.OnnxTensor;
 import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtSession;
-import dev.tidemark.model.train.OnnxLogisticRegression;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.Features;
 import java.io.IOException;

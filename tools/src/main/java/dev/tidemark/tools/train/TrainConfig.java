@@ -1,4 +1,4 @@
-package dev.tidemark.model.train;
+package dev.tidemark.tools.train;
 
 import com.google.auto.value.AutoBuilder;
 import dev.tidemark.transforms.ComputeFeatures;

@@ -1,4 +1,4 @@
-package dev.tidemark.model.train;
+package dev.tidemark.tools.train;
 
 import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.closeTo;

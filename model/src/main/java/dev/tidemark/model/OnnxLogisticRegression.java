@@ -1,4 +1,4 @@
-package dev.tidemark.model.train;
+package dev.tidemark.model;
 
 import com.google.protobuf.CodedOutputStream;
 import java.io.ByteArrayOutputStream;

@@ -1,4 +1,4 @@
-package dev.tidemark.model.train;
+package dev.tidemark.tools.train;
 
 import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.containsString;
@@ -8,7 +8,6 @@ import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.not;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.tidemark.model.LabelledReplayFixture;
 import dev.tidemark.model.ModelEngine;
 import dev.tidemark.model.ModelMetadata;
 import dev.tidemark.transforms.util.Json;
@@ -25,7 +24,7 @@ import org.junit.rules.TemporaryFolder;
  * TrainModel end to end on a small labelled file: files, sidecars and report written; the same seed
  * and data give byte-identical models; another seed gives another booster.
  */
-public class TrainModelTest {
+public class TrainModelIT {
   @ClassRule public static final TemporaryFolder TMP = new TemporaryFolder();
 
   private static Path data;

@@ -1,9 +1,8 @@
-package dev.tidemark.model.train;
+package dev.tidemark.tools.train;
 
 import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.greaterThan;
 
-import dev.tidemark.model.LabelledReplayFixture;
 import dev.tidemark.transforms.AssembleDecisions;
 import dev.tidemark.transforms.ComputeFeatures;
 import dev.tidemark.transforms.DeduplicateEvents;
@@ -37,7 +36,7 @@ import org.junit.rules.TemporaryFolder;
  * streaming replay (TestStream, watermark trailing the latest event time, like the replay reader)
  * in that window's on-time pane; and the two have exactly the same (account, window) set.
  */
-public class TrainingParityTest {
+public class TrainingParityIT {
   @Rule public final transient TestPipeline p = TestPipeline.create();
   @Rule public final TemporaryFolder tmp = new TemporaryFolder();
 

@@ -1,4 +1,4 @@
-package dev.tidemark.model.train;
+package dev.tidemark.tools.train;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;

@@ -1,4 +1,4 @@
-package dev.tidemark.model.train;
+package dev.tidemark.tools.train;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.transforms.util.Json;

@@ -1,4 +1,4 @@
-package dev.tidemark.model;
+package dev.tidemark.tools.train;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

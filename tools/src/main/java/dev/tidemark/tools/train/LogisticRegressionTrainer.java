@@ -1,4 +1,6 @@
-package dev.tidemark.model.train;
+package dev.tidemark.tools.train;
+
+import dev.tidemark.model.OnnxLogisticRegression;
 
 /**
  * Fits a logistic regression with plain full-batch gradient descent on standardised features (mean

@@ -1,9 +1,10 @@
-package dev.tidemark.model.train;
+package dev.tidemark.tools.train;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tidemark.model.ModelEngine;
 import dev.tidemark.model.ModelMetadata;
+import dev.tidemark.model.OnnxLogisticRegression;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.Features;

@@ -1,5 +1,6 @@
-package dev.tidemark.model.train;
+package dev.tidemark.tools.train;
 
+import dev.tidemark.model.OnnxLogisticRegression;
 import java.nio.file.Path;
 import java.util.Locale;
 
