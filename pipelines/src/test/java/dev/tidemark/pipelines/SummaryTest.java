@@ -62,7 +62,7 @@ public class SummaryTest {
     new EventGenerator(GeneratorConfig.builder().seed(3).numAccounts(4).numEvents(40).build())
         .writeTo(replay);
     TidemarkOptions options =
-        TidemarkPipelineTest.options(replay, root.resolve("out"), "--earlyFiringDelay=none");
+        TestReplays.options(replay, root.resolve("out"), "--earlyFiringDelay=none");
     Pipeline pipeline = Launch.build(options);
     Sources.read(pipeline, options).apply("CountReadTwice", ParDo.of(new CountReadTwiceFn()));
 

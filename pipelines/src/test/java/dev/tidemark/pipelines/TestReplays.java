@@ -1,6 +1,7 @@
 package dev.tidemark.pipelines;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tidemark.transforms.util.Json;
 import java.io.IOException;
 import java.math.BigDecimal;
@@ -9,7 +10,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.TreeSet;
 import java.util.stream.Stream;
+import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.joda.time.Duration;
 import org.joda.time.Instant;
 
@@ -73,5 +76,38 @@ final class TestReplays {
       }
     }
     return records;
+  }
+
+  static TidemarkOptions options(Path input, Path output, String... extra) {
+    List<String> args = new ArrayList<>();
+    if (List.of(extra).stream().noneMatch(a -> a.startsWith("--runner="))) {
+      args.add("--runner=DirectRunner");
+    }
+    args.add("--source=replay");
+    args.add("--input=" + input);
+    args.add("--output=" + output);
+    args.addAll(List.of(extra));
+    return PipelineOptionsFactory.fromArgs(args.toArray(new String[0]))
+        .withValidation()
+        .as(TidemarkOptions.class);
+  }
+
+  /** The lines of one output, with the wall-clock fields removed and sorted. */
+  static TreeSet<String> stableLines(Path output, String name) throws IOException {
+    TreeSet<String> lines = new TreeSet<>();
+    try (Stream<Path> files = Files.list(output.resolve(name))) {
+      for (Path file : (Iterable<Path>) files::iterator) {
+        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+          JsonNode node = Json.MAPPER.readTree(line);
+          if (node.has("clocks")) {
+            ObjectNode clocks = (ObjectNode) node.get("clocks");
+            clocks.remove("processingTime");
+            clocks.remove("decisionTime");
+          }
+          lines.add(Json.canonical(node));
+        }
+      }
+    }
+    return lines;
   }
 }

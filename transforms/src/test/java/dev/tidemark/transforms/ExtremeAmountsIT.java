@@ -40,7 +40,7 @@ import org.junit.runners.JUnit4;
  * features and decisions run to the end, and the decision carries the saturated sum and its flag.
  */
 @RunWith(JUnit4.class)
-public class ExtremeAmountsTest {
+public class ExtremeAmountsIT {
   @Rule public final transient TestPipeline p = TestPipeline.create();
 
   private static final int EVENTS = 1000;

@@ -26,7 +26,7 @@ import org.junit.runners.JUnit4;
  * (a bound of a century) the same file makes honest events too late.
  */
 @RunWith(JUnit4.class)
-public class FutureEventTest {
+public class FutureEventIT {
   @ClassRule public static final TemporaryFolder FOLDER = new TemporaryFolder();
 
   private static final Instant START = Instant.parse("2026-01-01T00:00:00Z");
@@ -71,8 +71,7 @@ public class FutureEventTest {
   @Test
   public void aFutureEventLeavesHonestEventsOnTime() throws IOException {
     Path file = replay();
-    Summary bounded =
-        Launch.run(TidemarkPipelineTest.options(file, FOLDER.newFolder("bounded").toPath()));
+    Summary bounded = Launch.run(TestReplays.options(file, FOLDER.newFolder("bounded").toPath()));
     assertThat(bounded.identityViolations().toString(), bounded.identityHolds(), is(true));
     assertThat(bounded.tooLate, is(0L));
     assertThat(bounded.partiallyLate, is(0L));
@@ -80,7 +79,7 @@ public class FutureEventTest {
     // The same file with the bound out of reach: the 2099 event moves the watermark.
     Summary unbounded =
         Launch.run(
-            TidemarkPipelineTest.options(
+            TestReplays.options(
                 file, FOLDER.newFolder("unbounded").toPath(), "--maxFutureSkew=PT1000000H"));
     assertThat(unbounded.tooLate + unbounded.partiallyLate, greaterThan(0L));
   }
@@ -89,8 +88,7 @@ public class FutureEventTest {
   @Test
   public void theFutureEventIsATimeInFutureDeadLetter() throws IOException {
     Summary summary =
-        Launch.run(
-            TidemarkPipelineTest.options(replay(), FOLDER.newFolder("dead-letters").toPath()));
+        Launch.run(TestReplays.options(replay(), FOLDER.newFolder("dead-letters").toPath()));
     assertThat(summary.identityHolds(), is(true));
     assertThat(summary.deadLettersByReason.get("time_in_future"), is(1L));
     assertThat(summary.valid, is((long) HONEST_EVENTS));

@@ -32,15 +32,12 @@ import java.io.IOException;
 import java.io.Serializable;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Function;
-import java.util.stream.Stream;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.io.gcp.bigquery.BigQueryHelpers;
@@ -68,7 +65,7 @@ import org.junit.runners.JUnit4;
  * newer one, and rows BigQuery rejects land in the dead-letter table.
  */
 @RunWith(JUnit4.class)
-public class BigQuerySinkTest {
+public class BigQuerySinkIT {
   private static final String PROJECT = "tidemark-test";
   private static final String DATASET = "tidemark";
 
@@ -115,7 +112,7 @@ public class BigQuerySinkTest {
 
   private static TidemarkOptions options(Path output) {
     TidemarkOptions options =
-        TidemarkPipelineTest.options(
+        TestReplays.options(
             replay,
             output,
             "--sink=bigquery",
@@ -159,18 +156,6 @@ public class BigQuerySinkTest {
     return rows;
   }
 
-  private static List<JsonNode> lines(Path output, String name) throws IOException {
-    List<JsonNode> nodes = new ArrayList<>();
-    try (Stream<Path> files = Files.list(output.resolve(name))) {
-      for (Path file : (Iterable<Path>) files::iterator) {
-        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
-          nodes.add(Json.MAPPER.readTree(line));
-        }
-      }
-    }
-    return nodes;
-  }
-
   /** A TIMESTAMP as the fake returns it ("2026-01-01 T00:12:00", UTC). */
   private static Instant instant(Object bigQueryTimestamp) {
     String text = bigQueryTimestamp.toString().replace(" ", "");
@@ -188,7 +173,7 @@ public class BigQuerySinkTest {
     // The final pane of every window, from the file sink of the same run.
     Map<String, JsonNode> finalPanes = finalPanes(output);
     assertThat(finalPanes.size(), greaterThan(50));
-    assertThat(lines(output, "decisions").size(), greaterThan(finalPanes.size()));
+    assertThat(TestReplays.records(output, "decisions").size(), greaterThan(finalPanes.size()));
 
     List<TableRow> decisions = rows(BigQueryTables.DECISIONS);
     assertThat(decisions, hasSize(finalPanes.size()));
@@ -221,9 +206,13 @@ public class BigQuerySinkTest {
     }
 
     // Dead letters, duplicates and too-late records: one row per record of the file sink.
-    assertThat(rows(BigQueryTables.DEAD_LETTERS), hasSize(lines(output, "dead-letters").size()));
-    assertThat(rows(BigQueryTables.DUPLICATES), hasSize(lines(output, "duplicates").size()));
-    assertThat(rows(BigQueryTables.TOO_LATE), hasSize(lines(output, "too-late").size()));
+    assertThat(
+        rows(BigQueryTables.DEAD_LETTERS),
+        hasSize(TestReplays.records(output, "dead-letters").size()));
+    assertThat(
+        rows(BigQueryTables.DUPLICATES), hasSize(TestReplays.records(output, "duplicates").size()));
+    assertThat(
+        rows(BigQueryTables.TOO_LATE), hasSize(TestReplays.records(output, "too-late").size()));
     assertThat(rows(BigQueryTables.DUPLICATES), not(empty()));
     assertThat(rows(BigQueryTables.TOO_LATE), not(empty()));
     assertThat(rows(BigQueryTables.DEAD_LETTERS), not(empty()));
@@ -247,7 +236,7 @@ public class BigQuerySinkTest {
   /** The highest pane of every decision id in a run's {@code decisions} file output. */
   private static Map<String, JsonNode> finalPanes(Path output) throws IOException {
     Map<String, JsonNode> finalPanes = new HashMap<>();
-    for (JsonNode decision : lines(output, "decisions")) {
+    for (JsonNode decision : TestReplays.records(output, "decisions")) {
       finalPanes.merge(
           decision.get("decisionId").asText(),
           decision,

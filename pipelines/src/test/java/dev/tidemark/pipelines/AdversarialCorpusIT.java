@@ -33,7 +33,7 @@ import org.junit.runners.JUnit4;
  * calls for, every good line is not, and the same seed gives the same outputs.
  */
 @RunWith(JUnit4.class)
-public class AdversarialCorpusTest {
+public class AdversarialCorpusIT {
   @ClassRule public static final TemporaryFolder FOLDER = new TemporaryFolder();
 
   private static final long SEED = 20261203L;
@@ -74,8 +74,8 @@ public class AdversarialCorpusTest {
     for (String name : Outputs.NAMES) {
       assertThat(
           name + " is the same for the same seed",
-          TidemarkPipelineTest.stableLines(root.resolve("second"), name),
-          is(TidemarkPipelineTest.stableLines(root.resolve("first"), name)));
+          TestReplays.stableLines(root.resolve("second"), name),
+          is(TestReplays.stableLines(root.resolve("first"), name)));
     }
     assertThat(second.toJsonWithoutWallClock(), is(first.toJsonWithoutWallClock()));
   }

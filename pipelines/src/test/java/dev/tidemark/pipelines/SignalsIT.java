@@ -21,7 +21,7 @@ import org.junit.runners.JUnit4;
 
 /** The operating signals in summary.json, from a replay whose lags are known. */
 @RunWith(JUnit4.class)
-public class SignalsTest {
+public class SignalsIT {
   @Rule public final TemporaryFolder folder = new TemporaryFolder();
 
   private static final Instant BASE = Instant.parse("2026-01-01T00:00:00Z");
@@ -44,7 +44,7 @@ public class SignalsTest {
             .writeTo(folder.getRoot().toPath().resolve("lags.ndjson"));
     Path output = folder.newFolder("out").toPath();
 
-    Summary summary = Launch.run(TidemarkPipelineTest.options(replay, output));
+    Summary summary = Launch.run(TestReplays.options(replay, output));
 
     assertThat(summary.identityViolations().toString(), summary.identityHolds(), is(true));
     JsonNode signals = Json.MAPPER.readTree(output.resolve("summary.json").toFile()).get("signals");

@@ -27,7 +27,7 @@ import org.junit.runners.JUnit4;
  * score.
  */
 @RunWith(JUnit4.class)
-public class CorrectionsTest {
+public class CorrectionsIT {
   @ClassRule public static final TemporaryFolder FOLDER = new TemporaryFolder();
 
   private static final Instant BASE = Instant.parse("2026-01-01T00:00:00Z");
@@ -76,7 +76,7 @@ public class CorrectionsTest {
     // The replay clock follows the event times: the late burst is not from a clock in the future.
     args[3] = "--maxFutureSkew=PT1H";
     System.arraycopy(extra, 0, args, 4, extra.length);
-    return Launch.run(TidemarkPipelineTest.options(replay, output, args));
+    return Launch.run(TestReplays.options(replay, output, args));
   }
 
   /** One account's decisions, in version order. */

@@ -7,7 +7,6 @@ import static org.hamcrest.Matchers.greaterThan;
 import static org.hamcrest.Matchers.is;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tidemark.pipelines.io.Sources;
 import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.pipelines.launch.Summary;
@@ -21,9 +20,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import java.util.TreeSet;
-import java.util.stream.Stream;
-import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.junit.BeforeClass;
 import org.junit.ClassRule;
 import org.junit.Test;
@@ -36,7 +32,7 @@ import org.junit.runners.JUnit4;
  * accounting identity holds, and a replay is deterministic.
  */
 @RunWith(JUnit4.class)
-public class TidemarkPipelineTest {
+public class TidemarkPipelineIT {
   @ClassRule public static final TemporaryFolder FOLDER = new TemporaryFolder();
 
   private static Path replay;
@@ -54,45 +50,12 @@ public class TidemarkPipelineTest {
         .writeTo(replay);
   }
 
-  static TidemarkOptions options(Path input, Path output, String... extra) {
-    List<String> args = new ArrayList<>();
-    if (List.of(extra).stream().noneMatch(a -> a.startsWith("--runner="))) {
-      args.add("--runner=DirectRunner");
-    }
-    args.add("--source=replay");
-    args.add("--input=" + input);
-    args.add("--output=" + output);
-    args.addAll(List.of(extra));
-    return PipelineOptionsFactory.fromArgs(args.toArray(new String[0]))
-        .withValidation()
-        .as(TidemarkOptions.class);
-  }
-
-  /** The lines of one output, with the wall-clock fields removed and sorted. */
-  static TreeSet<String> stableLines(Path output, String name) throws IOException {
-    TreeSet<String> lines = new TreeSet<>();
-    try (Stream<Path> files = Files.list(output.resolve(name))) {
-      for (Path file : (Iterable<Path>) files::iterator) {
-        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
-          JsonNode node = Json.MAPPER.readTree(line);
-          if (node.has("clocks")) {
-            ObjectNode clocks = (ObjectNode) node.get("clocks");
-            clocks.remove("processingTime");
-            clocks.remove("decisionTime");
-          }
-          lines.add(Json.canonical(node));
-        }
-      }
-    }
-    return lines;
-  }
-
   @Test
   public void replayIsDeterministicAndAccountsForEveryRecord() throws IOException {
     Path first = FOLDER.getRoot().toPath().resolve("first");
     Path second = FOLDER.getRoot().toPath().resolve("second");
-    Summary one = Launch.run(options(replay, first));
-    Summary two = Launch.run(options(replay, second));
+    Summary one = Launch.run(TestReplays.options(replay, first));
+    Summary two = Launch.run(TestReplays.options(replay, second));
 
     assertThat(one.identityViolations().toString(), one.identityHolds(), is(true));
     assertThat(one.droppedByRunner, is(0L));
@@ -100,18 +63,19 @@ public class TidemarkPipelineTest {
     assertThat(one.deadLetters, greaterThan(0L));
     assertThat(one.decisions, greaterThan(0L));
     for (String name : Outputs.NAMES) {
-      assertThat(name, stableLines(first, name), is(stableLines(second, name)));
+      assertThat(
+          name, TestReplays.stableLines(first, name), is(TestReplays.stableLines(second, name)));
     }
     assertThat(two.toJsonWithoutWallClock(), is(one.toJsonWithoutWallClock()));
-    assertThat((long) stableLines(first, "decisions").size(), is(one.decisions));
-    assertThat((long) stableLines(first, "dead-letters").size(), is(one.deadLetters));
-    assertThat((long) stableLines(first, "duplicates").size(), is(one.duplicates));
+    assertThat((long) TestReplays.stableLines(first, "decisions").size(), is(one.decisions));
+    assertThat((long) TestReplays.stableLines(first, "dead-letters").size(), is(one.deadLetters));
+    assertThat((long) TestReplays.stableLines(first, "duplicates").size(), is(one.duplicates));
   }
 
   @Test
   public void summaryJsonHasExactlyTheContractKeys() throws IOException {
     Path out = FOLDER.getRoot().toPath().resolve("keys");
-    Launch.run(options(replay, out, "--earlyFiringDelay=none"));
+    Launch.run(TestReplays.options(replay, out, "--earlyFiringDelay=none"));
     JsonNode summary = Json.MAPPER.readTree(out.resolve("summary.json").toFile());
     List<String> keys = new ArrayList<>();
     for (Iterator<String> it = summary.fieldNames(); it.hasNext(); ) {
@@ -176,18 +140,6 @@ public class TidemarkPipelineTest {
         + ",\"currency\":\"GBP\"}}";
   }
 
-  static List<JsonNode> jsonLines(Path output, String name) throws IOException {
-    List<JsonNode> nodes = new ArrayList<>();
-    try (Stream<Path> files = Files.list(output.resolve(name))) {
-      for (Path file : (Iterable<Path>) files::iterator) {
-        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
-          nodes.add(Json.MAPPER.readTree(line));
-        }
-      }
-    }
-    return nodes;
-  }
-
   @Test
   public void deadLettersAreCutToTheConfiguredLimitWhereverTheyComeFrom() throws IOException {
     // Not JSON, 20,000 bytes: under --maxEventBytes, so its dead letter would carry all of it.
@@ -198,10 +150,11 @@ public class TidemarkPipelineTest {
         List.of(event("ok-1", "acct-1", "1.00", "2026-01-01T00:00:00Z"), longLine),
         StandardCharsets.UTF_8);
     Path out = FOLDER.getRoot().toPath().resolve("bounded");
-    Summary summary = Launch.run(options(input, out, "--maxDeadLetterPayloadBytes=1024"));
+    Summary summary =
+        Launch.run(TestReplays.options(input, out, "--maxDeadLetterPayloadBytes=1024"));
 
     assertThat(summary.identityViolations().toString(), summary.identityHolds(), is(true));
-    List<JsonNode> deadLetters = jsonLines(out, "dead-letters");
+    List<JsonNode> deadLetters = TestReplays.records(out, "dead-letters");
     assertThat(deadLetters.size(), is(1));
     JsonNode letter = deadLetters.get(0);
     assertThat(letter.get("reason").asText(), is("invalid_json"));
@@ -225,7 +178,7 @@ public class TidemarkPipelineTest {
               IllegalArgumentException.class,
               () ->
                   Launch.build(
-                      options(
+                      TestReplays.options(
                           replay,
                           FOLDER.getRoot().toPath().resolve("limit-" + bad),
                           "--maxDeadLetterPayloadBytes=" + bad)));
@@ -246,15 +199,15 @@ public class TidemarkPipelineTest {
             event("ahead-1", "acct-1", "2.00", "2026-01-01T00:30:00Z")),
         StandardCharsets.UTF_8);
     Path strict = FOLDER.getRoot().toPath().resolve("skew-default");
-    Summary byDefault = Launch.run(options(input, strict));
+    Summary byDefault = Launch.run(TestReplays.options(input, strict));
     assertThat(byDefault.identityHolds(), is(true));
     assertThat(byDefault.deadLettersByReason, is(java.util.Map.of("time_in_future", 1L)));
     assertThat(
-        jsonLines(strict, "dead-letters").get(0).get("message").asText(),
+        TestReplays.records(strict, "dead-letters").get(0).get("message").asText(),
         containsString("--maxFutureSkew"));
 
     Path lenient = FOLDER.getRoot().toPath().resolve("skew-hour");
-    Summary withAnHour = Launch.run(options(input, lenient, "--maxFutureSkew=PT1H"));
+    Summary withAnHour = Launch.run(TestReplays.options(input, lenient, "--maxFutureSkew=PT1H"));
     assertThat(withAnHour.deadLetters, is(0L));
     assertThat(withAnHour.valid, is(2L));
   }
@@ -267,7 +220,7 @@ public class TidemarkPipelineTest {
             () ->
                 Sources.read(
                     org.apache.beam.sdk.Pipeline.create(),
-                    options(
+                    TestReplays.options(
                         replay,
                         FOLDER.getRoot().toPath(),
                         "--runner=org.apache.beam.sdk.testing.CrashingRunner")));

@@ -38,7 +38,7 @@ import org.junit.runners.JUnit4;
  * job the main stage's defaults start scores with the model those defaults upload.
  */
 @RunWith(JUnit4.class)
-public class TerraformDeployTest {
+public class TerraformDeployIT {
   private static final TerraformConfig MAIN =
       TerraformConfig.load(TerraformConfig.projectDirectory());
   private static final TerraformConfig BOOTSTRAP =
@@ -103,7 +103,7 @@ public class TerraformDeployTest {
 
     // The start of the bundled sample: the run's cost is in its replay clock's steps (a round of
     // the DirectRunner each), and its first records name the model that scores them as well as the
-    // whole sample would (TidemarkCliTest scores the whole sample with the same shipped model).
+    // whole sample would (TidemarkRunIT scores the whole sample with the same shipped model).
     Path sample = MAIN.directory().getParent().resolve("samples/sample-replay.ndjson");
     Path input = folder.getRoot().toPath().resolve("sample-start.ndjson");
     try (Stream<String> lines = Files.lines(sample, StandardCharsets.UTF_8)) {

@@ -24,7 +24,7 @@ import org.junit.runners.JUnit4;
  * and its too-late gate, exactly as Beam fires it without one.
  */
 @RunWith(JUnit4.class)
-public class OnTimePanesTest {
+public class OnTimePanesIT {
   @Rule public final TemporaryFolder folder = new TemporaryFolder();
 
   private static final Instant BASE = Instant.parse("2026-01-01T00:00:00Z");
@@ -74,7 +74,7 @@ public class OnTimePanesTest {
 
     Summary summary =
         Launch.run(
-            TidemarkPipelineTest.options(
+            TestReplays.options(
                 replay,
                 output,
                 "--windowSize=PT20M",
@@ -118,7 +118,7 @@ public class OnTimePanesTest {
 
     Summary summary =
         Launch.run(
-            TidemarkPipelineTest.options(
+            TestReplays.options(
                 replay,
                 output,
                 "--windowSize=PT5M",
