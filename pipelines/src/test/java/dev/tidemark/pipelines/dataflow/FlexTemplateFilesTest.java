@@ -9,8 +9,6 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import dev.tidemark.transforms.util.Json;
 import java.io.IOException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
@@ -25,7 +23,6 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.Rule;
 import org.junit.Test;
@@ -38,8 +35,8 @@ import org.w3c.dom.NodeList;
 
 /**
  * The Flex Template image cannot be built here (no Docker, no Google access), so this checks what
- * can be checked: the Dockerfile's base image, main class, classpath, JVM flags and COPY sources,
- * and that the launcher runs the CLI's {@code run --profile=dataflow}.
+ * can be checked: the Dockerfile's base image, main class, classpath, JVM flags and COPY sources
+ * ({@link FlexTemplateLauncherIT} runs the launcher).
  */
 @RunWith(JUnit4.class)
 public class FlexTemplateFilesTest {
@@ -198,48 +195,5 @@ public class FlexTemplateFilesTest {
             IllegalArgumentException.class,
             () -> FlexTemplateLauncher.options("--windowSize=PT1M", "--profile=local"));
     assertThat(e.getMessage(), containsString("always runs the 'dataflow' profile"));
-  }
-
-  /**
-   * The launcher runs the {@code dataflow} profile with the parameters as overrides: with a
-   * stand-in {@code dataflow} profile on the DirectRunner (no Google) it runs the pipeline and the
-   * parameters override the profile.
-   */
-  @Test
-  public void launcherRunsTheCliWithTheProfileAndTheParameters() throws IOException {
-    Path home = folder.newFolder("home").toPath();
-    Path profiles = Files.createDirectories(home.resolve("runner-profiles"));
-    Path replay = home.resolve("replay.ndjson");
-    try (Stream<String> lines =
-        Files.lines(HOME.resolve("samples/sample-replay.ndjson"), StandardCharsets.UTF_8)) {
-      Files.write(replay, lines.limit(60).collect(Collectors.toList()), StandardCharsets.UTF_8);
-    }
-    Path out = home.resolve("out");
-    Files.write(
-        profiles.resolve(FlexTemplateLauncher.PROFILE + ".properties"),
-        List.of(
-            "runner=DirectRunner",
-            "source=replay",
-            "input=${tidemark.home}/replay.ndjson",
-            "output=" + home.resolve("ignored"),
-            "targetParallelism=1"),
-        StandardCharsets.UTF_8);
-    String previous = System.getProperty("tidemark.home");
-    System.setProperty("tidemark.home", home.toString());
-    try {
-      // Fixed 30 s windows and no early firings keep the DirectRunner run short.
-      int exit =
-          FlexTemplateLauncher.launch(
-              "--output=" + out,
-              "--windowSize=PT30S",
-              "--windowPeriod=PT30S",
-              "--earlyFiringDelay=none");
-      assertThat(exit, is(0));
-    } finally {
-      System.setProperty("tidemark.home", previous);
-    }
-    JsonNode summary = Json.MAPPER.readTree(out.resolve("summary.json").toFile());
-    assertThat(summary.get("read").asLong() > 0, is(true));
-    assertThat(Files.exists(home.resolve("ignored")), is(false));
   }
 }

@@ -44,7 +44,7 @@ import org.junit.runners.JUnit4;
  * exits 1, and Beam's own late-data drops reach {@code droppedByRunner}.
  */
 @RunWith(JUnit4.class)
-public class SummaryTest {
+public class SummaryIT {
   @ClassRule public static final TemporaryFolder FOLDER = new TemporaryFolder();
 
   /** Counts every record it sees as read a second time: a deliberately broken count. */
