@@ -123,12 +123,12 @@ public final class FeatureValues {
       out.writeByte(1);
       out.writeByte(value.values.length);
       for (long v : value.values) {
-        out.writeLong(v);
+        VarInts.writeSigned(v, out);
       }
-      out.writeLong(value.present);
-      out.writeLong(value.saturated);
-      out.writeLong(value.latestEventMillis);
-      out.writeLong(value.latestIngestionMillis);
+      VarInts.writeUnsigned(value.present, out);
+      VarInts.writeUnsigned(value.saturated, out);
+      VarInts.writeSigned(value.latestEventMillis, out);
+      VarInts.writeSigned(value.latestIngestionMillis - value.latestEventMillis, out);
       bytes.writeTo(outStream);
     }
 
@@ -142,9 +142,12 @@ public final class FeatureValues {
       }
       long[] values = new long[size];
       for (int i = 0; i < size; i++) {
-        values[i] = in.readLong();
+        values[i] = VarInts.readSigned(in);
       }
-      return new FeatureValues(values, in.readLong(), in.readLong(), in.readLong(), in.readLong());
+      long present = VarInts.readUnsigned(in);
+      long saturated = VarInts.readUnsigned(in);
+      long event = VarInts.readSigned(in);
+      return new FeatureValues(values, present, saturated, event, event + VarInts.readSigned(in));
     }
 
     @Override

@@ -6,7 +6,6 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
@@ -94,9 +93,12 @@ public final class FieldValues {
   }
 
   /**
-   * Deterministic coder of the values of one spec's fields. Format version 1: a version byte, the
-   * presence mask, each present field (a long, or a length-prefixed UTF-8 string) in field order,
-   * the two clocks.
+   * Deterministic coder of the values of one spec's fields, or of the fields a feature combine
+   * reads ({@link SpecFeaturesFn#inputCoder}): other fields are not written and decode as absent.
+   * Format version 1: a version byte; the presence mask of the written fields (a variable-length
+   * integer); each of them in field order, a number as a zig-zag variable-length integer, a string
+   * as its UTF-8 length and bytes; the event time, then the ingestion time less the event time,
+   * both zig-zag variable-length integers.
    */
   public static final class Coder extends CustomCoder<FieldValues> {
     private static final long serialVersionUID = 1L;
@@ -104,18 +106,25 @@ public final class FieldValues {
 
     private final boolean[] isString;
     private final boolean hasStrings;
+    private final long written;
 
     /** The coder of the values of {@code fields}. */
     public static Coder of(List<PipelineSpec.Field> fields) {
+      return of(fields, -1L);
+    }
+
+    /** The coder of the fields of {@code fields} whose bit is set in {@code written}. */
+    static Coder of(List<PipelineSpec.Field> fields, long written) {
       boolean[] isString = new boolean[fields.size()];
       for (int i = 0; i < isString.length; i++) {
         isString[i] = !fields.get(i).type().isLong();
       }
-      return new Coder(isString);
+      return new Coder(isString, written);
     }
 
-    private Coder(boolean[] isString) {
+    private Coder(boolean[] isString, long written) {
       this.isString = isString;
+      this.written = written;
       boolean any = false;
       for (boolean s : isString) {
         any |= s;
@@ -125,21 +134,22 @@ public final class FieldValues {
 
     @Override
     public void encode(FieldValues value, OutputStream outStream) throws IOException {
-      ByteArrayOutputStream bytes = new ByteArrayOutputStream(64);
+      ByteArrayOutputStream bytes = new ByteArrayOutputStream(48);
       DataOutputStream out = new DataOutputStream(bytes);
       out.writeByte(VERSION);
-      out.writeLong(value.present);
+      long present = value.present & written;
+      VarInts.writeUnsigned(present, out);
       for (int i = 0; i < isString.length; i++) {
-        if (value.isPresent(i)) {
+        if ((present & (1L << i)) != 0) {
           if (isString[i]) {
-            writeString(value.strings[i], out);
+            VarInts.writeString(value.strings[i], out);
           } else {
-            out.writeLong(value.longs[i]);
+            VarInts.writeSigned(value.longs[i], out);
           }
         }
       }
-      out.writeLong(value.eventTimeMillis);
-      out.writeLong(value.ingestionTimeMillis);
+      VarInts.writeSigned(value.eventTimeMillis, out);
+      VarInts.writeSigned(value.ingestionTimeMillis - value.eventTimeMillis, out);
       bytes.writeTo(outStream);
     }
 
@@ -147,20 +157,24 @@ public final class FieldValues {
     public FieldValues decode(InputStream inStream) throws IOException {
       DataInputStream in = new DataInputStream(inStream);
       checkVersion(in.readUnsignedByte(), "FieldValues.Coder");
-      long present = in.readLong();
+      long present = VarInts.readUnsigned(in);
+      if (isString.length < 64 && (present >>> isString.length) != 0) {
+        throw new CoderException("a presence mask beyond " + isString.length + " fields");
+      }
       long[] longs = new long[isString.length];
       String[] strings = hasStrings ? new String[isString.length] : NO_STRINGS;
       for (int i = 0; i < isString.length; i++) {
         if ((present & (1L << i)) != 0) {
           if (isString[i]) {
-            strings[i] = readString(in);
+            strings[i] = VarInts.readString(in);
           } else {
-            longs[i] = in.readLong();
+            longs[i] = VarInts.readSigned(in);
           }
         }
       }
-      FieldValues values =
-          new FieldValues(isString.length, hasStrings, in.readLong(), in.readLong());
+      long event = VarInts.readSigned(in);
+      long ingestion = event + VarInts.readSigned(in);
+      FieldValues values = new FieldValues(isString.length, hasStrings, event, ingestion);
       System.arraycopy(longs, 0, values.longs, 0, longs.length);
       System.arraycopy(strings, 0, values.strings, 0, strings.length);
       values.present = present;
@@ -172,12 +186,14 @@ public final class FieldValues {
 
     @Override
     public boolean equals(@Nullable Object o) {
-      return o instanceof Coder && Arrays.equals(isString, ((Coder) o).isString);
+      return o instanceof Coder
+          && written == ((Coder) o).written
+          && Arrays.equals(isString, ((Coder) o).isString);
     }
 
     @Override
     public int hashCode() {
-      return Arrays.hashCode(isString);
+      return Arrays.hashCode(isString) * 31 + Long.hashCode(written);
     }
   }
 
@@ -190,21 +206,5 @@ public final class FieldValues {
               + ": this build reads version 1 (the bytes are another release's or not this"
               + " coder's)");
     }
-  }
-
-  static void writeString(String value, DataOutputStream out) throws IOException {
-    byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
-    out.writeInt(bytes.length);
-    out.write(bytes);
-  }
-
-  static String readString(DataInputStream in) throws IOException {
-    int length = in.readInt();
-    if (length < 0 || length > 64 << 20) {
-      throw new CoderException("a string of " + length + " bytes is not a valid encoding");
-    }
-    byte[] bytes = new byte[length];
-    in.readFully(bytes);
-    return new String(bytes, StandardCharsets.UTF_8);
   }
 }

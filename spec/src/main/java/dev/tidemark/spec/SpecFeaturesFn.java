@@ -20,7 +20,6 @@ import java.util.List;
 import java.util.TreeSet;
 import org.apache.beam.sdk.coders.CannotProvideCoderException;
 import org.apache.beam.sdk.coders.Coder;
-import org.apache.beam.sdk.coders.CoderException;
 import org.apache.beam.sdk.coders.CoderRegistry;
 import org.apache.beam.sdk.coders.CustomCoder;
 import org.apache.beam.sdk.transforms.Combine.CombineFn;
@@ -215,6 +214,28 @@ public final class SpecFeaturesFn
       default:
         return new BigDecimal(value).longValueExact();
     }
+  }
+
+  /**
+   * The coder of this combine's input that writes only the fields its features and filters read
+   * (all fields when a feature is custom): what a pipeline sets on the events it windows, so that
+   * each copy it shuffles carries no more than the features need.
+   */
+  public FieldValues.Coder inputCoder() {
+    long read = 0;
+    for (int i = 0; i < features; i++) {
+      if (kind[i] == CUSTOM) {
+        read = -1L;
+        break;
+      }
+      if (field[i] >= 0) {
+        read |= 1L << field[i];
+      }
+      for (int f : conditionField[i]) {
+        read |= 1L << f;
+      }
+    }
+    return FieldValues.Coder.of(spec.events().fields(), read);
   }
 
   /** The spec this combine computes. */
@@ -600,8 +621,9 @@ public final class SpecFeaturesFn
   /**
    * The accumulator's coder. Format version 1: a version byte; the number slots; the seen and
    * overflow masks; each distinct set (its size, then its values in sorted order); each custom
-   * feature's accumulator in its own coder; the two clocks. Deterministic when the custom coders
-   * are.
+   * feature's accumulator in its own coder; the latest event time, then the ingestion time less it.
+   * Numbers are zig-zag variable-length integers, sizes and masks variable-length, strings their
+   * UTF-8 length and bytes. Deterministic when the custom coders are.
    */
   static final class AccumulatorCoder extends CustomCoder<Accumulator> {
     private static final long serialVersionUID = 1L;
@@ -635,22 +657,22 @@ public final class SpecFeaturesFn
       DataOutputStream out = new DataOutputStream(bytes);
       out.writeByte(1);
       for (long value : acc.longs) {
-        out.writeLong(value);
+        VarInts.writeSigned(value, out);
       }
-      out.writeLong(acc.seen);
-      out.writeLong(acc.overflow);
+      VarInts.writeUnsigned(acc.seen, out);
+      VarInts.writeUnsigned(acc.overflow, out);
       for (Object set : acc.sets) {
         if (set instanceof LongSet) {
           LongSet longs = (LongSet) set;
-          out.writeInt(longs.size);
+          VarInts.writeUnsigned(longs.size, out);
           for (int j = 0; j < longs.size; j++) {
-            out.writeLong(longs.values[j]);
+            VarInts.writeSigned(longs.values[j], out);
           }
         } else {
           TreeSet<String> strings = (TreeSet<String>) set;
-          out.writeInt(strings.size());
+          VarInts.writeUnsigned(strings.size(), out);
           for (String value : strings) {
-            FieldValues.writeString(value, out);
+            VarInts.writeString(value, out);
           }
         }
       }
@@ -659,8 +681,8 @@ public final class SpecFeaturesFn
           customCoders.get(i).encode(acc.custom[i], out);
         }
       }
-      out.writeLong(acc.latestEventMillis);
-      out.writeLong(acc.latestIngestionMillis);
+      VarInts.writeSigned(acc.latestEventMillis, out);
+      VarInts.writeSigned(acc.latestIngestionMillis - acc.latestEventMillis, out);
       bytes.writeTo(outStream);
     }
 
@@ -671,29 +693,26 @@ public final class SpecFeaturesFn
       FieldValues.checkVersion(in.readUnsignedByte(), "SpecFeaturesFn.AccumulatorCoder");
       Accumulator acc = new Accumulator(fn.longSlots, fn.sets, fn.features);
       for (int j = 0; j < acc.longs.length; j++) {
-        acc.longs[j] = in.readLong();
+        acc.longs[j] = VarInts.readSigned(in);
       }
-      acc.seen = in.readLong();
-      acc.overflow = in.readLong();
+      acc.seen = VarInts.readUnsigned(in);
+      acc.overflow = VarInts.readUnsigned(in);
       for (int i = 0; i < fn.features; i++) {
         if (fn.kind[i] != DISTINCT) {
           continue;
         }
-        int size = in.readInt();
-        if (size < 0 || size > fn.maxDistinct[i]) {
-          throw new CoderException(size + " distinct values is not a valid encoding");
-        }
+        int size = VarInts.readCount(in, fn.maxDistinct[i], "distinct values");
         if (fn.stringField[i]) {
           TreeSet<String> set = new TreeSet<>();
           for (int j = 0; j < size; j++) {
-            set.add(FieldValues.readString(in));
+            set.add(VarInts.readString(in));
           }
           acc.sets[fn.index[i]] = set;
         } else {
           LongSet set = new LongSet();
           set.values = new long[Math.max(4, size)];
           for (int j = 0; j < size; j++) {
-            set.values[j] = in.readLong();
+            set.values[j] = VarInts.readSigned(in);
           }
           set.size = size;
           acc.sets[fn.index[i]] = set;
@@ -704,8 +723,8 @@ public final class SpecFeaturesFn
           acc.custom[i] = customCoders.get(i).decode(in);
         }
       }
-      acc.latestEventMillis = in.readLong();
-      acc.latestIngestionMillis = in.readLong();
+      acc.latestEventMillis = VarInts.readSigned(in);
+      acc.latestIngestionMillis = acc.latestEventMillis + VarInts.readSigned(in);
       return acc;
     }
   }

@@ -291,6 +291,50 @@ public class SpecFeaturesFnTest {
   }
 
   @Test
+  public void theInputCoderWritesOnlyWhatTheFeaturesRead() throws Exception {
+    PipelineSpec logins = BundledSpecs.load("logins");
+    FieldParser parser = FieldParser.of(logins);
+    FieldValues values =
+        parser.parse(
+            JSON.readTree(
+                "{\"userId\":\"u1\",\"ip\":\"10.0.0.1\",\"success\":false,\"device\":\"d\"}"),
+            1_767_225_600_000L,
+            1_767_225_600_250L);
+    FieldValues.Coder coder = SpecFeaturesFn.of(logins).inputCoder();
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    coder.encode(values, bytes);
+    FieldValues decoded = coder.decode(new ByteArrayInputStream(bytes.toByteArray()));
+    assertThat(decoded.isPresent(parser.indexOf("userId")), is(false));
+    assertThat(decoded.getString(parser.indexOf("ip")), is("10.0.0.1"));
+    assertThat(decoded.getString(parser.indexOf("device")), is("d"));
+    assertThat(decoded.isPresent(parser.indexOf("success")), is(true));
+    assertThat(decoded.getLong(parser.indexOf("success")), is(0L));
+    assertThat(decoded.ingestionTimeMillis(), is(1_767_225_600_250L));
+    SpecFeaturesFn fn = SpecFeaturesFn.of(logins);
+    assertThat(
+        fn.extractOutput(fn.addInput(fn.createAccumulator(), decoded)),
+        is(fn.extractOutput(fn.addInput(fn.createAccumulator(), values))));
+  }
+
+  @Test
+  public void featureValuesRoundTripAndAnUnknownVersionIsRefused() throws Exception {
+    List<FieldValues> events = randomEvents(new Random(1), 20);
+    SpecFeaturesFn.Accumulator acc = FN.createAccumulator();
+    events.forEach(e -> FN.addInput(acc, e));
+    FeatureValues values = FN.extractOutput(acc);
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    FeatureValues.Coder.of().encode(values, bytes);
+    byte[] encoded = bytes.toByteArray();
+    assertThat(FeatureValues.Coder.of().decode(new ByteArrayInputStream(encoded)), is(values));
+    encoded[0] = 2;
+    org.apache.beam.sdk.coders.CoderException e =
+        assertThrows(
+            org.apache.beam.sdk.coders.CoderException.class,
+            () -> FeatureValues.Coder.of().decode(new ByteArrayInputStream(encoded)));
+    assertThat(e.getMessage(), containsString("FeatureValues.Coder cannot read format version 2"));
+  }
+
+  @Test
   public void aVectorFollowsTheFeatureTypes() throws Exception {
     FeatureValues values = FN.extractOutput(FN.addInput(FN.createAccumulator(), withV(4)));
     float[] vector = FN.toVector(values);
