@@ -54,6 +54,42 @@ public record PipelineSpec(
     return features.stream().map(Feature::name).toList();
   }
 
+  /**
+   * Refuses a model whose input is not this spec's features, name for name and in order: a {@link
+   * SpecException} on {@code specLocation} lists each difference.
+   *
+   * @param modelUri the model, as the run names it
+   * @param modelFeatureNames the {@code featureNames} of its sidecar
+   */
+  public void checkModelFeatures(
+      String specLocation, String modelUri, List<String> modelFeatureNames) {
+    List<String> names = featureNames();
+    if (names.equals(modelFeatureNames)) {
+      return;
+    }
+    List<SpecException.Problem> problems = new java.util.ArrayList<>();
+    for (int i = 0; i < Math.max(names.size(), modelFeatureNames.size()); i++) {
+      String ours = i < names.size() ? "'" + names.get(i) + "'" : "nothing";
+      String theirs =
+          i < modelFeatureNames.size() ? "'" + modelFeatureNames.get(i) + "'" : "nothing";
+      if (!ours.equals(theirs)) {
+        problems.add(
+            new SpecException.Problem(
+                "features[" + i + "]",
+                "the spec has " + ours + " where the model " + modelUri + " has " + theirs));
+      }
+    }
+    problems.add(
+        new SpecException.Problem(
+            "model.uri",
+            "the model's features "
+                + modelFeatureNames
+                + " are not the spec's "
+                + names
+                + "; train a model for this spec or name its features in the spec's order"));
+    throw new SpecException(specLocation, problems);
+  }
+
   /** The feature named {@code name}, if declared. */
   public Optional<Feature> feature(String name) {
     return features.stream().filter(f -> f.name().equals(name)).findFirst();

@@ -255,6 +255,31 @@ public class SpecLoaderTest {
     assertThat(spec.field("k").orElseThrow().maxLength(), is(nullValue()));
   }
 
+  @Test
+  public void aModelWithOtherFeaturesIsRefusedWithTheDifferences() {
+    PipelineSpec spec = BundledSpecs.load("payments");
+    spec.checkModelFeatures("p.yaml", "m.ubj", spec.featureNames());
+    SpecException e =
+        assertThrows(
+            SpecException.class,
+            () ->
+                spec.checkModelFeatures(
+                    "p.yaml",
+                    "m.ubj",
+                    List.of("txnCount", "amountMax", "amountSum", "distinctMerchants")));
+    assertThat(e.location(), is("p.yaml"));
+    assertThat(
+        e.problems().stream().map(SpecException.Problem::toString).toList(),
+        contains(
+            "features[1]: the spec has 'amountSum' where the model m.ubj has 'amountMax'",
+            "features[2]: the spec has 'amountMax' where the model m.ubj has 'amountSum'",
+            "features[4]: the spec has 'distinctCountries' where the model m.ubj has nothing",
+            "model.uri: the model's features [txnCount, amountMax, amountSum, distinctMerchants]"
+                + " are not the spec's [txnCount, amountSum, amountMax, distinctMerchants,"
+                + " distinctCountries]; train a model for this spec or name its features in the"
+                + " spec's order"));
+  }
+
   static List<String> problems(String bundled, String find, String replace) {
     String text = BundledSpecs.text(bundled);
     if (!text.contains(find)) {
