@@ -199,6 +199,11 @@ public final class ActCommand implements Callable<Integer> {
    * the pipeline's own rules ({@link KafkaClients#from}); any other unknown option is refused.
    */
   KafkaClients kafkaClients() {
+    if (kafkaArgs.isEmpty()) {
+      // No security options: a plain-text connection, without starting Beam's options machinery
+      // (it scans every runner's options at its first use, seconds of start-up).
+      return KafkaClients.plaintext(bootstrapServers.trim());
+    }
     List<String> args = new ArrayList<>();
     args.add("--kafkaBootstrapServers=" + bootstrapServers);
     for (String arg : kafkaArgs) {
