@@ -1,14 +1,19 @@
 package dev.tidemark.act;
 
+import dev.tidemark.pipelines.KafkaOptions;
+import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ITypeConverter;
@@ -17,6 +22,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.TypeConversionException;
+import picocli.CommandLine.Unmatched;
 
 /** {@code tidemark act}: the reference consumer of the decisions topic ({@link ActConsumer}). */
 @Command(
@@ -29,7 +35,14 @@ import picocli.CommandLine.TypeConversionException;
           + " The decisionId is the idempotency key; the offsets are stored in the same database"
           + " transaction as the case changes (see docs/acting-on-decisions.md).",
       "Without --jdbcUrl it starts PostgreSQL from the system's packages with its data under"
-          + " --stateDir, and stops it at exit."
+          + " --stateDir, and stops it at exit.",
+      "Kafka security: the pipeline's options, with its rules (docs/kafka.md#security):"
+          + " --kafkaSecurityProtocol, --kafkaSaslMechanism, --kafkaUsername,"
+          + " --kafkaPasswordFile|Env|Secret, --kafkaOauthLoginCallbackHandler,"
+          + " --kafkaClientProperties, --kafkaTruststore*, --kafkaKeystore*, --kafkaKeyPassword*,"
+          + " --secretManagerEndpoint.",
+      "A record that is not a decision, or that PostgreSQL cannot store, is written to the"
+          + " rejected table with its reason, and consumption goes on."
     },
     sortOptions = false)
 public final class ActCommand implements Callable<Integer> {
@@ -51,6 +64,23 @@ public final class ActCommand implements Callable<Integer> {
                   "failed: Kafka or PostgreSQL could not be used (the cause is printed)"));
 
   @Spec CommandSpec spec;
+
+  /**
+   * The pipeline's Kafka connection options that {@code act} takes too (each a prefix of option
+   * names): security, secrets and the client properties file, read by {@link KafkaClients}.
+   */
+  static final List<String> KAFKA_CONNECTION_OPTIONS =
+      List.of(
+          "--kafkaSecurityProtocol",
+          "--kafkaSaslMechanism",
+          "--kafkaUsername",
+          "--kafkaPassword",
+          "--kafkaOauthLoginCallbackHandler",
+          "--kafkaClientProperties",
+          "--kafkaTruststore",
+          "--kafkaKeystore",
+          "--kafkaKeyPassword",
+          "--secretManagerEndpoint");
 
   @Option(
       names = "--kafkaBootstrapServers",
@@ -120,6 +150,9 @@ public final class ActCommand implements Callable<Integer> {
           "Records per poll, each poll one database transaction (default: ${DEFAULT-VALUE}).")
   int maxPollRecords;
 
+  /** The Kafka connection options ({@link #KAFKA_CONNECTION_OPTIONS}), as given. */
+  @Unmatched List<String> kafkaArgs = new ArrayList<>();
+
   public static void main(String[] args) {
     System.exit(execute(args));
   }
@@ -149,7 +182,7 @@ public final class ActCommand implements Callable<Integer> {
   /** The settings the options give; a bad combination is an {@link IllegalArgumentException}. */
   ActSettings settings() {
     return new ActSettings(
-        bootstrapServers,
+        kafkaClients(),
         topic,
         consumerName,
         stateDir,
@@ -159,6 +192,39 @@ public final class ActCommand implements Callable<Integer> {
         keyRetention,
         replay,
         maxPollRecords);
+  }
+
+  /**
+   * The connection: {@code --kafkaBootstrapServers} and the Kafka connection options, checked by
+   * the pipeline's own rules ({@link KafkaClients#from}); any other unknown option is refused.
+   */
+  KafkaClients kafkaClients() {
+    if (kafkaArgs.isEmpty()) {
+      // No security options: a plain-text connection, without starting Beam's options machinery
+      // (it scans every runner's options at its first use, seconds of start-up).
+      return KafkaClients.plaintext(bootstrapServers.trim());
+    }
+    List<String> args = new ArrayList<>();
+    args.add("--kafkaBootstrapServers=" + bootstrapServers);
+    for (String arg : kafkaArgs) {
+      String name = arg.contains("=") ? arg.substring(0, arg.indexOf('=')) : arg;
+      if (KAFKA_CONNECTION_OPTIONS.stream().noneMatch(name::startsWith)) {
+        throw new IllegalArgumentException(
+            "unknown option "
+                + name
+                + " (act takes the options below and the pipeline's Kafka connection options: "
+                + String.join("*, ", KAFKA_CONNECTION_OPTIONS)
+                + "*)");
+      }
+      args.add(arg);
+    }
+    KafkaOptions options;
+    try {
+      options = PipelineOptionsFactory.fromArgs(args.toArray(new String[0])).as(KafkaOptions.class);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(e.getMessage(), e);
+    }
+    return KafkaClients.from(options);
   }
 
   @Override

@@ -8,6 +8,7 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -116,9 +117,12 @@ public final class ActConsumer {
     }
   }
 
-  private Properties kafkaProperties() {
-    Properties properties = new Properties();
-    properties.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, settings.bootstrapServers());
+  /**
+   * The consumer's settings, on the connection the pipeline's Kafka options describe (security and
+   * the client properties file included, secrets read here).
+   */
+  Properties kafkaProperties() {
+    Map<String, Object> properties = new HashMap<>();
     properties.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     properties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     // Where a stored offset no longer exists (deleted by the topic's retention): the oldest left.
@@ -129,7 +133,9 @@ public final class ActConsumer {
     properties.put(ConsumerConfig.CLIENT_ID_CONFIG, settings.consumerName());
     properties.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
     properties.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-    return properties;
+    Properties merged = new Properties();
+    merged.putAll(settings.kafka().merged(properties));
+    return merged;
   }
 
   /** Holds the advisory lock of this consumer name for the connection's life. */
@@ -228,21 +234,24 @@ public final class ActConsumer {
         }
         continue;
       }
-      ActSummary batch = new ActSummary();
       Instant now = Instant.now();
+      ActSummary batch;
       try {
-        for (ConsumerRecord<byte[], byte[]> record : records) {
-          batch.add(
-              store.apply(
-                  new Position(record.topic(), record.partition(), record.offset()),
-                  EditionReader.read(
-                      record.topic(), record.key(), record.value(), record.headers()),
-                  now));
+        batch = applyBatch(connection, store, records, moved, now, false);
+      } catch (SQLException e) {
+        connection.rollback();
+        if (!CaseStore.isUnstorable(e)) {
+          throw e;
         }
-        store.saveOffsets(settings.consumerName(), topic, moved, now);
-        batch.purged(store.purgeKeys(settings.keyRetention(), now));
-        connection.commit();
-      } catch (SQLException | RuntimeException e) {
+        // A record PostgreSQL cannot store: the batch again, each record behind a savepoint, so
+        // that such a record becomes a rejection in the same transaction as the offsets.
+        try {
+          batch = applyBatch(connection, store, records, moved, now, true);
+        } catch (SQLException | RuntimeException again) {
+          connection.rollback();
+          throw again;
+        }
+      } catch (RuntimeException e) {
         connection.rollback();
         throw e;
       }
@@ -254,5 +263,58 @@ public final class ActConsumer {
       }
     }
     return summary;
+  }
+
+  /**
+   * Applies one poll batch and its offsets, and commits. With {@code savepoints}, each record is
+   * applied behind a savepoint, and one that PostgreSQL refuses to store ({@link
+   * CaseStore#isUnstorable}) is rolled back to it and recorded as a rejection instead; without,
+   * such a record fails the batch (the caller rolls back and calls again with savepoints, so the
+   * common batch pays no savepoints).
+   */
+  private ActSummary applyBatch(
+      Connection connection,
+      CaseStore store,
+      ConsumerRecords<byte[], byte[]> records,
+      Map<Integer, Long> moved,
+      Instant now,
+      boolean savepoints)
+      throws SQLException {
+    ActSummary batch = new ActSummary();
+    for (ConsumerRecord<byte[], byte[]> record : records) {
+      Position position = new Position(record.topic(), record.partition(), record.offset());
+      EditionReader.Read read =
+          EditionReader.read(record.topic(), record.key(), record.value(), record.headers());
+      if (!savepoints) {
+        batch.add(store.apply(position, read, now));
+        continue;
+      }
+      Savepoint savepoint = connection.setSavepoint();
+      try {
+        batch.add(store.apply(position, read, now));
+        connection.releaseSavepoint(savepoint);
+      } catch (SQLException e) {
+        if (!CaseStore.isUnstorable(e)) {
+          throw e;
+        }
+        connection.rollback(savepoint);
+        log.println(
+            "act: "
+                + position.topic()
+                + "/"
+                + position.partition()
+                + "@"
+                + position.offset()
+                + " rejected, PostgreSQL cannot store it: "
+                + e.getSQLState()
+                + " "
+                + e.getMessage());
+        batch.add(store.unstorable(position, read, e, now));
+      }
+    }
+    store.saveOffsets(settings.consumerName(), settings.topic(), moved, now);
+    batch.purged(store.purgeKeys(settings.keyRetention(), now));
+    connection.commit();
+    return batch;
   }
 }

@@ -1,5 +1,6 @@
 package dev.tidemark.act;
 
+import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
@@ -8,6 +9,8 @@ import java.util.Optional;
 /**
  * The settings of one run of the consumer ({@link ActCommand} parses them from the command line).
  *
+ * @param kafka the connection to the brokers: bootstrap servers, security and the client properties
+ *     file, as the pipeline's {@code --kafka*} options give it ({@link KafkaClients})
  * @param jdbcUrl an existing database; empty: start PostgreSQL under {@code stateDir}
  * @param idleTimeout stop after this long without a record (unless {@code follow})
  * @param follow run until stopped (SIGTERM, Ctrl-C)
@@ -16,7 +19,7 @@ import java.util.Optional;
  * @param maxPollRecords records per poll, and so per database transaction
  */
 public record ActSettings(
-    String bootstrapServers,
+    KafkaClients kafka,
     String topic,
     String consumerName,
     Path stateDir,
@@ -35,7 +38,8 @@ public record ActSettings(
   public static final int DEFAULT_MAX_POLL_RECORDS = 500;
 
   public ActSettings {
-    Objects.requireNonNull(bootstrapServers, "bootstrapServers");
+    Objects.requireNonNull(kafka, "kafka");
+    String bootstrapServers = kafka.bootstrapServers();
     Objects.requireNonNull(topic, "topic");
     Objects.requireNonNull(consumerName, "consumerName");
     Objects.requireNonNull(stateDir, "stateDir");
@@ -59,10 +63,15 @@ public record ActSettings(
         "--maxPollRecords must be between 1 and 100000");
   }
 
+  /** The brokers the consumer reads: {@code kafka}'s bootstrap servers. */
+  public String bootstrapServers() {
+    return kafka.bootstrapServers();
+  }
+
   /** The defaults, with the state under {@code stateDir}. */
   public static ActSettings defaults(Path stateDir) {
     return new ActSettings(
-        DEFAULT_BOOTSTRAP_SERVERS,
+        KafkaClients.plaintext(DEFAULT_BOOTSTRAP_SERVERS),
         DEFAULT_TOPIC,
         DEFAULT_CONSUMER_NAME,
         stateDir,
@@ -74,7 +83,12 @@ public record ActSettings(
         DEFAULT_MAX_POLL_RECORDS);
   }
 
+  /** A plain-text connection to {@code value}. */
   public ActSettings withBootstrapServers(String value) {
+    return withKafka(KafkaClients.plaintext(value));
+  }
+
+  public ActSettings withKafka(KafkaClients value) {
     return new ActSettings(
         value,
         topic,
@@ -90,7 +104,7 @@ public record ActSettings(
 
   public ActSettings withTopic(String value) {
     return new ActSettings(
-        bootstrapServers,
+        kafka,
         value,
         consumerName,
         stateDir,
@@ -104,7 +118,7 @@ public record ActSettings(
 
   public ActSettings withJdbcUrl(String value) {
     return new ActSettings(
-        bootstrapServers,
+        kafka,
         topic,
         consumerName,
         stateDir,
@@ -118,7 +132,7 @@ public record ActSettings(
 
   public ActSettings withIdleTimeout(Duration value) {
     return new ActSettings(
-        bootstrapServers,
+        kafka,
         topic,
         consumerName,
         stateDir,
@@ -132,7 +146,7 @@ public record ActSettings(
 
   public ActSettings withReplay(boolean value) {
     return new ActSettings(
-        bootstrapServers,
+        kafka,
         topic,
         consumerName,
         stateDir,

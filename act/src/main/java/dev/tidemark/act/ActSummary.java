@@ -20,6 +20,7 @@ public final class ActSummary {
   private long stale;
   private long conflicts;
   private long unsupported;
+  private long unstorable;
   private long purgedKeys;
   private final Map<Integer, Long> offsets = new TreeMap<>();
 
@@ -32,6 +33,7 @@ public final class ActSummary {
       case CONFLICT -> conflicts++;
       case STALE -> stale++;
       case UNSUPPORTED -> unsupported++;
+      case UNSTORABLE -> unstorable++;
     }
     if (result.outcome() == Outcome.APPLIED) {
       if (result.transition() == Transition.OPEN) {
@@ -55,6 +57,7 @@ public final class ActSummary {
     stale += batch.stale;
     conflicts += batch.conflicts;
     unsupported += batch.unsupported;
+    unstorable += batch.unstorable;
     purgedKeys += batch.purgedKeys;
   }
 
@@ -102,6 +105,10 @@ public final class ActSummary {
     return unsupported;
   }
 
+  public long unstorable() {
+    return unstorable;
+  }
+
   public long purgedKeys() {
     return purgedKeys;
   }
@@ -123,6 +130,7 @@ public final class ActSummary {
     line(text, "stale", stale, "  (version not above the last applied: recorded in rejected)");
     line(text, "conflicts", conflicts, "  (same key, other content: recorded in conflicts)");
     line(text, "unsupported", unsupported, "  (not an edition to act on: recorded in rejected)");
+    line(text, "unstorable", unstorable, "  (PostgreSQL cannot store it: recorded in rejected)");
     line(text, "inbox keys purged", purgedKeys, "");
     StringBuilder positions = new StringBuilder();
     offsets.forEach(

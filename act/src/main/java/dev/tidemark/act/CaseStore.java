@@ -4,6 +4,7 @@ import dev.tidemark.act.CaseRules.CaseStatus;
 import dev.tidemark.act.CaseRules.Transition;
 import dev.tidemark.act.EditionReader.Read;
 import dev.tidemark.act.EditionReader.Rejection;
+import dev.tidemark.transforms.values.DecisionCopies;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -26,6 +27,14 @@ public final class CaseStore {
   /** Reason of a stale edition in the {@code rejected} table. */
   public static final String STALE = "stale";
 
+  /** Reason of a record PostgreSQL refused to store (a value no column can hold). */
+  public static final String UNSTORABLE = "unstorable";
+
+  /** The most characters of a rejected record's decisionId and detail that are kept. */
+  static final int MAX_REJECTED_ID_CHARS = 256;
+
+  static final int MAX_DETAIL_CHARS = 2048;
+
   /** What a record did. */
   public enum Outcome {
     /** A new edition: applied (its case transition is in {@link Result#transition}). */
@@ -37,7 +46,9 @@ public final class CaseStore {
     /** A version not above the last applied one: recorded in {@code rejected}. */
     STALE,
     /** Not an edition the consumer acts on: recorded in {@code rejected}. */
-    UNSUPPORTED
+    UNSUPPORTED,
+    /** An edition PostgreSQL cannot store: recorded in {@code rejected}, nothing else changed. */
+    UNSTORABLE
   }
 
   /** The outcome of one record and, when applied, the case transition. */
@@ -63,7 +74,8 @@ public final class CaseStore {
     String fingerprint = edition.fingerprint();
     String applied = appliedFingerprint(edition);
     if (applied != null) {
-      if (applied.equals(fingerprint)) {
+      // The first copy of a (decisionId, version) is kept; a later one is the same or a conflict.
+      if (DecisionCopies.compare(applied, fingerprint) == DecisionCopies.Copy.SAME) {
         return new Result(Outcome.REDELIVERED, Transition.NONE);
       }
       boolean recorded = conflict(position, edition, applied, fingerprint, now);
@@ -272,6 +284,63 @@ public final class CaseStore {
     }
   }
 
+  /**
+   * Whether {@code e} says that PostgreSQL cannot store a value of the record, so that the record
+   * is to be rejected rather than the batch retried: a data exception (class 22: a NUL character,
+   * an invalid byte sequence, a timestamp or number out of range), an integrity constraint (class
+   * 23) or a program limit (class 54: a value too large for an index). Anything else (a lost
+   * connection, a serialization failure) fails the batch, and a restart reads it again.
+   */
+  public static boolean isUnstorable(SQLException e) {
+    String state = e.getSQLState();
+    return state != null
+        && (state.startsWith("22") || state.startsWith("23") || state.startsWith("54"));
+  }
+
+  /**
+   * Records a record that PostgreSQL refused to store, after the caller rolled back what it had
+   * written of it: a {@code rejected} row with reason {@value #UNSTORABLE} and PostgreSQL's error.
+   */
+  public Result unstorable(Position position, Read read, SQLException e, Instant now)
+      throws SQLException {
+    String decisionId = read.edition().map(Edition::decisionId).orElse(null);
+    Long version = read.edition().map(Edition::version).orElse(null);
+    boolean recorded =
+        reject(
+            position,
+            decisionId,
+            version,
+            UNSTORABLE,
+            "PostgreSQL cannot store it (SQLState " + e.getSQLState() + "): " + e.getMessage(),
+            now);
+    return new Result(recorded ? Outcome.UNSTORABLE : Outcome.REDELIVERED, Transition.NONE);
+  }
+
+  /**
+   * {@code text} as a PostgreSQL {@code text} value can hold it: NUL characters and unpaired
+   * surrogates become U+FFFD, and at most {@code maxChars} characters are kept (marked with an
+   * ellipsis).
+   */
+  static String storable(String text, int maxChars) {
+    StringBuilder out = new StringBuilder(Math.min(text.length(), maxChars + 1));
+    for (int i = 0; i < text.length() && out.length() < maxChars; i++) {
+      char c = text.charAt(i);
+      if (Character.isHighSurrogate(c)
+          && i + 1 < text.length()
+          && Character.isLowSurrogate(text.charAt(i + 1))) {
+        out.append(c).append(text.charAt(++i));
+      } else if (c == 0 || Character.isSurrogate(c)) {
+        out.append('\uFFFD');
+      } else {
+        out.append(c);
+      }
+    }
+    if (out.length() < text.length() && out.length() >= maxChars) {
+      out.append('\u2026');
+    }
+    return out.toString();
+  }
+
   /** Records a rejection; false if this record was rejected before. */
   private boolean reject(
       Position position, String decisionId, Long version, String reason, String detail, Instant now)
@@ -284,10 +353,10 @@ public final class CaseStore {
       insert.setString(1, position.topic());
       insert.setInt(2, position.partition());
       insert.setLong(3, position.offset());
-      insert.setString(4, decisionId);
+      insert.setString(4, decisionId == null ? null : storable(decisionId, MAX_REJECTED_ID_CHARS));
       insert.setObject(5, version);
       insert.setString(6, reason);
-      insert.setString(7, detail);
+      insert.setString(7, storable(detail, MAX_DETAIL_CHARS));
       insert.setTimestamp(8, Timestamp.from(now));
       return insert.executeUpdate() == 1;
     }

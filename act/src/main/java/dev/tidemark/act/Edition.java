@@ -1,9 +1,6 @@
 package dev.tidemark.act;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
+import dev.tidemark.transforms.values.DecisionCopies;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -96,33 +93,16 @@ public record Edition(
   public record Superseded(long version, double score, Verdict verdict) {}
 
   /**
-   * The SHA-256 (hex) of everything that identifies this edition's content: account, window,
-   * version, verdict and score. Two deliveries of one edition have the same fingerprint, however
-   * often and whenever it is written; an edition that reuses a (decisionId, version) with other
-   * content (another model, other input) has another. {@code correction} and {@code supersedes} are
-   * left out: they say which edition arrived before this one at the pipeline's corrections step,
-   * and two runs of one capture may deliver a window's panes there in different orders.
+   * The SHA-256 (hex) of this edition's content, as {@link DecisionCopies#fingerprint} defines it
+   * for every reader of the decisions: account, window, version, verdict and score. Two deliveries
+   * of one edition have the same fingerprint, however often and whenever it is written; an edition
+   * that reuses a (decisionId, version) with other content (another model, other input) has
+   * another. {@code correction} and {@code supersedes} are left out: they say which edition arrived
+   * before this one at the pipeline's corrections step, and two runs of one capture may deliver a
+   * window's panes there in different orders.
    */
   public String fingerprint() {
-    StringBuilder canonical = new StringBuilder();
-    field(canonical, "decisionId", decisionId);
-    field(canonical, "version", Long.toString(version));
-    field(canonical, "accountId", accountId);
-    field(canonical, "windowStart", windowStart);
-    field(canonical, "windowEnd", windowEnd);
-    field(canonical, "decision", verdict.json());
-    field(canonical, "score", Double.toString(score));
-    try {
-      MessageDigest sha256 = MessageDigest.getInstance("SHA-256");
-      return HexFormat.of()
-          .formatHex(sha256.digest(canonical.toString().getBytes(StandardCharsets.UTF_8)));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("every Java platform has SHA-256", e);
-    }
-  }
-
-  /** {@code name=<length>:value;}: no value can be mistaken for a field boundary. */
-  private static void field(StringBuilder out, String name, String value) {
-    out.append(name).append('=').append(value.length()).append(':').append(value).append(';');
+    return DecisionCopies.fingerprint(
+        decisionId, version, accountId, windowStart, windowEnd, verdict.json(), score);
   }
 }

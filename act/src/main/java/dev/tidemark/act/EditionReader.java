@@ -72,8 +72,19 @@ public final class EditionReader {
 
   private EditionReader() {}
 
-  /** Reads one record of {@code topic}. */
+  /**
+   * Reads one record of {@code topic}. Never throws: whatever the record holds, it is an edition or
+   * a rejection.
+   */
   public static Read read(String topic, byte[] key, byte[] value, Headers headers) {
+    try {
+      return readRecord(topic, key, value, headers);
+    } catch (RuntimeException e) {
+      return Read.rejected(NOT_A_DECISION, "the record cannot be read: " + e);
+    }
+  }
+
+  private static Read readRecord(String topic, byte[] key, byte[] value, Headers headers) {
     if (value == null) {
       return Read.rejected(NOT_A_DECISION, "the record has no value (a tombstone)");
     }
@@ -221,6 +232,10 @@ public final class EditionReader {
     JsonNode value = node.get(field);
     if (value == null || !value.isTextual() || value.asText().isEmpty()) {
       throw missing(field, "a non-empty string");
+    }
+    if (value.asText().indexOf('\u0000') >= 0) {
+      // No PostgreSQL text value can hold one; the pipeline never writes one.
+      throw missing(field, "a string without NUL characters");
     }
     return value.asText();
   }

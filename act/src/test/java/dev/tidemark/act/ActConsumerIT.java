@@ -64,6 +64,15 @@ public class ActConsumerIT {
     return dir;
   }
 
+  /** An in-process consumer's settings: {@code topic} into the given database, 1 s idle. */
+  static ActSettings settings(Path state, String bootstrapServers, String topic, String jdbcUrl) {
+    return ActSettings.defaults(state)
+        .withBootstrapServers(bootstrapServers)
+        .withTopic(topic)
+        .withIdleTimeout(Duration.ofSeconds(1))
+        .withJdbcUrl(jdbcUrl);
+  }
+
   @Test
   public void aConsumerKilledWithABatchOpenLosesNothingAndRepeatsNothing() throws Exception {
     String topic = "act.crash";
@@ -184,11 +193,7 @@ public class ActConsumerIT {
     try (LocalPostgres postgres = LocalPostgres.start(database, System.out);
         Tables tables = new Tables(postgres.jdbcUrl())) {
       ActSettings settings =
-          ActSettings.defaults(state)
-              .withBootstrapServers(broker.bootstrapServers())
-              .withTopic(topic)
-              .withIdleTimeout(Duration.ofSeconds(1))
-              .withJdbcUrl(postgres.jdbcUrl());
+          ActConsumerIT.settings(state, broker.bootstrapServers(), topic, postgres.jdbcUrl());
       ActSummary once = new ActConsumer(settings, System.out).run();
       assertThat(once.read(), is((long) lines.size()));
       assertThat(once.applied(), is((long) stream.lines.size()));
@@ -257,11 +262,7 @@ public class ActConsumerIT {
     Files.createDirectories(database);
     try (LocalPostgres postgres = LocalPostgres.start(database, System.out)) {
       ActSettings settings =
-          ActSettings.defaults(state)
-              .withBootstrapServers(broker.bootstrapServers())
-              .withTopic(topic)
-              .withIdleTimeout(Duration.ofSeconds(1))
-              .withJdbcUrl(postgres.jdbcUrl());
+          ActConsumerIT.settings(state, broker.bootstrapServers(), topic, postgres.jdbcUrl());
       ActSummary summary = new ActConsumer(settings, System.out).run();
       assertThat(summary.read(), is(6L));
       assertThat(summary.applied(), is(3L));

@@ -13,7 +13,6 @@ import dev.tidemark.testkit.EmbeddedKafka;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -134,11 +133,7 @@ public class PipelineReplayIT {
           List.of(TOPIC, "replay.dead-letters", "replay.duplicates", "replay.too-late"),
           Map.of());
       ActSettings settings =
-          ActSettings.defaults(state)
-              .withBootstrapServers(broker.bootstrapServers())
-              .withTopic(TOPIC)
-              .withIdleTimeout(Duration.ofSeconds(1))
-              .withJdbcUrl(postgres.jdbcUrl());
+          ActConsumerIT.settings(state, broker.bootstrapServers(), TOPIC, postgres.jdbcUrl());
 
       Summary first = runPipeline(broker.bootstrapServers(), replay, state.resolve("run-1"));
       assertThat(first.identityHolds(), is(true));

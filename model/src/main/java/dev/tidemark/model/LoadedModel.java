@@ -34,6 +34,7 @@ final class LoadedModel implements AutoCloseable {
   private final Model model;
   private final ModelLocation.LocalCopy files;
   private final long byteSize;
+  private final String contentSha256;
   private final long loadMillis;
 
   private LoadedModel(
@@ -42,7 +43,9 @@ final class LoadedModel implements AutoCloseable {
       Model model,
       ModelLocation.LocalCopy files,
       long byteSize,
+      String contentSha256,
       long loadMillis) {
+    this.contentSha256 = contentSha256;
     this.uri = uri;
     this.metadata = metadata;
     this.model = model;
@@ -73,8 +76,19 @@ final class LoadedModel implements AutoCloseable {
       config.check(metadata, config.modelUri + ".json");
       ModelEngine engine = metadata.engine();
       long byteSize = Files.size(files.modelFile);
+      String actual = sha256(files.modelFile);
+      if (config.modelSha256 != null && !actual.equalsIgnoreCase(config.modelSha256)) {
+        throw new ModelLoadException(
+            "model file "
+                + config.modelUri
+                + " is not the content the model watch chose (SHA-256 "
+                + actual
+                + ", the listing saw "
+                + config.modelSha256
+                + "): it was overwritten in place since; it is taken once a listing has checked"
+                + " the new content");
+      }
       if (metadata.modelSha256() != null) {
-        String actual = sha256(files.modelFile);
         if (!actual.equalsIgnoreCase(metadata.modelSha256())) {
           throw new ModelLoadException(
               "model file "
@@ -122,6 +136,7 @@ final class LoadedModel implements AutoCloseable {
               model,
               files,
               byteSize,
+              actual,
               (System.nanoTime() - started) / 1_000_000);
       loaded.smokeTest(metadata.featureNames().size());
       return loaded;
@@ -134,6 +149,11 @@ final class LoadedModel implements AutoCloseable {
       files.close();
       throw e;
     }
+  }
+
+  /** The SHA-256 (hex) of the model file's bytes that were loaded. */
+  String contentSha256() {
+    return contentSha256;
   }
 
   private void smokeTest(int columns) {

@@ -5,8 +5,10 @@ import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.beam.sdk.io.FileSystems;
 import org.apache.beam.sdk.io.fs.EmptyMatchTreatment;
 import org.apache.beam.sdk.io.fs.MatchResult;
@@ -24,10 +26,12 @@ import org.slf4j.LoggerFactory;
  * Valid: it has a sidecar, the sidecar parses, names the configured engine (if one is set) and
  * {@code Features.NAMES} in order, the file matches the sidecar's SHA-256 (when it has one), and
  * the engine loads it and scores a row with it ({@link LoadedModel#load}). A file that fails is
- * refused: it is skipped, the next newest is tried, and {@link #refusals()} says why. A verdict is
- * kept per file, last-modified time and size of the file and of its sidecar, so a file is checked
- * again (and refused again) only when it or its sidecar changes: a model copied before its sidecar
- * is picked up once the sidecar arrives.
+ * refused: it is skipped, the next newest is tried, and {@link #refusals()} says why. A valid
+ * verdict is kept per file, last-modified time and size of the file and of its sidecar, so a valid
+ * file is loaded again only when it or its sidecar changes. A refusal is not kept: the file is
+ * checked again at the next listing, so a transient read error does not pin the old model, and a
+ * model copied before its sidecar is picked up once the sidecar arrives. Each refused version of a
+ * file is reported ({@link #refusals()}, a WARN) once, however often it is checked again.
  *
  * <p>Not thread-safe; one instance per DoFn instance.
  */
@@ -36,15 +40,21 @@ final class ModelDirectory {
 
   private static final String GLOB_CHARACTERS = "*?[{";
 
-  /** A valid model file: its URI and last-modified time. */
-  record Found(String uri, long lastModifiedMillis) {}
+  /** A valid model file: its URI, last-modified time and the SHA-256 of the content checked. */
+  record Found(String uri, long lastModifiedMillis, String sha256) {
+    /** The model as the watch names it: URI and content. */
+    ModelIdentity identity() {
+      return new ModelIdentity(uri, sha256);
+    }
+  }
 
   /** A refused file and why. */
   record Refusal(String uri, String reason) {}
 
   private final ScoringConfig config;
   private final String spec;
-  private final Map<String, @Nullable Found> verdicts = new HashMap<>();
+  private final Map<String, Found> valid = new HashMap<>();
+  private final Set<String> reported = new HashSet<>();
   private final List<Refusal> refusals = new ArrayList<>();
 
   ModelDirectory(ScoringConfig config) {
@@ -125,18 +135,20 @@ final class ModelDirectory {
               + model.sizeBytes()
               + '|'
               + (sidecar == null ? "-" : sidecar.lastModifiedMillis() + "|" + sidecar.sizeBytes());
-      if (!verdicts.containsKey(key)) {
-        verdicts.put(key, check(uri, model.lastModifiedMillis(), sidecar != null));
+      Found found = valid.get(key);
+      if (found == null) {
+        found = check(key, uri, model.lastModifiedMillis(), sidecar != null);
       }
-      Found found = verdicts.get(key);
       if (found != null) {
+        valid.put(key, found);
         return found;
       }
     }
     return null;
   }
 
-  private @Nullable Found check(String uri, long lastModifiedMillis, boolean hasSidecar) {
+  private @Nullable Found check(
+      String key, String uri, long lastModifiedMillis, boolean hasSidecar) {
     String reason;
     if (!hasSidecar) {
       reason =
@@ -150,13 +162,18 @@ final class ModelDirectory {
             uri,
             loaded.metadata().name(),
             loaded.metadata().version());
-        return new Found(uri, lastModifiedMillis);
+        return new Found(uri, lastModifiedMillis, loaded.contentSha256());
       } catch (RuntimeException e) {
         reason = e.getMessage();
       }
     }
-    LOG.warn("model {} refused, the current model keeps scoring: {}", uri, reason);
-    refusals.add(new Refusal(uri, reason));
+    if (reported.add(key)) {
+      LOG.warn(
+          "model {} refused, the current model keeps scoring (checked again at each listing): {}",
+          uri,
+          reason);
+      refusals.add(new Refusal(uri, reason));
+    }
     return null;
   }
 

@@ -101,6 +101,11 @@ final class ModelSession implements AutoCloseable {
     return config.modelUri;
   }
 
+  /** The model this session scores with, as it was asked for: URI and, if fixed, content. */
+  ModelIdentity modelIdentity() {
+    return config.identity();
+  }
+
   /**
    * Reports the load metrics once, from the instance whose setup loaded the model. Called from a
    * bundle method, where Beam metrics are attributed to the step ({@code @Setup} has no metrics

@@ -61,7 +61,7 @@ final class ScoreBatchesFn extends DoFn<KV<ShardedKey<Integer>, Iterable<Decisio
       @Element KV<ShardedKey<Integer>, Iterable<Decision>> batch,
       MultiOutputReceiver out) {
     if (models != null) {
-      String wanted = ModelSwitch.newest(context.sideInput(models));
+      KV<Long, String> wanted = ModelSwitch.newest(context.sideInput(models));
       if (modelSwitch.shouldTry(session, wanted)) {
         session = modelSwitch.switchTo(session, wanted);
       }

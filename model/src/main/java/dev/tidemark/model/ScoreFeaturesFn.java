@@ -128,7 +128,7 @@ final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
       PaneInfo pane,
       MultiOutputReceiver out) {
     if (models != null) {
-      String wanted = ModelSwitch.newest(context.sideInput(models));
+      KV<Long, String> wanted = ModelSwitch.newest(context.sideInput(models));
       if (modelSwitch.shouldTry(session, wanted)) {
         if (!buffer.isEmpty()) {
           emitBatch(out); // scored with the model they came to

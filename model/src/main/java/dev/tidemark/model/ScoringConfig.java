@@ -39,6 +39,12 @@ final class ScoringConfig implements Serializable {
   final int batchSize;
   final FeatureVector featureVector;
 
+  /**
+   * The SHA-256 (hex) the model file's content must have: the content a watch's listing chose, so
+   * that a file overwritten in place since is not loaded under the same name. Null: any content.
+   */
+  final @Nullable String modelSha256;
+
   ScoringConfig(
       String modelUri,
       @Nullable ModelEngine engine,
@@ -47,6 +53,19 @@ final class ScoringConfig implements Serializable {
       double threshold,
       int batchSize,
       FeatureVector featureVector) {
+    this(modelUri, engine, modelName, modelVersion, threshold, batchSize, featureVector, null);
+  }
+
+  private ScoringConfig(
+      String modelUri,
+      @Nullable ModelEngine engine,
+      @Nullable String modelName,
+      @Nullable String modelVersion,
+      double threshold,
+      int batchSize,
+      FeatureVector featureVector,
+      @Nullable String modelSha256) {
+    this.modelSha256 = modelSha256;
     this.modelUri = Objects.requireNonNull(modelUri, "modelUri");
     this.engine = engine;
     this.modelName = modelName;
@@ -59,7 +78,28 @@ final class ScoringConfig implements Serializable {
   /** This configuration for another model file: a watched pattern's newest version. */
   ScoringConfig withModelUri(String uri) {
     return new ScoringConfig(
-        uri, engine, modelName, modelVersion, threshold, batchSize, featureVector);
+        uri, engine, modelName, modelVersion, threshold, batchSize, featureVector, null);
+  }
+
+  /**
+   * This configuration for the model a watch chose: {@link ModelIdentity#uri} with the content
+   * {@link ModelIdentity#sha256} (when the identity has one).
+   */
+  ScoringConfig withModel(ModelIdentity identity) {
+    return new ScoringConfig(
+        identity.uri(),
+        engine,
+        modelName,
+        modelVersion,
+        threshold,
+        batchSize,
+        featureVector,
+        identity.sha256());
+  }
+
+  /** The model this configuration names: its URI and, when fixed, its content. */
+  ModelIdentity identity() {
+    return new ModelIdentity(modelUri, modelSha256);
   }
 
   /**

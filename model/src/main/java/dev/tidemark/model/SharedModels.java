@@ -4,10 +4,11 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The per-JVM registry of loaded models, keyed by model URI, reference-counted: the first DoFn
- * instance to ask loads the model, later ones (other threads, other steps scoring with the same
- * model) share it, and the last to release it closes it. Loads happen under one lock, so a JVM
- * never loads the same model twice at once.
+ * The per-JVM registry of loaded models, keyed by model identity ({@link ModelIdentity}: the URI
+ * and, for a watched model, its content), reference-counted: the first DoFn instance to ask loads
+ * the model, later ones (other threads, other steps scoring with the same model) share it, and the
+ * last to release it closes it. Loads happen under one lock, so a JVM never loads the same model
+ * twice at once.
  */
 final class SharedModels {
   private static final Object LOCK = new Object();
@@ -62,11 +63,12 @@ final class SharedModels {
   }
 
   /**
-   * The shared model for {@code config}'s URI, loading it if no one holds it. The sidecar names the
-   * engine, so one URI is one loaded model.
+   * The shared model for {@code config}'s model (URI, and content when the config fixes it),
+   * loading it if no one holds it. The sidecar names the engine, so one identity is one loaded
+   * model.
    */
   static Lease acquire(ScoringConfig config) {
-    String key = config.modelUri;
+    String key = config.identity().format();
     synchronized (LOCK) {
       Entry entry = ENTRIES.get(key);
       boolean loaded = false;

@@ -32,11 +32,14 @@ import org.slf4j.LoggerFactory;
  * latest last-modified time, then the greater URI; a file without a sidecar, with a bad sidecar,
  * with features other than {@code Features.NAMES}, or that the engine cannot load is refused (the
  * counter {@value ScoringMetrics#MODEL_REFUSED} and a log line at WARN say why) and the next newest
- * is taken. It emits {@code KV(tick, model URI)} when the newest valid model differs from the last
- * it emitted, in the global window with a trigger that fires per element and discards, so a side
- * input of it holds the latest choice. The tick orders the elements: of several in one pane, the
- * greatest tick is the latest. Costs: one listing per interval, and one load of each new file on
- * the worker that watches (the scoring workers load it again).
+ * is taken; a refused file is checked again at the next listing. It emits {@code KV(tick, model
+ * identity)} ({@link ModelIdentity}: the URI and the SHA-256 of the content it checked, so a file
+ * overwritten in place is a new model) at every listing that finds a valid model, in the global
+ * window with a trigger that fires per element and discards, so a side input of it holds the latest
+ * listing's choice. The tick orders the elements: of several in one pane, the greatest tick is the
+ * latest; a scoring worker that could not open a model tries it again when a later listing names it
+ * ({@link ModelSwitch}). Costs: one listing per interval, and one load of each new file on the
+ * worker that watches (the scoring workers load it again).
  *
  * <pre>{@code
  * PCollection<KV<Long, String>> models =
@@ -141,9 +144,14 @@ public final class WatchModels extends PTransform<PBegin, PCollection<KV<Long, S
       if (newest == null && emitted == null) {
         LOG.warn("no valid model in {} yet; decisions wait for the first one", config.modelUri);
       }
-      if (newest != null && !newest.uri().equals(emitted)) {
-        emitted = newest.uri();
-        out.output(KV.of(tick, newest.uri()));
+      if (newest != null) {
+        String identity = newest.identity().format();
+        if (!identity.equals(emitted)) {
+          LOG.info("the newest valid model in {} is now {}", config.modelUri, identity);
+          emitted = identity;
+        }
+        // Every listing: a worker that refused this model tries it again on a later tick.
+        out.output(KV.of(tick, identity));
       }
     }
   }

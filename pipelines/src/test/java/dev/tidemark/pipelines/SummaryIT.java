@@ -1,22 +1,28 @@
 package dev.tidemark.pipelines;
 
 import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.closeTo;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.hasItem;
 import static org.hamcrest.Matchers.is;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.pipelines.io.Sources;
 import dev.tidemark.pipelines.launch.ExitCodes;
 import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
+import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.RawRecord;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.coders.KvCoder;
@@ -79,6 +85,42 @@ public class SummaryIT {
     ByteArrayOutputStream printed = new ByteArrayOutputStream();
     summary.print(new PrintStream(printed, true, StandardCharsets.UTF_8), root.resolve("out"));
     assertThat(printed.toString(StandardCharsets.UTF_8), containsString("BROKEN: read"));
+
+    // The score distribution and review share per model version agree with the decisions.
+    long review = 0;
+    double min = 1;
+    double max = 0;
+    Set<String> versions = new TreeSet<>();
+    List<JsonNode> decisions = TestReplays.records(root.resolve("out"), "decisions");
+    for (JsonNode decision : decisions) {
+      versions.add(
+          decision.get("model").get("name").asText()
+              + ":"
+              + decision.get("model").get("version").asText());
+      review += decision.get("decision").asText().equals("review") ? 1 : 0;
+      min = Math.min(min, decision.get("score").asDouble());
+      max = Math.max(max, decision.get("score").asDouble());
+    }
+    JsonNode models = Json.MAPPER.readTree(summary.toJson()).get("models");
+    assertThat(models.toString(), fieldNames(models), is(versions));
+    JsonNode model = models.get(versions.iterator().next());
+    assertThat(model.get("decisions").asLong(), is((long) decisions.size()));
+    assertThat(model.get("review").asLong(), is(review));
+    assertThat(
+        model.get("reviewShare").asDouble(), closeTo((double) review / decisions.size(), 1e-9));
+    assertThat(model.get("score").get("min").asDouble(), closeTo(min, 1e-6));
+    assertThat(model.get("score").get("max").asDouble(), closeTo(max, 1e-6));
+    long inDeciles = 0;
+    for (JsonNode count : model.get("scoreDeciles")) {
+      inDeciles += count.asLong();
+    }
+    assertThat(inDeciles, is((long) decisions.size()));
+  }
+
+  private static Set<String> fieldNames(JsonNode node) {
+    Set<String> names = new TreeSet<>();
+    node.fieldNames().forEachRemaining(names::add);
+    return names;
   }
 
   @Test

@@ -52,6 +52,8 @@ final class SinkJob {
                 "--checkpointingMode=EXACTLY_ONCE",
                 "--minPauseBetweenCheckpoints=" + SinkJobSettings.MIN_PAUSE_BETWEEN_CHECKPOINTS_MS,
                 "--numberOfExecutionRetries=3",
+                // The transactional sink needs it (the options check refuses it otherwise).
+                "--finishBundleBeforeCheckpointing=true",
                 "--executionRetryDelay=2000",
                 "--source=kafka",
                 "--sink=kafka",

@@ -36,6 +36,7 @@ public final class EmbeddedFlinkOptions {
                 "--checkpointingInterval=1000",
                 "--minPauseBetweenCheckpoints=200",
                 "--numberOfExecutionRetries=3",
+                "--finishBundleBeforeCheckpointing=true",
                 "--executionRetryDelay=500",
                 "--source=kafka",
                 "--sink=kafka",

@@ -41,10 +41,12 @@ import org.joda.time.format.ISOPeriodFormat;
  * <p>The replay clock starts at the {@code time} of the first event line; each record's ingestion
  * time is the replay clock when its line was read. In a file with {@code advanceProcessingTime}
  * directives the clock moves only with them. In a file without any, it follows the data: before
- * each event line it moves up to the latest event time accepted so far, so a hand-written file
- * needs no clock directives and an event more than {@code maxFutureSkew} after its predecessors is
- * still recognised as coming from a clock in the future. Records carry the minimum timestamp: the
- * parser moves each event to its event time.
+ * each event line it moves up to the latest event time accepted so far and up to the watermark of
+ * the last {@code advanceWatermarkTo}, so a hand-written file needs no clock directives, an event
+ * that arrives after the watermark has passed its windows is judged too late rather than from a
+ * clock in the future, and an event more than {@code maxFutureSkew} after its predecessors and the
+ * watermark is still recognised as coming from a clock in the future. Records carry the minimum
+ * timestamp: the parser moves each event to its event time.
  *
  * <p>Limit: the whole file is held in memory and in the pipeline definition (about twice its size
  * on the heap). It is for incident-sized captures, up to a few hundred thousand lines; reprocess
@@ -234,6 +236,10 @@ public final class ReplayFile {
       if (!isDirectiveShaped(node)) {
         if (clockFollowsEvents && maxEventTime.isAfter(clock)) {
           clock = maxEventTime;
+        }
+        // A watermark directive says the stream's time has reached it: so has the clock.
+        if (clockFollowsEvents && watermark.isAfter(clock)) {
+          clock = watermark;
         }
         Instant eventTime = eventTime(node);
         // An event too far after the replay clock has a wrong clock: it moves no watermark.

@@ -1,6 +1,8 @@
 package dev.tidemark.pipelines.launch;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.tidemark.model.ScoringMetrics;
 import dev.tidemark.pipelines.Outputs;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.TidemarkMetrics;
@@ -16,7 +18,9 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.metrics.DistributionResult;
 import org.apache.beam.sdk.metrics.GaugeResult;
@@ -35,6 +39,9 @@ import org.joda.time.Duration;
  * at zero; if a runner ever drops anything it shows here and the identity fails loudly.
  */
 public final class Summary {
+  /** The prefix under which the scoring step's metrics ({@link ScoringMetrics}) are kept here. */
+  private static final String SCORING = ScoringMetrics.NAMESPACE + "/";
+
   /** The summary.json keys for decision timings, always present. */
   static final List<String> TIMINGS = List.of("EARLY", "ON_TIME", "LATE");
 
@@ -111,6 +118,8 @@ public final class Summary {
       String name = counter.getName().getName();
       if (TidemarkMetrics.NAMESPACE.equals(namespace)) {
         counters.merge(name, value, Long::sum);
+      } else if (ScoringMetrics.NAMESPACE.equals(namespace)) {
+        counters.merge(SCORING + name, value, Long::sum);
       } else if (name.equalsIgnoreCase(TidemarkMetrics.RUNNER_DROPPED_DUE_TO_LATENESS)
           || name.equals(TidemarkMetrics.RUNNER_STATEFUL_PARDO_DROPPED)) {
         droppedByRunner += value;
@@ -118,9 +127,12 @@ public final class Summary {
     }
     Map<String, DistributionResult> distributions = new TreeMap<>();
     for (MetricResult<DistributionResult> distribution : metrics.getDistributions()) {
-      if (TidemarkMetrics.NAMESPACE.equals(distribution.getName().getNamespace())) {
-        distributions.merge(
-            distribution.getName().getName(), value(distribution), Summary::combine);
+      String namespace = distribution.getName().getNamespace();
+      String name = distribution.getName().getName();
+      if (TidemarkMetrics.NAMESPACE.equals(namespace)) {
+        distributions.merge(name, value(distribution), Summary::combine);
+      } else if (ScoringMetrics.NAMESPACE.equals(namespace)) {
+        distributions.merge(SCORING + name, value(distribution), Summary::combine);
       }
     }
     Map<String, GaugeResult> gauges = new TreeMap<>();
@@ -250,6 +262,12 @@ public final class Summary {
     ObjectNode corrections = json.putObject("corrections");
     corrections.put("refined", refined);
     corrections.put("reversed", reversed);
+    writeModels(json.putObject("models"), "");
+    ObjectNode shadow = Json.MAPPER.createObjectNode();
+    writeModels(shadow, ScoringMetrics.SHADOW_PREFIX);
+    if (!shadow.isEmpty()) {
+      json.set("shadowModels", shadow);
+    }
     writeSignals(json.putObject("signals"));
     json.put("identityHolds", identityHolds());
     json.put("wallTimeMillis", wallTime.getMillis());
@@ -282,6 +300,48 @@ public final class Summary {
     replay.put("conflicts", conflicts / minutes);
     replay.put("tooLate", tooLate / minutes);
     replay.put("partiallyLate", partiallyLate / minutes);
+  }
+
+  /**
+   * Per model version ({@code name:version}), from the scoring step's per-version metrics: the
+   * decisions it scored, how many were {@code review} and {@code allow}, the review share, the
+   * score's minimum, mean and maximum, and the count of scores in each tenth of [0, 1].
+   */
+  private void writeModels(ObjectNode out, String prefix) {
+    String review = SCORING + prefix + ScoringMetrics.DECISIONS_REVIEW + "/";
+    String allow = SCORING + prefix + ScoringMetrics.DECISIONS_ALLOW + "/";
+    Set<String> versions = new TreeSet<>();
+    for (String name : counters.keySet()) {
+      if (name.startsWith(review)) {
+        versions.add(name.substring(review.length()));
+      } else if (name.startsWith(allow)) {
+        versions.add(name.substring(allow.length()));
+      }
+    }
+    for (String version : versions) {
+      long reviewed = counters.getOrDefault(review + version, 0L);
+      long allowed = counters.getOrDefault(allow + version, 0L);
+      long scored = reviewed + allowed;
+      ObjectNode model = out.putObject(version);
+      model.put("decisions", scored);
+      model.put("review", reviewed);
+      model.put("allow", allowed);
+      model.put("reviewShare", scored == 0 ? 0.0 : (double) reviewed / scored);
+      DistributionResult scores =
+          distributions.get(SCORING + prefix + ScoringMetrics.SCORE_MILLIONTHS + "/" + version);
+      ObjectNode score = model.putObject("score");
+      if (scores != null && scores.getCount() > 0) {
+        score.put("min", scores.getMin() / 1e6);
+        score.put("mean", scores.getMean() / 1e6);
+        score.put("max", scores.getMax() / 1e6);
+      }
+      ArrayNode deciles = model.putArray("scoreDeciles");
+      for (int d = 0; d < 10; d++) {
+        deciles.add(
+            counters.getOrDefault(
+                SCORING + prefix + ScoringMetrics.SCORE_DECILE + d + "/" + version, 0L));
+      }
+    }
   }
 
   private void writeDistribution(ObjectNode out, String name) {

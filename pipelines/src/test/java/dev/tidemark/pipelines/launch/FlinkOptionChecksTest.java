@@ -117,6 +117,22 @@ public class FlinkOptionChecksTest {
   }
 
   @Test
+  public void refusesTheTransactionalSinkWithoutFinishedBundles() {
+    for (TidemarkOptions options :
+        List.of(
+            flinkProfile("--finishBundleBeforeCheckpointing=false"),
+            clusterProfile("--finishBundleBeforeCheckpointing=false"))) {
+      assertThat(options.getKafkaSinkMode(), is(TidemarkOptions.KafkaSinkMode.transactional));
+      IllegalArgumentException refused =
+          assertThrows(IllegalArgumentException.class, () -> OptionChecks.check(options));
+      assertThat(refused.getMessage(), containsString("--finishBundleBeforeCheckpointing=true"));
+    }
+    // The idempotent sink does not number its records.
+    OptionChecks.check(
+        flinkProfile("--finishBundleBeforeCheckpointing=false", "--kafkaSinkMode=idempotent"));
+  }
+
+  @Test
   public void refusesFasterCopyInACheckpointedStreamingJob() {
     IllegalArgumentException refused =
         assertThrows(

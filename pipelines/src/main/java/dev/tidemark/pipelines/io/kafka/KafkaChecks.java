@@ -79,6 +79,13 @@ public final class KafkaChecks {
               + " its transactions commit when a checkpoint completes, so without one nothing is"
               + " ever visible to read_committed consumers");
     }
+    if (transactional && !flink.getFinishBundleBeforeCheckpointing()) {
+      throw new IllegalArgumentException(
+          "--kafkaSinkMode=transactional on Flink needs --finishBundleBeforeCheckpointing=true"
+              + " (the Flink profiles set it): the sink numbers its records in a stateful step,"
+              + " and with bundles open across a checkpoint a restore re-emits records under new"
+              + " numbers, so some are written twice and some never");
+    }
     if (kafkaIn && !checkpointing) {
       throw new IllegalArgumentException(
           "--source=kafka on Flink needs checkpointing (--checkpointingInterval=MS): offsets are"

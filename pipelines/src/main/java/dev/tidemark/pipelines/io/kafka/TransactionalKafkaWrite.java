@@ -1,14 +1,20 @@
 package dev.tidemark.pipelines.io.kafka;
 
 import dev.tidemark.transforms.values.Codec;
+import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutput;
+import java.io.DataOutputStream;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -146,23 +152,52 @@ public final class TransactionalKafkaWrite
     return new TopicPartition(topic, shard);
   }
 
-  /** A record with its shard's lineage id and its sequence number in the shard. */
+  /**
+   * A record with its shard's lineage id, its sequence number in the shard, and the shard's content
+   * chain up to it: the SHA-256 of the chain before it and this record's key, value and headers
+   * ({@link #chain}). Two records under one number with one chain are the same record after the
+   * same records.
+   */
   static final class Sequenced {
     final String lineage;
     final long number;
     final String key;
     final HeaderedValue value;
 
-    Sequenced(String lineage, long number, String key, HeaderedValue value) {
+    /** Hex; null in a record restored from a checkpoint written before chains were kept. */
+    final @Nullable String chain;
+
+    Sequenced(
+        String lineage, long number, String key, HeaderedValue value, @Nullable String chain) {
       this.lineage = lineage;
       this.number = number;
       this.key = key;
       this.value = value;
+      this.chain = chain;
+    }
+
+    /** The chain after a record ({@code key}, {@code value}) that follows {@code before}. */
+    static String chain(@Nullable String before, String key, HeaderedValue value) {
+      try {
+        MessageDigest sha256 = MessageDigest.getInstance("SHA-256");
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        DataOutputStream out = new DataOutputStream(bytes);
+        Codec.writeString(before == null ? "" : before, out);
+        Codec.writeString(key, out);
+        HeaderedValue.Coder.of().writeVersioned(value, out);
+        out.flush();
+        return HexFormat.of().formatHex(sha256.digest(bytes.toByteArray()));
+      } catch (NoSuchAlgorithmException e) {
+        throw new IllegalStateException("every Java platform has SHA-256", e);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
     }
 
     /**
      * Versioned ({@link Codec.DataCoder}): the writer's stable input keeps these in checkpoints.
-     * Version 1: lineage, number, key, then the value in {@link HeaderedValue.Coder}'s format.
+     * Version 2: lineage, number, key, the value in {@link HeaderedValue.Coder}'s format, then the
+     * chain (empty: none). Version 1, read still: without the chain.
      */
     static final class Coder extends Codec.DataCoder<Sequenced> {
       private static final long serialVersionUID = 1L;
@@ -174,7 +209,7 @@ public final class TransactionalKafkaWrite
 
       @Override
       protected int version() {
-        return 1;
+        return 2;
       }
 
       @Override
@@ -183,15 +218,17 @@ public final class TransactionalKafkaWrite
         out.writeLong(value.number);
         Codec.writeString(value.key, out);
         HeaderedValue.Coder.of().writeVersioned(value.value, out);
+        Codec.writeString(value.chain == null ? "" : value.chain, out);
       }
 
       @Override
       protected Sequenced read(int version, DataInputStream in) throws IOException {
-        return new Sequenced(
-            Codec.readString(in),
-            in.readLong(),
-            Codec.readString(in),
-            HeaderedValue.Coder.of().readVersioned(in));
+        String lineage = Codec.readString(in);
+        long number = in.readLong();
+        String key = Codec.readString(in);
+        HeaderedValue value = HeaderedValue.Coder.of().readVersioned(in);
+        String chain = version >= 2 ? Codec.readString(in) : "";
+        return new Sequenced(lineage, number, key, value, chain.isEmpty() ? null : chain);
       }
 
       @Override
@@ -231,11 +268,16 @@ public final class TransactionalKafkaWrite
     @StateId("lineage")
     private final StateSpec<ValueState<String>> lineageSpec = StateSpecs.value();
 
+    /** The shard's content chain up to its last numbered record (null before the first). */
+    @StateId("chain")
+    private final StateSpec<ValueState<String>> chainSpec = StateSpecs.value();
+
     @ProcessElement
     public void process(
         @Element KV<Integer, KV<String, HeaderedValue>> element,
         @StateId("next") ValueState<Long> nextState,
         @StateId("lineage") ValueState<String> lineageState,
+        @StateId("chain") ValueState<String> chainState,
         OutputReceiver<KV<Integer, Sequenced>> out) {
       String lineage = lineageState.read();
       if (lineage == null) {
@@ -245,12 +287,13 @@ public final class TransactionalKafkaWrite
       Long stored = nextState.read();
       long next = stored == null ? 0 : stored;
       KV<String, HeaderedValue> record = element.getValue();
+      String key = Objects.requireNonNull(record.getKey());
+      // A shard restored from state numbered before chains were kept starts its chain here.
+      String chain = Sequenced.chain(chainState.read(), key, record.getValue());
       out.output(
-          KV.of(
-              element.getKey(),
-              new Sequenced(
-                  lineage, next, Objects.requireNonNull(record.getKey()), record.getValue())));
+          KV.of(element.getKey(), new Sequenced(lineage, next, key, record.getValue(), chain)));
       nextState.write(next + 1);
+      chainState.write(chain);
     }
   }
 
@@ -359,6 +402,7 @@ public final class TransactionalKafkaWrite
      */
     private boolean offer(ShardWriter writer, Sequenced record) {
       if (record.number < writer.next) {
+        checkSkipped(groupId, writer.shard, record, writer.next - 1, writer.lastChain);
         writer.skipped++;
         recordsSkipped.inc();
         return true;
@@ -369,6 +413,40 @@ public final class TransactionalKafkaWrite
       writer.send(record);
       recordsWritten.inc();
       return true;
+    }
+
+    /**
+     * Checks that {@code record}, which is below the shard's next number and so is skipped, is the
+     * record written under its number: for the record just below the next number, its content chain
+     * must be the one committed (or sent) with that number. The chain covers every record before
+     * it, so the records below are checked with it; a record replayed under another number, or with
+     * other content, fails here rather than being skipped in place of another.
+     *
+     * @param last the number below the shard's next, whose chain is {@code lastChain}
+     * @param lastChain null when unknown (committed before chains were kept)
+     */
+    static void checkSkipped(
+        String groupId, int shard, Sequenced record, long last, @Nullable String lastChain) {
+      if (record.number != last || lastChain == null || record.chain == null) {
+        return;
+      }
+      if (!record.chain.equals(lastChain)) {
+        throw new IllegalStateException(
+            "sink group '"
+                + groupId
+                + "' shard "
+                + shard
+                + ": record "
+                + record.number
+                + " (key "
+                + record.key
+                + ") replayed after a restore is not the record committed under that number"
+                + " (their content chains differ): the records of this shard were numbered"
+                + " differently before and after the restore, and skipping would lose some and"
+                + " write others twice. A step re-emitted after a restore what it had emitted"
+                + " before the checkpoint: run Flink with --finishBundleBeforeCheckpointing=true,"
+                + " and restore this job only from its latest checkpoint or a stop-with-savepoint");
+      }
     }
 
     /**
@@ -463,6 +541,9 @@ public final class TransactionalKafkaWrite
       /** The number of the next record to send. */
       long next;
 
+      /** The content chain of record {@code next - 1}, committed or sent; null when unknown. */
+      @Nullable String lastChain;
+
       /** Records committed before that a restore replayed, since the last commit. */
       long skipped;
 
@@ -490,15 +571,17 @@ public final class TransactionalKafkaWrite
           // Fences any earlier producer of this shard and completes its open transaction, so the
           // committed number read next is final.
           producer.initTransactions();
-          this.next = committedNext();
+          ShardPosition committed = committedPosition();
+          this.next = committed.next;
+          this.lastChain = committed.chain;
         } catch (RuntimeException e) {
           producer.close();
           throw e;
         }
       }
 
-      /** The next number the sink group holds for this shard; 0 when it holds none. */
-      private long committedNext() {
+      /** The position the sink group holds for this shard; number 0 when it holds none. */
+      private ShardPosition committedPosition() {
         Map<String, Object> config = new HashMap<>();
         config.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
         config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
@@ -508,7 +591,7 @@ public final class TransactionalKafkaWrite
                 clients.merged(config), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
           OffsetAndMetadata committed = consumer.committed(Set.of(partition)).get(partition);
           if (committed == null || committed.metadata().isEmpty()) {
-            return 0;
+            return new ShardPosition(lineage, 0, null);
           }
           ShardPosition position = ShardPosition.parse(committed.metadata());
           if (!position.lineage.equals(lineage)) {
@@ -531,7 +614,7 @@ public final class TransactionalKafkaWrite
               groupId,
               shard,
               position.next);
-          return position.next;
+          return position;
         }
       }
 
@@ -560,6 +643,7 @@ public final class TransactionalKafkaWrite
         }
         producer.send(new ProducerRecord<>(topic, record.key, record.value));
         next++;
+        lastChain = record.chain;
       }
 
       /** Commits the open transaction with the shard's next number; false if none was open. */
@@ -579,7 +663,7 @@ public final class TransactionalKafkaWrite
         producer.sendOffsetsToTransaction(
             Map.of(
                 shardPartition(topic, shard),
-                new OffsetAndMetadata(0L, new ShardPosition(lineage, next).format())),
+                new OffsetAndMetadata(0L, new ShardPosition(lineage, next, lastChain).format())),
             new ConsumerGroupMetadata(groupId));
         producer.commitTransaction();
         inTransaction = false;
@@ -592,22 +676,33 @@ public final class TransactionalKafkaWrite
     }
   }
 
-  /** A shard's lineage id and next sequence number, as committed in the sink group's metadata. */
+  /**
+   * A shard's lineage id, next sequence number and the content chain of the record before it, as
+   * committed in the sink group's metadata: {@code tidemark/2 LINEAGE NEXT CHAIN}, or {@code
+   * tidemark/1 LINEAGE NEXT} when the chain is unknown (and as written before chains were kept).
+   */
   static final class ShardPosition {
     final String lineage;
     final long next;
+    final @Nullable String chain;
 
-    ShardPosition(String lineage, long next) {
+    ShardPosition(String lineage, long next, @Nullable String chain) {
       this.lineage = lineage;
       this.next = next;
+      this.chain = chain;
     }
 
     String format() {
-      return "tidemark/1 " + lineage + " " + next;
+      return chain == null
+          ? "tidemark/1 " + lineage + " " + next
+          : "tidemark/2 " + lineage + " " + next + " " + chain;
     }
 
     static ShardPosition parse(String metadata) {
       List<String> fields = List.of(metadata.split(" "));
+      if (fields.size() == 4 && fields.get(0).equals("tidemark/2")) {
+        return new ShardPosition(fields.get(1), Long.parseLong(fields.get(2)), fields.get(3));
+      }
       if (fields.size() != 3 || !fields.get(0).equals("tidemark/1")) {
         throw new IllegalStateException(
             "the sink group's offset metadata '"
@@ -615,7 +710,7 @@ public final class TransactionalKafkaWrite
                 + "' was not written by this sink (Beam's KafkaIO exactly-once sink, or another"
                 + " tool, used the group): give this job its own --kafkaSinkGroupId");
       }
-      return new ShardPosition(fields.get(1), Long.parseLong(fields.get(2)));
+      return new ShardPosition(fields.get(1), Long.parseLong(fields.get(2)), null);
     }
   }
 }

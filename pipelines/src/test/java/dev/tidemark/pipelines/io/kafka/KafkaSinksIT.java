@@ -126,7 +126,8 @@ public class KafkaSinksIT {
         assertThat(positions.keySet().size(), is(2));
         for (OffsetAndMetadata position : positions.values()) {
           String[] fields = position.metadata().split(" ");
-          assertThat(fields[0], is("tidemark/1"));
+          assertThat(fields[0], is("tidemark/2"));
+          assertThat("the chain of the last record", fields[3].length(), is(64));
           numbered += Long.parseLong(fields[2]);
         }
       }
@@ -155,34 +156,15 @@ public class KafkaSinksIT {
       KafkaClients clients = KafkaClients.from(options);
       EmbeddedKafka.createTopics(broker.bootstrapServers(), 1, List.of(topic), Map.of());
       // The second half arrives first, in two steps, then the first half.
-      List<TestStream.Event<KV<Integer, TransactionalKafkaWrite.Sequenced>>> events =
-          new ArrayList<>();
+      List<TransactionalKafkaWrite.Sequenced> numbered = sequenced("lineage-1", records);
       int[][] steps = {{300, 400}, {200, 300}, {0, 200}};
+      List<List<TransactionalKafkaWrite.Sequenced>> batches = new ArrayList<>();
       for (int[] step : steps) {
-        List<TimestampedValue<KV<Integer, TransactionalKafkaWrite.Sequenced>>> batch =
-            new ArrayList<>();
-        for (int i = step[0]; i < step[1]; i++) {
-          HeaderedValue value =
-              new HeaderedValue(value(i).getBytes(StandardCharsets.UTF_8), Map.of("version", "1"));
-          batch.add(
-              TimestampedValue.of(
-                  KV.of(0, new TransactionalKafkaWrite.Sequenced("lineage-1", i, "d" + i, value)),
-                  new Instant(0)));
-        }
-        events.add(TestStream.ElementEvent.add(batch));
+        batches.add(numbered.subList(step[0], step[1]));
       }
-      events.add(TestStream.WatermarkEvent.advanceTo(BoundedWindow.TIMESTAMP_MAX_VALUE));
-      TestStream<KV<Integer, TransactionalKafkaWrite.Sequenced>> stream =
-          TestStream.fromRawEvents(
-              KvCoder.of(VarIntCoder.of(), TransactionalKafkaWrite.Sequenced.Coder.of()), events);
-      Pipeline pipeline = Pipeline.create(options);
-      pipeline
-          .apply(stream)
-          .apply(
-              ParDo.of(
-                  new TransactionalKafkaWrite.Writer(
-                      topic, "out-of-order", clients, new HashMap<>())));
-      assertThat(pipeline.run().waitUntilFinish(), is(PipelineResult.State.DONE));
+      assertThat(
+          writeSequenced(options, clients, topic, "out-of-order", batches).waitUntilFinish(),
+          is(PipelineResult.State.DONE));
 
       List<String> keys = new ArrayList<>();
       for (ConsumerRecord<byte[], byte[]> record : readCommitted(clients, topic, records)) {
@@ -194,6 +176,108 @@ public class KafkaSinksIT {
       }
       assertThat(keys, is(inOrder));
     }
+  }
+
+  /**
+   * A restore replays records the previous attempt committed, and the writer skips them. It skips
+   * only the records committed under those numbers: a replay whose numbering moved (a step that
+   * re-emitted records after a restore, as happens without finished bundles) fails with the fix
+   * instead of skipping one record in place of another.
+   */
+  @Test
+  public void theTransactionalWriterSkipsOnlyTheRecordsItCommitted() throws Exception {
+    String topic = "sink.restore";
+    try (EmbeddedKafka broker = EmbeddedKafka.start()) {
+      TidemarkOptions options = options(broker.bootstrapServers());
+      KafkaClients clients = KafkaClients.from(options);
+      EmbeddedKafka.createTopics(broker.bootstrapServers(), 1, List.of(topic), Map.of());
+      List<TransactionalKafkaWrite.Sequenced> first = sequenced("lineage-r", 20);
+      assertThat(
+          writeSequenced(options, clients, topic, "restore", List.of(first.subList(0, 10)))
+              .waitUntilFinish(),
+          is(PipelineResult.State.DONE));
+
+      // The same lineage from an older point: records 5 to 9 again, then 10 to 19.
+      assertThat(
+          writeSequenced(options, clients, topic, "restore", List.of(first.subList(5, 20)))
+              .waitUntilFinish(),
+          is(PipelineResult.State.DONE));
+      List<String> keys = new ArrayList<>();
+      for (ConsumerRecord<byte[], byte[]> record : readCommitted(clients, topic, 20)) {
+        keys.add(new String(record.key(), StandardCharsets.UTF_8));
+      }
+      List<String> inOrder = new ArrayList<>();
+      for (int i = 0; i < 20; i++) {
+        inOrder.add("d" + i);
+      }
+      assertThat(keys, is(inOrder));
+
+      // Numbers 15 to 24, but each one record further on (d16 under 15): record 19 is not the one
+      // committed under 19.
+      List<TransactionalKafkaWrite.Sequenced> shifted = new ArrayList<>();
+      String chain = first.get(14).chain;
+      for (int i = 15; i < 25; i++) {
+        HeaderedValue value = sinkValue(i + 1);
+        chain = TransactionalKafkaWrite.Sequenced.chain(chain, "d" + (i + 1), value);
+        shifted.add(
+            new TransactionalKafkaWrite.Sequenced("lineage-r", i, "d" + (i + 1), value, chain));
+      }
+      Exception refused =
+          assertThrows(
+              Exception.class,
+              () ->
+                  writeSequenced(options, clients, topic, "restore", List.of(shifted))
+                      .waitUntilFinish());
+      assertThat(stackText(refused), containsString("not the record committed under that number"));
+      assertThat(stackText(refused), containsString("--finishBundleBeforeCheckpointing=true"));
+      assertThat(readCommitted(clients, topic, 20).size(), is(20));
+    }
+  }
+
+  /** A sink record's value as these tests write it. */
+  private static HeaderedValue sinkValue(int i) {
+    return new HeaderedValue(value(i).getBytes(StandardCharsets.UTF_8), Map.of("version", "1"));
+  }
+
+  /** Records 0 to {@code count - 1} of one shard, record {@code i} keyed {@code d<i>}. */
+  private static List<TransactionalKafkaWrite.Sequenced> sequenced(String lineage, int count) {
+    List<TransactionalKafkaWrite.Sequenced> records = new ArrayList<>();
+    String chain = null;
+    for (int i = 0; i < count; i++) {
+      HeaderedValue value = sinkValue(i);
+      chain = TransactionalKafkaWrite.Sequenced.chain(chain, "d" + i, value);
+      records.add(new TransactionalKafkaWrite.Sequenced(lineage, i, "d" + i, value, chain));
+    }
+    return records;
+  }
+
+  /** Runs the writer alone on {@code batches} of shard 0's records, one arrival each. */
+  private static PipelineResult writeSequenced(
+      TidemarkOptions options,
+      KafkaClients clients,
+      String topic,
+      String group,
+      List<List<TransactionalKafkaWrite.Sequenced>> batches) {
+    List<TestStream.Event<KV<Integer, TransactionalKafkaWrite.Sequenced>>> events =
+        new ArrayList<>();
+    for (List<TransactionalKafkaWrite.Sequenced> records : batches) {
+      List<TimestampedValue<KV<Integer, TransactionalKafkaWrite.Sequenced>>> batch =
+          new ArrayList<>();
+      for (TransactionalKafkaWrite.Sequenced record : records) {
+        batch.add(TimestampedValue.of(KV.of(0, record), new Instant(0)));
+      }
+      events.add(TestStream.ElementEvent.add(batch));
+    }
+    events.add(TestStream.WatermarkEvent.advanceTo(BoundedWindow.TIMESTAMP_MAX_VALUE));
+    TestStream<KV<Integer, TransactionalKafkaWrite.Sequenced>> stream =
+        TestStream.fromRawEvents(
+            KvCoder.of(VarIntCoder.of(), TransactionalKafkaWrite.Sequenced.Coder.of()), events);
+    Pipeline pipeline = Pipeline.create(options);
+    pipeline
+        .apply(stream)
+        .apply(
+            ParDo.of(new TransactionalKafkaWrite.Writer(topic, group, clients, new HashMap<>())));
+    return pipeline.run();
   }
 
   /**
