@@ -7,7 +7,6 @@ import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.nullValue;
 import static org.junit.Assert.assertThrows;
 
-import dev.tidemark.model.train.OnnxLogisticRegression;
 import dev.tidemark.transforms.values.Features;
 import java.nio.file.Files;
 import java.nio.file.Path;
