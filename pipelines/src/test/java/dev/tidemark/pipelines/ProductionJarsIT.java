@@ -150,11 +150,14 @@ public class ProductionJarsIT {
     Path work = folder.getRoot().toPath();
     Path sample = work.resolve("sample.ndjson");
     Path events = work.resolve("events.ndjson");
-    List<String> lines = Files.readAllLines(SAMPLE).subList(0, 120);
-    Files.write(sample, lines);
+    // Byte for byte: the sample holds malformed UTF-8 on purpose.
+    java.nio.charset.Charset bytes = java.nio.charset.StandardCharsets.ISO_8859_1;
+    List<String> lines = Files.readAllLines(SAMPLE, bytes).subList(0, 120);
+    Files.write(sample, lines, bytes);
     Files.write(
         events,
-        lines.stream().filter(l -> l.contains("\"specversion\"")).collect(Collectors.toList()));
+        lines.stream().filter(l -> l.contains("\"specversion\"")).collect(Collectors.toList()),
+        bytes);
     Path jar = jar("tidemark-dataflow.jar");
 
     String direct =
