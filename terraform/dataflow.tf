@@ -13,22 +13,51 @@ locals {
   model_uri           = "${data.google_storage_bucket.tidemark.url}/${google_storage_bucket_object.model.name}"
   bigquery_dataset    = "${var.project_id}:${google_bigquery_dataset.tidemark.dataset_id}"
   pubsub_subscription = google_pubsub_subscription.events.id
-  # Where terraform/build-template.sh writes the spec, unless given.
-  container_spec_gcs_path = var.container_spec_gcs_path == "" ? "${data.google_storage_bucket.tidemark.url}/templates/tidemark.json" : var.container_spec_gcs_path
+  # Where terraform/build-template.sh writes the build tagged template_version, unless given: a
+  # new build is a new path, so the job sees the change and rolls it out.
+  container_spec_gcs_path = var.container_spec_gcs_path == "" ? "${data.google_storage_bucket.tidemark.url}/templates/tidemark-${var.template_version}.json" : var.container_spec_gcs_path
 
-  # tomap: the two branches have different keys, so as object literals they would not unify.
-  source_parameters = local.use_kafka ? tomap({
-    source                = "kafka"
-    kafkaBootstrapServers = var.kafka_bootstrap_servers
-    kafkaInputTopic       = var.kafka_input_topic
-    kafkaSecurityProtocol = var.kafka_security_protocol
-    kafkaSaslMechanism    = var.kafka_sasl_mechanism
-    kafkaUsername         = var.kafka_username
-    kafkaPasswordSecret   = local.kafka_secret_version
-    }) : tomap({
-    source             = "pubsub"
-    pubsubSubscription = local.pubsub_subscription
+  # Google's login callback handler for Managed Service for Apache Kafka (on the Dataflow jar).
+  managed_kafka_login_handler = "com.google.cloud.hosted.kafka.auth.GcpLoginCallbackHandler"
+
+  # tomap: the branches have different keys, so as object literals they would not unify.
+  kafka_login = var.kafka_auth == "managed_kafka" ? tomap({
+    kafkaSecurityProtocol          = "SASL_SSL"
+    kafkaSaslMechanism             = "OAUTHBEARER"
+    kafkaOauthLoginCallbackHandler = local.managed_kafka_login_handler
+    }) : merge(
+    tomap({
+      kafkaSecurityProtocol = var.kafka_security_protocol
+      kafkaSaslMechanism    = var.kafka_sasl_mechanism
+      kafkaPasswordSecret   = local.kafka_secret_version
+    }),
+    var.kafka_username_secret_id == "" ? tomap({ kafkaUsername = var.kafka_username }) : tomap({
+      kafkaUsernameSecret                                      = "${var.kafka_username_secret_id}/versions/${var.kafka_username_secret_version}"
+    }),
+  )
+
+  source_parameters = local.use_kafka ? merge(
+    tomap({
+      source                = "kafka"
+      kafkaBootstrapServers = var.kafka_bootstrap_servers
+      kafkaInputTopic       = var.kafka_input_topic
+    }),
+    local.kafka_login,
+    ) : tomap({
+      source             = "pubsub"
+      pubsubSubscription = local.pubsub_subscription
   })
+
+  # Every template parameter the job gets.
+  job_parameters = merge(
+    local.source_parameters,
+    # sink: the template writes to BigQuery (the dataflow profile's sink).
+    {
+      bigQueryDataset = local.bigquery_dataset
+      modelUri        = local.model_uri
+    },
+    var.extra_parameters,
+  )
 }
 
 resource "google_dataflow_flex_template_job" "tidemark" {
@@ -48,22 +77,17 @@ resource "google_dataflow_flex_template_job" "tidemark" {
   kms_key_name            = local.kms_key_name
   machine_type            = var.machine_type
   max_workers             = var.max_workers
-  subnetwork              = var.subnetwork == "" ? null : var.subnetwork
+  subnetwork              = local.subnetwork
   ip_configuration        = var.use_public_ips ? "WORKER_IP_PUBLIC" : "WORKER_IP_PRIVATE"
   labels                  = local.labels
 
-  parameters = merge(
-    local.source_parameters,
-    # sink: the template writes to BigQuery (the dataflow profile's sink).
-    {
-      bigQueryDataset = local.bigquery_dataset
-      modelUri        = local.model_uri
-    },
-    var.extra_parameters,
-  )
+  parameters = local.job_parameters
 
-  # The job needs its tables, its model and sidecar, its permissions and (CMEK) the service
-  # agents' key grants before the first worker starts.
+  # The job needs its tables, its model and sidecar, its network, and its permissions in effect
+  # (the wait after the grants) before the launcher starts. A change of container_spec_gcs_path
+  # (a new template_version) or of the parameters updates the running streaming job in place:
+  # the provider relaunches it with update = true under the same name, and Dataflow keeps its
+  # state if the new graph is compatible (step names are fixed literals for that reason).
   depends_on = [
     google_bigquery_table.decisions,
     google_bigquery_table.dead_letters,
@@ -71,16 +95,8 @@ resource "google_dataflow_flex_template_job" "tidemark" {
     google_bigquery_table.too_late,
     google_storage_bucket_object.model,
     google_storage_bucket_object.model_sidecar,
-    google_project_iam_member.worker_dataflow_worker,
-    google_bigquery_table_iam_member.worker_data_editor,
-    google_storage_bucket_iam_member.worker_models_reader,
-    google_storage_bucket_iam_member.worker_temp_staging_user,
-    google_pubsub_subscription_iam_member.worker_subscriber,
-    google_pubsub_subscription_iam_member.worker_subscription_viewer,
-    google_project_iam_member.worker_pubsub_tracking,
-    google_pubsub_topic_iam_member.worker_attach_subscription,
-    google_secret_manager_secret_iam_member.worker_kafka_password,
-    google_artifact_registry_repository_iam_member.worker_template_image,
-    google_kms_crypto_key_iam_member.service_agents,
+    google_compute_firewall.dataflow_internal,
+    google_compute_router_nat.nat,
+    time_sleep.iam_propagation,
   ]
 }

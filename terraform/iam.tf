@@ -36,6 +36,16 @@ resource "google_bigquery_table_iam_member" "worker_data_editor" {
   member     = local.worker_member
 }
 
+# BigQueryIO checks at launch, on the launcher VM that runs as this account, that the dataset
+# exists (datasets.get) before it checks the tables; the table grants do not cover the dataset.
+# metadataViewer reads metadata only: no row, and no table can be created or deleted with it.
+resource "google_bigquery_dataset_iam_member" "worker_dataset_metadata" {
+  project    = var.project_id
+  dataset_id = google_bigquery_dataset.tidemark.dataset_id
+  role       = "roles/bigquery.metadataViewer"
+  member     = local.worker_member
+}
+
 # Cloud Storage grants are conditioned on object name prefixes (IAM conditions need uniform
 # bucket-level access, which the bucket has). A listing is checked on the bucket, not on an
 # object, so the write grant also holds on the bucket resource itself: the runner lists staging/
@@ -123,11 +133,21 @@ resource "google_pubsub_topic_iam_member" "worker_attach_subscription" {
   member = local.worker_member
 }
 
-resource "google_secret_manager_secret_iam_member" "worker_kafka_password" {
-  count     = local.use_kafka ? 1 : 0
-  secret_id = local.kafka_secret_id
+# Every secret the job reads (secrets.tf: each *Secret parameter, extra_parameters included).
+resource "google_secret_manager_secret_iam_member" "worker_secrets" {
+  for_each  = local.job_secrets
+  secret_id = each.value
   role      = "roles/secretmanager.secretAccessor"
   member    = local.worker_member
+}
+
+# Google's Managed Service for Apache Kafka: the connect permission, checked on the cluster's
+# project (Kafka input with kafka_auth = "managed_kafka" only).
+resource "google_project_iam_member" "worker_managed_kafka_client" {
+  count   = local.use_kafka && var.kafka_auth == "managed_kafka" ? 1 : 0
+  project = var.managed_kafka_project == "" ? var.project_id : var.managed_kafka_project
+  role    = "roles/managedkafka.client"
+  member  = local.worker_member
 }
 
 resource "google_artifact_registry_repository_iam_member" "worker_template_image" {
@@ -137,7 +157,10 @@ resource "google_artifact_registry_repository_iam_member" "worker_template_image
 }
 
 # CMEK: the Google service agents that encrypt and decrypt for the dataset, topic and job (the
-# bucket's, Cloud Storage's agent, is granted in the bootstrap stage).
+# bucket's, Cloud Storage's agent, is granted in the bootstrap stage). A new project has no
+# Pub/Sub or Dataflow service agent until something creates it, and a grant to an account that
+# does not exist fails: google_project_service_identity creates them first. The BigQuery data
+# source does the same for BigQuery's agent; Compute Engine's exists once its API is enabled.
 data "google_project" "this" {
   project_id = var.project_id
 }
@@ -146,18 +169,56 @@ data "google_bigquery_default_service_account" "bq" {
   project = var.project_id
 }
 
+resource "google_project_service_identity" "pubsub" {
+  provider = google-beta
+  count    = local.kms_key_name != null ? 1 : 0
+  project  = var.project_id
+  service  = "pubsub.googleapis.com"
+}
+
+resource "google_project_service_identity" "dataflow" {
+  provider = google-beta
+  count    = local.kms_key_name != null ? 1 : 0
+  project  = var.project_id
+  service  = "dataflow.googleapis.com"
+}
+
 locals {
-  kms_service_agents = {
+  kms_service_agents = local.kms_key_name == null ? {} : {
     bigquery = "serviceAccount:${data.google_bigquery_default_service_account.bq.email}"
-    pubsub   = "serviceAccount:service-${data.google_project.this.number}@gcp-sa-pubsub.iam.gserviceaccount.com"
-    dataflow = "serviceAccount:service-${data.google_project.this.number}@dataflow-service-producer-prod.iam.gserviceaccount.com"
+    pubsub   = google_project_service_identity.pubsub[0].member
+    dataflow = google_project_service_identity.dataflow[0].member
     compute  = "serviceAccount:service-${data.google_project.this.number}@compute-system.iam.gserviceaccount.com"
   }
 }
 
 resource "google_kms_crypto_key_iam_member" "service_agents" {
-  for_each      = local.kms_key_name != null && var.grant_kms_to_service_agents ? local.kms_service_agents : {}
+  for_each      = var.grant_kms_to_service_agents ? local.kms_service_agents : {}
   crypto_key_id = var.kms_key_name
   role          = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
   member        = each.value
+}
+
+# IAM changes take effect over minutes, not when the API call returns: a job created at once by a
+# new service account, or before its grants apply, fails at launch (image pull, dataset check,
+# staging). The job waits for this, which waits for every grant it needs.
+resource "time_sleep" "iam_propagation" {
+  create_duration = var.iam_propagation_wait
+
+  depends_on = [
+    google_project_iam_member.worker_dataflow_worker,
+    google_bigquery_dataset_iam_member.worker_dataset_metadata,
+    google_bigquery_table_iam_member.worker_data_editor,
+    google_storage_bucket_iam_member.worker_models_reader,
+    google_storage_bucket_iam_member.worker_temp_staging_user,
+    google_pubsub_subscription_iam_member.worker_subscriber,
+    google_pubsub_subscription_iam_member.worker_subscription_viewer,
+    google_project_iam_member.worker_pubsub_tracking,
+    google_pubsub_topic_iam_member.worker_attach_subscription,
+    google_secret_manager_secret_iam_member.worker_secrets,
+    google_project_iam_member.worker_managed_kafka_client,
+    google_artifact_registry_repository_iam_member.worker_template_image,
+    google_compute_subnetwork_iam_member.shared_vpc_network_user,
+    google_kms_crypto_key_iam_member.service_agents,
+  ]
 }

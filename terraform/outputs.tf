@@ -26,6 +26,11 @@ output "service_account" {
   value       = google_service_account.worker.email
 }
 
+output "subnetwork" {
+  description = "--subnetwork (the created subnetwork's self link, or the given one); a Managed Kafka cluster's network configuration names it."
+  value       = local.subnetwork
+}
+
 output "pubsub_subscription" {
   description = "--pubsubSubscription (projects/P/subscriptions/S)"
   value       = local.pubsub_subscription

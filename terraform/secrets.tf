@@ -1,10 +1,12 @@
 # Secret Manager: the Kafka SASL password, read by the workers at start-up
 # (--kafkaPasswordSecret). Either an existing secret (kafka_password_secret_id) or one created
 # here from kafka_password, written through the write-only secret_data_wo so that the password is
-# in neither the plan nor the state.
+# in neither the plan nor the state. Every secret the job reads (this one, the user name's, and
+# any store or store password passed in extra_parameters) gets an accessor grant in iam.tf.
 
 locals {
-  create_kafka_secret = local.use_kafka && var.kafka_password_secret_id == ""
+  password_auth       = local.use_kafka && var.kafka_auth == "password"
+  create_kafka_secret = local.password_auth && var.kafka_password_secret_id == ""
 }
 
 resource "google_secret_manager_secret" "kafka_password" {
@@ -25,12 +27,16 @@ resource "google_secret_manager_secret_version" "kafka_password" {
 }
 
 locals {
-  # projects/P/secrets/S, or "" when the job reads Pub/Sub.
-  kafka_secret_id = !local.use_kafka ? "" : (
-    local.create_kafka_secret ? google_secret_manager_secret.kafka_password[0].id : var.kafka_password_secret_id
-  )
-  # projects/P/secrets/S/versions/V, what --kafkaPasswordSecret takes.
-  kafka_secret_version = !local.use_kafka ? "" : (
+  # projects/P/secrets/S/versions/V, what --kafkaPasswordSecret takes; "" without a password.
+  kafka_secret_version = !local.password_auth ? "" : (
     local.create_kafka_secret ? google_secret_manager_secret_version.kafka_password[0].name : "${var.kafka_password_secret_id}/versions/${var.kafka_password_secret_version}"
   )
+
+  # Every secret the job reads, by the parameter that names it: each parameter named *Secret is a
+  # secret version projects/P/secrets/S/versions/V, granted on its secret projects/P/secrets/S.
+  job_secrets = {
+    for name, version in local.job_parameters :
+    name => regex("^(projects/[^/]+/secrets/[^/]+)/versions/[^/]+$", version)[0]
+    if endswith(name, "Secret")
+  }
 }

@@ -139,14 +139,53 @@ variable "kafka_input_topic" {
   default     = ""
 }
 
-variable "kafka_username" {
-  description = "SASL user name when input_source = \"kafka\"."
+variable "kafka_auth" {
+  description = <<-EOT
+    How the job logs in to Kafka (input_source = "kafka"): "password", SASL PLAIN or SCRAM with a
+    user name and a password in Secret Manager, for a Kafka outside Google; or "managed_kafka",
+    Google Cloud Managed Service for Apache Kafka: SASL_SSL with OAUTHBEARER, the token of the
+    job's service account obtained by Google's GcpLoginCallbackHandler, no password.
+  EOT
+  type        = string
+  default     = "password"
+
+  validation {
+    condition     = contains(["password", "managed_kafka"], var.kafka_auth)
+    error_message = "kafka_auth must be \"password\" or \"managed_kafka\"."
+  }
+}
+
+variable "managed_kafka_project" {
+  description = "With kafka_auth = \"managed_kafka\": the project of the Kafka cluster, where the job's service account gets roles/managedkafka.client. Empty = project_id."
   type        = string
   default     = ""
 }
 
+variable "kafka_username" {
+  description = "SASL user name (kafka_auth = \"password\"), or empty with kafka_username_secret_id."
+  type        = string
+  default     = ""
+}
+
+variable "kafka_username_secret_id" {
+  description = "Existing Secret Manager secret (projects/P/secrets/S) holding the SASL user name, instead of kafka_username (kafka_auth = \"password\")."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = var.kafka_username_secret_id == "" || can(regex("^projects/[^/]+/secrets/[^/]+$", var.kafka_username_secret_id))
+    error_message = "kafka_username_secret_id must be empty or projects/P/secrets/S."
+  }
+}
+
+variable "kafka_username_secret_version" {
+  description = "Version of kafka_username_secret_id that the job reads."
+  type        = string
+  default     = "latest"
+}
+
 variable "kafka_security_protocol" {
-  description = "Kafka security protocol when input_source = \"kafka\" (--kafkaSecurityProtocol)."
+  description = "Kafka security protocol with kafka_auth = \"password\" (--kafkaSecurityProtocol); \"managed_kafka\" always uses SASL_SSL."
   type        = string
   default     = "SASL_SSL"
 
@@ -157,7 +196,7 @@ variable "kafka_security_protocol" {
 }
 
 variable "kafka_sasl_mechanism" {
-  description = "SASL mechanism when input_source = \"kafka\" (--kafkaSaslMechanism)."
+  description = "SASL mechanism with kafka_auth = \"password\" (--kafkaSaslMechanism)."
   type        = string
   default     = "SCRAM-SHA-512"
 
@@ -168,7 +207,7 @@ variable "kafka_sasl_mechanism" {
 }
 
 variable "kafka_password_secret_id" {
-  description = "Existing Secret Manager secret (projects/P/secrets/S) holding the SASL password. Empty with input_source = \"kafka\" = create one from kafka_password."
+  description = "Existing Secret Manager secret (projects/P/secrets/S) holding the SASL password. Empty with input_source = \"kafka\" and kafka_auth = \"password\" = create one from kafka_password."
   type        = string
   default     = ""
 
@@ -201,13 +240,29 @@ variable "kafka_password_version" {
 # --- Dataflow ---------------------------------------------------------------------------------
 
 variable "container_spec_gcs_path" {
-  description = "gs:// path of the Flex Template spec file (terraform/build-template.sh writes it). Empty = gs://BUCKET/templates/tidemark.json, where the build script writes it."
+  description = "gs:// path of the Flex Template spec file. Empty = gs://BUCKET/templates/tidemark-<template_version>.json, where terraform/build-template.sh writes it."
   type        = string
   default     = ""
 
   validation {
     condition     = var.container_spec_gcs_path == "" || startswith(var.container_spec_gcs_path, "gs://")
     error_message = "container_spec_gcs_path must be empty or a gs:// path to the template spec JSON."
+  }
+
+  validation {
+    condition     = var.container_spec_gcs_path != "" || var.template_version != ""
+    error_message = "Set template_version to the tag terraform/build-template.sh printed (or container_spec_gcs_path to a spec)."
+  }
+}
+
+variable "template_version" {
+  description = "The build's tag (terraform/build-template.sh prints it; the commit by default): the job runs gs://BUCKET/templates/tidemark-<template_version>.json. A new value rolls the new build out (an in-place update of the streaming job)."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = var.template_version == "" || can(regex("^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$", var.template_version))
+    error_message = "template_version must be a Docker tag: letters, digits, '_', '.', '-', at most 128 characters."
   }
 }
 
@@ -258,19 +313,53 @@ variable "max_workers" {
 }
 
 variable "subnetwork" {
-  description = "Subnetwork self link or regions/R/subnetworks/S. Empty = the default network."
+  description = "Existing subnetwork of the launcher and the workers, as a self link or projects/P/regions/R/subnetworks/S (a Shared VPC's: the host project's). It needs Private Google Access unless use_public_ips. Empty = a VPC, subnetwork, firewall rule and (see cloud_nat) Cloud NAT created here."
   type        = string
   default     = ""
+
+  validation {
+    condition     = var.subnetwork == "" || can(regex("projects/[^/]+/regions/[^/]+/subnetworks/[^/]+$", var.subnetwork))
+    error_message = "subnetwork must be empty or end in projects/P/regions/R/subnetworks/S."
+  }
+}
+
+variable "subnetwork_cidr" {
+  description = "IP range of the subnetwork created here (subnetwork empty). One address per worker and one for the launcher."
+  type        = string
+  default     = "10.64.0.0/20"
 }
 
 variable "use_public_ips" {
-  description = "Give workers public IPs. False needs Private Google Access (and a NAT for an outside Kafka)."
+  description = "Give the launcher and the workers public IPs (WORKER_IP_PUBLIC). False (default): private IPs, Google's APIs through Private Google Access, anything else through Cloud NAT."
   type        = bool
   default     = false
 }
 
+variable "cloud_nat" {
+  description = "Create a Cloud NAT for the created subnetwork. Null (default) = only when private workers read a Kafka outside Google (input_source = \"kafka\" and kafka_auth = \"password\")."
+  type        = bool
+  default     = null
+
+  validation {
+    condition     = var.cloud_nat != true || var.subnetwork == ""
+    error_message = "cloud_nat creates a NAT for the subnetwork this stage creates; with an existing subnetwork, give its network a NAT where it is managed."
+  }
+}
+
+variable "grant_shared_vpc_network_user" {
+  description = "With an existing subnetwork: grant roles/compute.networkUser on it to the job's service account and Dataflow's service agent (needs IAM admin on the subnetwork's project)."
+  type        = bool
+  default     = false
+}
+
+variable "iam_propagation_wait" {
+  description = "How long the job's creation waits after the grants it needs (IAM changes take minutes to take effect), as a Go duration (\"120s\")."
+  type        = string
+  default     = "120s"
+}
+
 variable "extra_parameters" {
-  description = "More pipeline flags for the template (name without '--' => value), e.g. { maxOutOfOrderness = \"PT30S\" }."
+  description = "More pipeline flags for the template (name without '--' => value), e.g. { maxOutOfOrderness = \"PT30S\" }. Every flag named *Secret (a trust or key store, their passwords) is a Secret Manager secret version the job's service account gets accessor on."
   type        = map(string)
   default     = {}
 }

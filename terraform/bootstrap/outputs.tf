@@ -5,9 +5,9 @@ output "bucket" {
   value       = google_storage_bucket.tidemark.name
 }
 
-output "template_spec" {
-  description = "gs:// path the build writes the Flex Template spec to; the main stage's default container_spec_gcs_path."
-  value       = "${google_storage_bucket.tidemark.url}/templates/tidemark.json"
+output "template_specs" {
+  description = "gs:// folder the build writes each Flex Template spec to, as tidemark-<TAG>.json; the main stage runs the one its template_version names."
+  value       = "${google_storage_bucket.tidemark.url}/templates"
 }
 
 output "template_image" {

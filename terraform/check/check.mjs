@@ -24,6 +24,7 @@ import { loadProvider } from "./schema.mjs";
 const PROVIDER_PACKAGES = {
   google: "@cdktf/provider-google",
   "google-beta": "@cdktf/provider-google-beta",
+  time: "@cdktf/provider-time",
 };
 
 const RESOURCE_META = new Set(["count", "for_each", "provider", "depends_on", "lifecycle", "provisioner", "connection"]);
@@ -280,7 +281,7 @@ function collect(refs, where, value, extraRoots) {
 
 // References by HashiCorp's parser, plus a scan of the text for the kinds the parser's
 // reference walk skips (inside templates nested in `for` expressions).
-const SCAN = /(?<![\w.-])(var\.[A-Za-z_][\w-]*|local\.[A-Za-z_][\w-]*|data\.[a-z][a-z0-9_]*\.[A-Za-z_][\w-]*(?:\[[^\]]*\])?(?:\.[A-Za-z_]\w*)?|google[a-z0-9_-]*_[a-z0-9_]+\.[A-Za-z_][\w-]*(?:\[[^\]]*\])?(?:\.[A-Za-z_]\w*)?)/g;
+const SCAN = /(?<![\w.-])(var\.[A-Za-z_][\w-]*|local\.[A-Za-z_][\w-]*|data\.[a-z][a-z0-9_]*\.[A-Za-z_][\w-]*(?:\[[^\]]*\])?(?:\.[A-Za-z_]\w*)?|(?:google[a-z0-9_-]*|time)_[a-z0-9_]+\.[A-Za-z_][\w-]*(?:\[[^\]]*\])?(?:\.[A-Za-z_]\w*)?)/g;
 
 async function references(expr) {
   const out = new Set();
@@ -311,7 +312,7 @@ function checkReference(ref, extraRoots, decl, schemaOf, providerByDecl) {
     if (!d) return `reference to undeclared data source "data.${id}"`;
     return attributeCheck(`data.${id}`, parts[3], schemaOf("data", parts[1], providerByDecl.get(`data:${id}`)));
   }
-  if (/^google[a-z0-9-]*_/.test(root)) {
+  if (/^(google[a-z0-9-]*|time)_/.test(root)) {
     if (parts.length < 2) return `incomplete reference "${ref}"`;
     const id = `${parts[0]}.${parts[1]}`;
     if (!decl.resources.has(id)) return `reference to undeclared resource "${id}"`;

@@ -49,8 +49,13 @@ const CASES = [
   },
   {
     name: "undeclared local",
-    edit: ["dataflow.tf", "modelUri        = local.model_uri", "modelUri        = local.model_url"],
-    expect: 'resource "google_dataflow_flex_template_job" "tidemark": reference to undeclared local value "local.model_url"',
+    edit: ["dataflow.tf", "temp_location           = local.temp_location", "temp_location           = local.temp_locaton"],
+    expect: 'resource "google_dataflow_flex_template_job" "tidemark": reference to undeclared local value "local.temp_locaton"',
+  },
+  {
+    name: "misspelt argument of the time provider's resource",
+    edit: ["iam.tf", "create_duration = var.iam_propagation_wait", "create_duraton = var.iam_propagation_wait"],
+    expect: 'resource "time_sleep" "iam_propagation": unknown argument or block "create_duraton"',
   },
   {
     name: "beta-only resource without provider = google-beta",

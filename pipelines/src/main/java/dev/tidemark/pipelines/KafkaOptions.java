@@ -126,10 +126,18 @@ public interface KafkaOptions extends PipelineOptions {
 
   @Description(
       "SASL user name. With OAUTHBEARER: the OAuth client id (clientId), optional, together with"
-          + " a password source for the client secret.")
+          + " a password source for the client secret. Alternative: --kafkaUsernameSecret.")
   String getKafkaUsername();
 
   void setKafkaUsername(String user);
+
+  @Description(
+      "Secret Manager secret version holding the SASL user name (first line):"
+          + " projects/PROJECT/secrets/NAME/versions/VERSION, instead of --kafkaUsername. Read on"
+          + " the worker with the password, not at launch. Never logged.")
+  String getKafkaUsernameSecret();
+
+  void setKafkaUsernameSecret(String secretVersion);
 
   @Description(
       "File holding the SASL password (first line). Read where the client starts; never logged."
@@ -188,8 +196,9 @@ public interface KafkaOptions extends PipelineOptions {
   void setKafkaClientProperties(String location);
 
   @Description(
-      "TLS trust store (PKCS12 or JKS) for SSL and SASL_SSL: a local path or a Beam file system"
-          + " URI (file:, gs://). Alternative to --kafkaTruststoreSecret. Unset: the JDK's CAs.")
+      "TLS trust store (PKCS12, JKS, or PEM: X.509 certificates, as Strimzi and librdkafka keep"
+          + " them) for SSL and SASL_SSL: a local path or a Beam file system URI (file:, gs://)."
+          + " Alternative to --kafkaTruststoreSecret. Unset: the JDK's CAs.")
   String getKafkaTruststoreFile();
 
   void setKafkaTruststoreFile(String path);
@@ -201,7 +210,9 @@ public interface KafkaOptions extends PipelineOptions {
 
   void setKafkaTruststoreSecret(String secretVersion);
 
-  @Description("File holding the trust store password, if it has one. Never logged.")
+  @Description(
+      "File holding the trust store password, if it has one (a PEM trust store has none). Never"
+          + " logged.")
   String getKafkaTruststorePasswordFile();
 
   void setKafkaTruststorePasswordFile(String path);
@@ -213,15 +224,16 @@ public interface KafkaOptions extends PipelineOptions {
 
   void setKafkaTruststorePasswordSecret(String secretVersion);
 
-  @Description("TLS trust store type: PKCS12 or JKS.")
+  @Description("TLS trust store type: PKCS12, JKS or PEM.")
   @Default.String("PKCS12")
   String getKafkaTruststoreType();
 
   void setKafkaTruststoreType(String type);
 
   @Description(
-      "Mutual TLS: the client's key store (PKCS12 or JKS) for SSL and SASL_SSL, a local path or a"
-          + " Beam file system URI (file:, gs://). Alternative to --kafkaKeystoreSecret.")
+      "Mutual TLS: the client's key store for SSL and SASL_SSL (PKCS12, JKS, or PEM: a PKCS#8"
+          + " private key followed by its certificate chain), a local path or a Beam file system URI"
+          + " (file:, gs://). Alternative to --kafkaKeystoreSecret.")
   String getKafkaKeystoreFile();
 
   void setKafkaKeystoreFile(String path);
@@ -234,8 +246,8 @@ public interface KafkaOptions extends PipelineOptions {
   void setKafkaKeystoreSecret(String secretVersion);
 
   @Description(
-      "File holding the key store password (first line). A key store needs this or"
-          + " --kafkaKeystorePasswordSecret. Never logged.")
+      "File holding the key store password (first line). A PKCS12 or JKS key store needs this"
+          + " or --kafkaKeystorePasswordSecret; a PEM one has none. Never logged.")
   String getKafkaKeystorePasswordFile();
 
   void setKafkaKeystorePasswordFile(String path);
@@ -247,8 +259,8 @@ public interface KafkaOptions extends PipelineOptions {
   void setKafkaKeystorePasswordSecret(String secretVersion);
 
   @Description(
-      "File holding the private key's password, if it differs from the key store password."
-          + " Never logged.")
+      "File holding the private key's password, if it differs from the key store password (PEM:"
+          + " the encrypted private key's password). Never logged.")
   String getKafkaKeyPasswordFile();
 
   void setKafkaKeyPasswordFile(String path);
@@ -260,7 +272,7 @@ public interface KafkaOptions extends PipelineOptions {
 
   void setKafkaKeyPasswordSecret(String secretVersion);
 
-  @Description("Mutual TLS key store type: PKCS12 or JKS.")
+  @Description("Mutual TLS key store type: PKCS12, JKS or PEM.")
   @Default.String("PKCS12")
   String getKafkaKeystoreType();
 

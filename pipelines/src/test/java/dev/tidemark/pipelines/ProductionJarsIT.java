@@ -85,6 +85,8 @@ public class ProductionJarsIT {
         entries(jar, List.of("org/apache/beam/runners/flink/FlinkRunner.class")).size(), is(1));
     assertThat(
         entries(jar, List.of("dev/tidemark/pipelines/ScoreCloudEvents.class")).size(), is(1));
+    // Google's Managed Kafka login is the Dataflow jar's only.
+    assertThat(entries(jar, List.of("com/google/cloud/hosted/kafka/")), is(empty()));
   }
 
   @Test
@@ -96,6 +98,17 @@ public class ProductionJarsIT {
     assertThat(
         entries(jar, List.of("org/apache/beam/runners/dataflow/DataflowRunner.class")).size(),
         is(1));
+    // Managed Service for Apache Kafka's login, with the classes it calls.
+    for (String type :
+        List.of(
+            "com/google/cloud/hosted/kafka/auth/GcpLoginCallbackHandler.class",
+            "com/google/api/client/googleapis/auth/oauth2/GoogleIdToken.class",
+            "com/google/api/client/json/gson/GsonFactory.class",
+            "com/google/auth/oauth2/IdTokenCredentials.class",
+            "org/apache/kafka/common/security/oauthbearer/internals/secured/BasicOAuthBearerToken.class")) {
+      assertThat(type, entries(jar, List.of(type)).size(), is(1));
+    }
+    assertThat(entries(jar, List.of("io/confluent/")), is(empty()));
   }
 
   /**
@@ -124,6 +137,72 @@ public class ProductionJarsIT {
     assertThat(Files.exists(work.resolve("out").resolve("summary.json")), is(true));
   }
 
+  /**
+   * Dataflow's workers get no {@code --add-opens} flags from Tidemark: the image's {@code
+   * JAVA_TOOL_OPTIONS} reach the launcher only, and the job sets no {@code --jdkAddOpenModules}.
+   * This is the evidence that they need none: the Dataflow jar's code, in a JVM started with no
+   * opened module (Java 17 then refuses reflective access into the JDK), runs the streaming
+   * pipeline on the DirectRunner and, with Beam's Flink runner and Flink added to the same class
+   * path, a bounded backfill on Flink, both to a holding accounting identity.
+   */
+  @Test
+  public void theDataflowJarsCodeNeedsNoOpenedModulesOnTheDirectOrFlinkRunner() throws Exception {
+    Path work = folder.getRoot().toPath();
+    Path sample = work.resolve("sample.ndjson");
+    Path events = work.resolve("events.ndjson");
+    // Byte for byte: the sample holds malformed UTF-8 on purpose.
+    java.nio.charset.Charset bytes = java.nio.charset.StandardCharsets.ISO_8859_1;
+    List<String> lines = Files.readAllLines(SAMPLE, bytes).subList(0, 120);
+    Files.write(sample, lines, bytes);
+    Files.write(
+        events,
+        lines.stream().filter(l -> l.contains("\"specversion\"")).collect(Collectors.toList()),
+        bytes);
+    Path jar = jar("tidemark-dataflow.jar");
+
+    String direct =
+        java(
+            work,
+            jar.toString(),
+            "--runner=DirectRunner",
+            "--streaming=true",
+            "--targetParallelism=1",
+            "--source=replay",
+            "--input=" + sample,
+            "--sink=files",
+            "--windowSize=PT30S",
+            "--windowPeriod=PT30S",
+            "--output=" + work.resolve("direct"));
+    assertThat(direct, containsString("HOLDS"));
+
+    List<String> flinkClassPath = new ArrayList<>(List.of(jar.toString()));
+    flinkClassPath.addAll(flinkJars(true));
+    String flink =
+        java(
+            work,
+            String.join(java.io.File.pathSeparator, flinkClassPath),
+            "--runner=FlinkRunner",
+            "--flinkMaster=[local]",
+            "--parallelism=1",
+            "--source=backfill",
+            "--input=" + events,
+            "--sink=files",
+            "--output=" + work.resolve("flink"));
+    assertThat(flink, containsString("HOLDS"));
+    assertThat(
+        "the JVMs ran without opened modules",
+        JavaProcess.command(List.of()).stream().anyMatch(a -> a.startsWith("--add-opens")),
+        is(false));
+  }
+
+  /** {@code java -cp CLASSPATH FlexTemplateLauncher ARGS}, expecting exit 0. */
+  private static String java(Path work, String classPath, String... args) throws Exception {
+    List<String> launch =
+        new ArrayList<>(List.of("-cp", classPath, FlexTemplateLauncher.class.getName()));
+    launch.addAll(List.of(args));
+    return JavaProcess.run(work, JavaProcess.command(launch), ExitCodes.DONE);
+  }
+
   /** Without the launcher, the embedded broker is refused with a message naming it. */
   @Test
   public void flinkJobJarRefusesTheEmbeddedBroker() throws Exception {
@@ -149,15 +228,23 @@ public class ProductionJarsIT {
   private static String classPath(Path jar) {
     List<String> entries = new ArrayList<>(List.of(jar.toString()));
     if (jar.getFileName().toString().contains("flink")) {
-      for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
-        if (entry.contains("/org/apache/flink/")
-            || entry.contains("/com/esotericsoftware/")
-            || entry.contains("/com/twitter/chill")) {
-          entries.add(entry);
-        }
-      }
+      entries.addAll(flinkJars(false));
     }
     return String.join(java.io.File.pathSeparator, entries);
+  }
+
+  /** The Flink jars this build resolved, and Beam's Flink runner if {@code withRunner}. */
+  private static List<String> flinkJars(boolean withRunner) {
+    List<String> jars = new ArrayList<>();
+    for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+      if (entry.contains("/org/apache/flink/")
+          || entry.contains("/com/esotericsoftware/")
+          || entry.contains("/com/twitter/chill")
+          || (withRunner && entry.contains("beam-runners-flink"))) {
+        jars.add(entry);
+      }
+    }
+    return jars;
   }
 
   private static String java(Path work, Path jar, String... args) throws Exception {

@@ -4,7 +4,6 @@ import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.hasItem;
 import static org.hamcrest.Matchers.is;
-import static org.hamcrest.Matchers.startsWith;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
@@ -127,16 +126,22 @@ public class FlexTemplateFilesTest {
     throw new AssertionError("pipelines/pom.xml has no shade execution with id 'dataflow'");
   }
 
+  /**
+   * The base image is an argument without a default, so that an image is built only from a pinned
+   * base: {@code terraform/build-template.sh} passes Google's Java 17 launcher image by digest
+   * ({@code TerraformDeployIT} checks the command it runs).
+   */
   @Test
-  public void baseImageIsGooglesJava17TemplateLauncher() throws IOException {
+  public void baseImageIsAnArgumentWithoutADefault() throws IOException {
     List<String> from = withKeyword("FROM");
     assertThat("one stage", from.size(), is(1));
-    String image = from.get(0);
-    Matcher arg = Pattern.compile("^\\$\\{(\\w+)}$").matcher(image);
-    if (arg.matches()) {
-      image = assignments("ARG").get(arg.group(1));
-    }
-    assertThat(image, startsWith(LAUNCHER_BASE));
+    Matcher arg = Pattern.compile("^\\$\\{(\\w+)}$").matcher(from.get(0));
+    assertTrue("FROM takes the base from an ARG: " + from.get(0), arg.matches());
+    assertThat(withKeyword("ARG"), is(List.of(arg.group(1))));
+    assertThat(arg.group(1), is("LAUNCHER_BASE"));
+    assertThat(
+        Files.readString(HOME.resolve("terraform/build-template.sh"), StandardCharsets.UTF_8),
+        containsString("LAUNCHER_IMAGE=" + LAUNCHER_BASE + "\n"));
   }
 
   @Test

@@ -135,8 +135,8 @@ public final class FlexTemplateMetadata {
     regexes.put("kafkaStartOffset", "^(?:earliest|latest)$");
     regexes.put("kafkaSecurityProtocol", "^(?:PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL)$");
     regexes.put("kafkaSaslMechanism", "^(?:PLAIN|SCRAM-SHA-256|SCRAM-SHA-512|OAUTHBEARER)$");
-    regexes.put("kafkaTruststoreType", "^(?:PKCS12|JKS)$");
-    regexes.put("kafkaKeystoreType", "^(?:PKCS12|JKS)$");
+    regexes.put("kafkaTruststoreType", "^(?:PKCS12|JKS|PEM)$");
+    regexes.put("kafkaKeystoreType", "^(?:PKCS12|JKS|PEM)$");
     // A Java class name.
     regexes.put(
         "kafkaOauthLoginCallbackHandler",
@@ -145,6 +145,7 @@ public final class FlexTemplateMetadata {
     for (String secret :
         List.of(
             "kafkaPasswordSecret",
+            "kafkaUsernameSecret",
             "kafkaTruststoreSecret",
             "kafkaTruststorePasswordSecret",
             "kafkaKeystoreSecret",
@@ -230,12 +231,11 @@ public final class FlexTemplateMetadata {
   /**
    * Google's parameter types (pickers in the console) for options no convention covers. Google has
    * no type for a Secret Manager secret: those stay {@code TEXT}, with a regex of the version's
-   * name.
+   * name. The model options stay {@code TEXT} too: they also take {@code default} and {@code
+   * classpath:} values, which a Cloud Storage file type would not.
    */
   static final Map<String, String> SPECIFIC_TYPES =
       Map.of(
-          "modelUri", "GCS_READ_FILE",
-          "shadowModelUri", "GCS_READ_FILE",
           "kafkaClientProperties", "GCS_READ_FILE",
           "kafkaKeystoreFile", "GCS_READ_FILE",
           "kafkaTruststoreFile", "GCS_READ_FILE");
@@ -398,11 +398,11 @@ public final class FlexTemplateMetadata {
     ObjectNode root = MAPPER.createObjectNode();
     root.put("name", TEMPLATE_NAME);
     root.put("description", description());
-    // A streaming template; Tidemark's dedup and windows need exactly-once processing.
+    // A streaming template; Tidemark's dedup and windows need exactly-once processing. No
+    // defaultStreamingMode: Google takes it only when both modes are supported.
     root.put("streaming", true);
     root.put("supportsAtLeastOnce", false);
     root.put("supportsExactlyOnce", true);
-    root.put("defaultStreamingMode", "EXACTLY_ONCE");
     ArrayNode array = root.putArray("parameters");
     for (Parameter p : parameters) {
       ObjectNode node = array.addObject();
@@ -412,7 +412,10 @@ public final class FlexTemplateMetadata {
       node.put("isOptional", p.optional);
       node.putArray("regexes").add(p.regex);
       node.put("paramType", p.paramType);
-      node.put("groupName", p.group);
+      // Google ignores groupName on a parameter with a parentName: it shows under its parent.
+      if (p.parentName == null) {
+        node.put("groupName", p.group);
+      }
       if (p.defaultValue() != null) {
         node.put("defaultValue", p.defaultValue());
       }
@@ -713,6 +716,97 @@ public final class FlexTemplateMetadata {
 
   private static int parametersOf(String json) throws IOException {
     return MAPPER.readTree(json).get("parameters").size();
+  }
+
+  /**
+   * Where {@code metadata} breaks a rule of Google's template metadata (the Dataflow API's {@code
+   * TemplateMetadata} and {@code ParameterMetadata}) that makes one field valid only when another
+   * holds; empty when it breaks none. Each message names the field and the rule.
+   *
+   * <ul>
+   *   <li>{@code name} of the template, and {@code name}, {@code label}, {@code helpText} of each
+   *       parameter, are required; parameter names are unique.
+   *   <li>{@code supportsAtLeastOnce}, {@code supportsExactlyOnce} and {@code defaultStreamingMode}
+   *       describe a streaming template; {@code defaultStreamingMode} is valid only when both modes
+   *       are supported, and is {@code EXACTLY_ONCE}, {@code AT_LEAST_ONCE} or {@code UNSPECIFIED}.
+   *   <li>{@code groupName} is considered only when {@code parentName} is not set; {@code
+   *       parentTriggerValues} only when it is; {@code parentName} names another parameter, and the
+   *       trigger values are among that parameter's enum values when it has some.
+   *   <li>{@code enumOptions} go with {@code paramType} {@code ENUM} and the reverse.
+   *   <li>A Cloud Storage picker ({@code paramType} {@code GCS_*}) gets a {@code gs://} default.
+   * </ul>
+   */
+  static List<String> googleRuleViolations(com.fasterxml.jackson.databind.JsonNode metadata) {
+    List<String> violations = new ArrayList<>();
+    if (!metadata.path("name").isTextual() || metadata.path("name").asText().isEmpty()) {
+      violations.add("template: name is required");
+    }
+    boolean streaming = metadata.path("streaming").asBoolean(false);
+    boolean atLeastOnce = metadata.path("supportsAtLeastOnce").asBoolean(false);
+    boolean exactlyOnce = metadata.path("supportsExactlyOnce").asBoolean(false);
+    if (!streaming && (atLeastOnce || exactlyOnce || metadata.has("defaultStreamingMode"))) {
+      violations.add("template: streaming modes on a template that is not streaming");
+    }
+    if (metadata.has("defaultStreamingMode")) {
+      if (!(atLeastOnce && exactlyOnce)) {
+        violations.add(
+            "template: defaultStreamingMode is valid only when supportsAtLeastOnce and"
+                + " supportsExactlyOnce are both true");
+      }
+      if (!Set.of("EXACTLY_ONCE", "AT_LEAST_ONCE", "UNSPECIFIED")
+          .contains(metadata.get("defaultStreamingMode").asText())) {
+        violations.add("template: defaultStreamingMode " + metadata.get("defaultStreamingMode"));
+      }
+    }
+    Map<String, com.fasterxml.jackson.databind.JsonNode> byName = new LinkedHashMap<>();
+    for (com.fasterxml.jackson.databind.JsonNode p : metadata.path("parameters")) {
+      String name = p.path("name").asText("");
+      if (name.isEmpty() || byName.put(name, p) != null) {
+        violations.add("parameter '" + name + "': name is required and unique");
+      }
+    }
+    for (Map.Entry<String, com.fasterxml.jackson.databind.JsonNode> e : byName.entrySet()) {
+      String where = "parameter " + e.getKey() + ": ";
+      com.fasterxml.jackson.databind.JsonNode p = e.getValue();
+      for (String field : List.of("label", "helpText")) {
+        if (p.path(field).asText("").isEmpty()) {
+          violations.add(where + field + " is required");
+        }
+      }
+      String paramType = p.path("paramType").asText("TEXT");
+      if (p.has("parentName")) {
+        if (p.has("groupName")) {
+          violations.add(where + "groupName is ignored when parentName is set");
+        }
+        com.fasterxml.jackson.databind.JsonNode parent = byName.get(p.get("parentName").asText());
+        if (parent == null || parent == p) {
+          violations.add(where + "parentName " + p.get("parentName") + " names no other parameter");
+        } else if (parent.has("enumOptions")) {
+          Set<String> values = new LinkedHashSet<>();
+          parent.get("enumOptions").forEach(o -> values.add(o.path("value").asText()));
+          p.path("parentTriggerValues")
+              .forEach(
+                  v -> {
+                    if (!values.contains(v.asText())) {
+                      violations.add(
+                          where + "parentTriggerValues " + v + " is not a value of its parent");
+                    }
+                  });
+        }
+      } else if (p.has("parentTriggerValues")) {
+        violations.add(where + "parentTriggerValues is considered only with parentName");
+      }
+      if (p.has("enumOptions") != paramType.equals("ENUM")) {
+        violations.add(where + "enumOptions go with paramType ENUM, and ENUM with enumOptions");
+      }
+      if (paramType.startsWith("GCS_")
+          && p.has("defaultValue")
+          && !p.get("defaultValue").asText().startsWith("gs://")) {
+        violations.add(
+            where + paramType + " defaults to " + p.get("defaultValue") + ", not a gs:// path");
+      }
+    }
+    return violations;
   }
 
   /** The parameter names, for tests and messages. */

@@ -174,6 +174,70 @@ public class FlexTemplateMetadataTest {
     }
   }
 
+  /** The checked-in metadata breaks none of Google's rules that tie one field to another. */
+  @Test
+  public void theMetadataFollowsGooglesFieldRules() throws IOException {
+    JsonNode metadata = MAPPER.readTree(HOME.resolve(FlexTemplateMetadata.METADATA_FILE).toFile());
+    assertThat(FlexTemplateMetadata.googleRuleViolations(metadata), is(List.of()));
+    assertThat(metadata.has("defaultStreamingMode"), is(false));
+  }
+
+  /** Each rule, broken once in a copy of the real metadata, is reported. */
+  @Test
+  public void eachBrokenRuleIsReported() throws IOException {
+    String json = FlexTemplateMetadata.generate(HOME);
+    Map<String, java.util.function.Consumer<com.fasterxml.jackson.databind.node.ObjectNode>>
+        breaks = new java.util.LinkedHashMap<>();
+    breaks.put(
+        "defaultStreamingMode is valid only when",
+        root -> root.put("defaultStreamingMode", "EXACTLY_ONCE"));
+    breaks.put(
+        "groupName is ignored when parentName is set",
+        root -> parameter(root, "kafkaInputTopic").put("groupName", "Kafka"));
+    breaks.put(
+        "parentTriggerValues is considered only with parentName",
+        root -> parameter(root, "currency").putArray("parentTriggerValues").add("kafka"));
+    breaks.put(
+        "names no other parameter",
+        root -> parameter(root, "kafkaInputTopic").put("parentName", "sources"));
+    breaks.put(
+        "is not a value of its parent",
+        root ->
+            ((com.fasterxml.jackson.databind.node.ArrayNode)
+                    parameter(root, "kafkaInputTopic").get("parentTriggerValues"))
+                .add("replay"));
+    breaks.put(
+        "enumOptions go with paramType ENUM",
+        root -> parameter(root, "accumulationMode").put("paramType", "TEXT"));
+    breaks.put(
+        "not a gs:// path",
+        root ->
+            parameter(root, "modelUri")
+                .put("paramType", "GCS_READ_FILE")
+                .put("defaultValue", "default"));
+    breaks.put("helpText is required", root -> parameter(root, "windowSize").remove("helpText"));
+    for (Map.Entry<
+            String, java.util.function.Consumer<com.fasterxml.jackson.databind.node.ObjectNode>>
+        b : breaks.entrySet()) {
+      com.fasterxml.jackson.databind.node.ObjectNode root =
+          (com.fasterxml.jackson.databind.node.ObjectNode) MAPPER.readTree(json);
+      b.getValue().accept(root);
+      List<String> violations = FlexTemplateMetadata.googleRuleViolations(root);
+      assertThat(b.getKey() + ": " + violations, violations.size(), is(1));
+      assertThat(violations.get(0), org.hamcrest.Matchers.containsString(b.getKey()));
+    }
+  }
+
+  private static com.fasterxml.jackson.databind.node.ObjectNode parameter(
+      com.fasterxml.jackson.databind.node.ObjectNode root, String name) {
+    for (JsonNode p : root.get("parameters")) {
+      if (p.get("name").asText().equals(name)) {
+        return (com.fasterxml.jackson.databind.node.ObjectNode) p;
+      }
+    }
+    throw new AssertionError("no parameter " + name);
+  }
+
   @Test
   public void everyDefaultAndProfileValueMatchesItsRegex() {
     int checked = 0;
@@ -338,7 +402,8 @@ public class FlexTemplateMetadataTest {
     assertThat(
         byName.get("kafkaInputTopic").get("parentTriggerValues").get(0).asText(), is("kafka"));
     assertThat(byName.get("kafkaInputTopic").get("paramType").asText(), is("KAFKA_READ_TOPIC"));
-    assertThat(byName.get("modelUri").get("paramType").asText(), is("GCS_READ_FILE"));
+    assertThat(byName.get("modelUri").get("paramType").asText(), is("TEXT"));
+    assertThat(byName.get("kafkaClientProperties").get("paramType").asText(), is("GCS_READ_FILE"));
     assertThat(byName.get("modelEngine").has("defaultValue"), is(false));
 
     // Each default is what the job gets without the parameter: the template's launcher

@@ -66,10 +66,14 @@ public class TerraformDeployIT {
         .normalize();
   }
 
+  /** The job's parameters: the expression of local.job_parameters, which the job passes. */
   private static String jobParameters() {
-    return MAIN.resource("google_dataflow_flex_template_job", "tidemark")
-        .attribute("parameters")
-        .orElseThrow();
+    assertThat(
+        MAIN.resource("google_dataflow_flex_template_job", "tidemark")
+            .attribute("parameters")
+            .orElseThrow(),
+        is("local.job_parameters"));
+    return MAIN.local("job_parameters");
   }
 
   @Test
@@ -153,11 +157,19 @@ public class TerraformDeployIT {
         is("local.bucket_name"));
   }
 
+  /**
+   * Each build writes its own spec, tidemark-TAG.json, in the folder the bootstrap stage names; the
+   * main stage runs the one template_version names, so a new build is a change Terraform sees.
+   */
   @Test
   public void theTemplateSpecAndImageAreWhereTheBuildPutsThem() {
-    String spec = output(BOOTSTRAP, "template_spec");
-    assertThat(spec, containsString("/templates/tidemark.json"));
-    assertThat(MAIN.local("container_spec_gcs_path"), containsString("/templates/tidemark.json"));
+    assertThat(
+        output(BOOTSTRAP, "template_specs"),
+        is("\"${google_storage_bucket.tidemark.url}/templates\""));
+    assertThat(
+        MAIN.local("container_spec_gcs_path"),
+        containsString(
+            "\"${data.google_storage_bucket.tidemark.url}/templates/tidemark-${var.template_version}.json\""));
     assertThat(
         BOOTSTRAP
             .resource("google_artifact_registry_repository", "tidemark")
@@ -188,7 +200,9 @@ public class TerraformDeployIT {
             "secretmanager.googleapis.com",
             "artifactregistry.googleapis.com",
             "storage.googleapis.com",
-            "compute.googleapis.com"));
+            "compute.googleapis.com",
+            "serviceusage.googleapis.com",
+            "cloudresourcemanager.googleapis.com"));
     assertThat(
         BOOTSTRAP
             .resource("google_project_service", "tidemark")
@@ -197,34 +211,72 @@ public class TerraformDeployIT {
         is("false"));
   }
 
-  @Test
-  public void theBuildScriptBuildsThePushedImageIntoTheSpec() throws Exception {
+  /** The build script's commands, as {@code --dry-run} prints them, and its exit code. */
+  private static List<String> dryRun(java.util.Map<String, String> env, String... args)
+      throws Exception {
     Path script = MAIN.directory().resolve("build-template.sh");
-    ProcessBuilder pb =
-        new ProcessBuilder("bash", script.toString(), "--dry-run", "--tag=t1")
-            .redirectErrorStream(true);
+    List<String> command = new ArrayList<>(List.of("bash", script.toString(), "--dry-run"));
+    command.addAll(List.of(args));
+    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
     pb.environment().put("TIDEMARK_TEMPLATE_IMAGE", "europe-west1-docker.pkg.dev/p/tidemark/img");
-    pb.environment().put("TIDEMARK_TEMPLATE_SPEC", "gs://p-tidemark/templates/tidemark.json");
+    pb.environment().put("TIDEMARK_TEMPLATE_SPECS", "gs://p-tidemark/templates");
+    pb.environment().remove("TIDEMARK_LAUNCHER_BASE");
+    pb.environment().putAll(env);
     Process process = pb.start();
     String printed = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(process.waitFor(60, TimeUnit.SECONDS), is(true));
-    assertThat(printed, process.exitValue(), is(0));
-    List<String> lines = printed.lines().map(String::trim).toList();
+    List<String> lines = new ArrayList<>(printed.lines().map(String::trim).toList());
+    lines.add("exit=" + process.exitValue());
+    return lines;
+  }
+
+  @Test
+  public void theBuildScriptBuildsThePushedImageIntoTheSpecOfItsTag() throws Exception {
+    String base =
+        "gcr.io/dataflow-templates-base/java17-template-launcher-base@sha256:" + "0".repeat(64);
+    List<String> lines = dryRun(java.util.Map.of("TIDEMARK_LAUNCHER_BASE", base), "--tag=t1");
     assertThat(
         lines,
         hasItems(
             "mvn -B -DskipTests -pl pipelines -am package",
-            "docker build -f pipelines/flex-template/Dockerfile -t"
-                + " europe-west1-docker.pkg.dev/p/tidemark/img:t1 .",
+            "docker build -f pipelines/flex-template/Dockerfile --build-arg LAUNCHER_BASE="
+                + base
+                + " -t europe-west1-docker.pkg.dev/p/tidemark/img:t1 .",
             "docker push europe-west1-docker.pkg.dev/p/tidemark/img:t1",
-            "gcloud dataflow flex-template build gs://p-tidemark/templates/tidemark.json"
+            "gcloud dataflow flex-template build gs://p-tidemark/templates/tidemark-t1.json"
                 + " --image=europe-west1-docker.pkg.dev/p/tidemark/img:t1 --sdk-language=JAVA"
-                + " --metadata-file=pipelines/flex-template/metadata.json"));
+                + " --metadata-file=pipelines/flex-template/metadata.json",
+            "exit=0"));
     // Every file the build reads is in the repository.
     Path root = MAIN.directory().getParent();
     assertThat(Files.isRegularFile(root.resolve("pipelines/flex-template/Dockerfile")), is(true));
     assertThat(
         Files.isRegularFile(root.resolve("pipelines/flex-template/metadata.json")), is(true));
+  }
+
+  /** Unpinned, the build looks the launcher image's digest up and builds on that digest. */
+  @Test
+  public void theBuildScriptPinsTheLauncherBaseByDigest() throws Exception {
+    List<String> looked = dryRun(java.util.Map.of(), "--tag=t2");
+    assertThat(
+        looked,
+        hasItems(
+            "gcloud container images describe"
+                + " gcr.io/dataflow-templates-base/java17-template-launcher-base:latest"
+                + " --format=value\\(image_summary.digest\\)",
+            "docker build -f pipelines/flex-template/Dockerfile --build-arg"
+                + " LAUNCHER_BASE=gcr.io/dataflow-templates-base/java17-template-launcher-base@sha256:DIGEST"
+                + " -t europe-west1-docker.pkg.dev/p/tidemark/img:t2 .",
+            "exit=0"));
+    List<String> unpinned =
+        dryRun(
+            java.util.Map.of(
+                "TIDEMARK_LAUNCHER_BASE",
+                "gcr.io/dataflow-templates-base/java17-template-launcher-base:latest"),
+            "--tag=t3");
+    assertThat(unpinned, hasItems("exit=2"));
+    assertThat(String.join("\n", unpinned), containsString("must be pinned by digest"));
+    assertThat(dryRun(java.util.Map.of(), "--tag=bad tag"), hasItems("exit=2"));
   }
 
   private static String output(TerraformConfig tf, String name) {

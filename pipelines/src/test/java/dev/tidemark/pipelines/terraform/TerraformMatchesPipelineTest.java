@@ -82,12 +82,16 @@ public class TerraformMatchesPipelineTest {
     collectKeys(jobParameters, passed);
     for (TerraformConfig.Block locals : CONFIG.blocks()) {
       if (locals.type().equals("locals")) {
-        locals.attribute("source_parameters").ifPresent(text -> collectKeys(text, passed));
+        for (String local : List.of("source_parameters", "kafka_login", "job_parameters")) {
+          locals.attribute(local).ifPresent(text -> collectKeys(text, passed));
+        }
       }
     }
     assertThat(passed, hasItem("bigQueryDataset"));
     assertThat(passed, hasItem("pubsubSubscription"));
     assertThat(passed, hasItem("kafkaPasswordSecret"));
+    assertThat(passed, hasItem("kafkaUsernameSecret"));
+    assertThat(passed, hasItem("kafkaOauthLoginCallbackHandler"));
     for (String name : passed) {
       assertThat(name + " is not a template parameter", parameters.contains(name), is(true));
     }

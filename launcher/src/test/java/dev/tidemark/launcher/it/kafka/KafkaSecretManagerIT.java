@@ -108,6 +108,10 @@ public class KafkaSecretManagerIT {
   private static final String SCRAM_SECRET =
       "projects/" + PROJECT + "/secrets/kafka-scram/versions/3";
 
+  /** The PLAIN user's name, for the user-name-from-a-secret test. */
+  private static final String USER_SECRET =
+      "projects/" + PROJECT + "/secrets/kafka-user/versions/1";
+
   /** The PLAIN password again, used only by the call-counting test. */
   private static final String COUNTED_SECRET =
       "projects/" + PROJECT + "/secrets/kafka-counted/versions/1";
@@ -139,6 +143,7 @@ public class KafkaSecretManagerIT {
   private static final String COUNTED_TOPIC = "secret-manager.counted";
   private static final String SOURCE_TOPIC = "secret-manager.source";
   private static final String MTLS_TOPIC = "secret-manager.mtls";
+  private static final String USER_TOPIC = "secret-manager.user";
 
   /** {@code AccessSecretVersion} of {@code google.cloud.secretmanager.v1.SecretManagerService}. */
   private static final MethodDescriptor<AccessSecretVersionRequest, AccessSecretVersionResponse>
@@ -162,11 +167,12 @@ public class KafkaSecretManagerIT {
     kafka =
         SecuredKafka.start(
             FOLDER.getRoot().toPath(),
-            List.of(PLAIN_TOPIC, SCRAM_TOPIC, COUNTED_TOPIC, SOURCE_TOPIC, MTLS_TOPIC));
+            List.of(PLAIN_TOPIC, SCRAM_TOPIC, COUNTED_TOPIC, SOURCE_TOPIC, MTLS_TOPIC, USER_TOPIC));
     Map<String, byte[]> secrets = new HashMap<>();
     secrets.put(PLAIN_SECRET, PLAIN_PASSWORD.getBytes(UTF_8));
     secrets.put(SCRAM_SECRET, (SCRAM_PASSWORD + "\n").getBytes(UTF_8));
     secrets.put(COUNTED_SECRET, PLAIN_PASSWORD.getBytes(UTF_8));
+    secrets.put(USER_SECRET, (PLAIN_USER + "\n").getBytes(UTF_8));
     secrets.put(EXPOSED_SECRET, PLAIN_PASSWORD.getBytes(UTF_8));
     secrets.put(KEYSTORE_SECRET, Files.readAllBytes(kafka.clientKeystore));
     secrets.put(KEYSTORE_PASSWORD_SECRET, (CLIENT_KEYSTORE_PASSWORD + "\n").getBytes(UTF_8));
@@ -201,6 +207,29 @@ public class KafkaSecretManagerIT {
     assertThat(
         readWithConsumerFactory(clients, PLAIN_TOPIC, 3), equalTo(List.of("sm-0", "sm-1", "sm-2")));
     assertThat(secretManager.calls(PLAIN_SECRET), is(1));
+  }
+
+  @Test
+  public void theUserNameMayComeFromSecretManagerWithThePassword() throws Exception {
+    KafkaClients clients =
+        KafkaClients.from(
+            options(
+                "--kafkaBootstrapServers=" + kafka.saslServers,
+                "--kafkaSecurityProtocol=SASL_PLAINTEXT",
+                "--kafkaSaslMechanism=PLAIN",
+                "--kafkaUsernameSecret=" + USER_SECRET,
+                "--kafkaPasswordSecret=" + PLAIN_SECRET,
+                "--secretManagerEndpoint=" + secretManager.endpoint()));
+    assertThat("calls while validating", secretManager.calls(USER_SECRET), is(0));
+
+    try (Producer<byte[], byte[]> producer =
+        clients.<byte[], byte[]>producerFactory().apply(byteSerializers())) {
+      producer.send(new ProducerRecord<>(USER_TOPIC, "user-0".getBytes(UTF_8))).get();
+    }
+
+    assertThat(readWithConsumerFactory(clients, USER_TOPIC, 1), equalTo(List.of("user-0")));
+    assertThat(secretManager.calls(USER_SECRET), is(1));
+    assertThat(clients.toString(), containsString("PLAIN as secret " + USER_SECRET + ","));
   }
 
   @Test

@@ -124,6 +124,7 @@ public class KafkaSecurityIT {
   private static final String SOURCE_TOPIC = "security.source";
   private static final String SCRAM_256_TOPIC = "security.scram256";
   private static final String MTLS_TOPIC = "security.mtls";
+  private static final String PEM_TOPIC = "security.pem";
   private static final String MTLS_PROBE_TOPIC = "security.mtls-probe";
   private static final String MTLS_REMOTE_TOPIC = "security.mtls-remote";
   private static final String OAUTH_TOPIC = "security.oauth";
@@ -170,6 +171,7 @@ public class KafkaSecurityIT {
                 SOURCE_TOPIC,
                 SCRAM_256_TOPIC,
                 MTLS_TOPIC,
+                PEM_TOPIC,
                 MTLS_PROBE_TOPIC,
                 MTLS_REMOTE_TOPIC,
                 OAUTH_TOPIC,
@@ -385,6 +387,64 @@ public class KafkaSecurityIT {
     assertThat(Files.readAllBytes(copy), equalTo(Files.readAllBytes(kafka.clientKeystore)));
     assertThat(
         PosixFilePermissions.toString(Files.getPosixFilePermissions(copy)), equalTo("rw-------"));
+  }
+
+  /**
+   * PEM stores, as Strimzi and librdkafka users hold them: the broker's CA certificate, and the
+   * client's PKCS#8 key followed by its certificate, both without a store password, converted here
+   * from the PKCS12 stores the other tests use.
+   */
+  @Test
+  public void mutualTlsWithPemStoresRoundTrips() throws Exception {
+    Path dir = FOLDER.getRoot().toPath();
+    java.security.KeyStore trust = java.security.KeyStore.getInstance("PKCS12");
+    try (java.io.InputStream in = Files.newInputStream(truststore)) {
+      trust.load(in, TRUSTSTORE_PASSWORD.toCharArray());
+    }
+    StringBuilder ca = new StringBuilder();
+    for (String alias : java.util.Collections.list(trust.aliases())) {
+      ca.append(pem("CERTIFICATE", trust.getCertificate(alias).getEncoded()));
+    }
+    java.security.KeyStore client = java.security.KeyStore.getInstance("PKCS12");
+    try (java.io.InputStream in = Files.newInputStream(kafka.clientKeystore)) {
+      client.load(in, CLIENT_KEYSTORE_PASSWORD.toCharArray());
+    }
+    String alias = client.aliases().nextElement();
+    StringBuilder key =
+        new StringBuilder(
+            pem(
+                "PRIVATE KEY",
+                client.getKey(alias, CLIENT_KEYSTORE_PASSWORD.toCharArray()).getEncoded()));
+    for (java.security.cert.Certificate c : client.getCertificateChain(alias)) {
+      key.append(pem("CERTIFICATE", c.getEncoded()));
+    }
+    Path caFile = Files.writeString(dir.resolve("ca.pem"), ca, UTF_8);
+    Path keyFile = Files.writeString(dir.resolve("client.pem"), key, UTF_8);
+
+    KafkaClients clients =
+        KafkaClients.from(
+            options(
+                "--kafkaBootstrapServers=" + kafka.mtlsServers,
+                "--kafkaSecurityProtocol=SSL",
+                "--kafkaTruststoreFile=" + caFile,
+                "--kafkaTruststoreType=PEM",
+                "--kafkaKeystoreFile=" + keyFile,
+                "--kafkaKeystoreType=PEM"));
+    KafkaFeed.Fed fed = KafkaFeed.produce(clients, PEM_TOPIC, replay, KafkaFeed.Mode.STRUCTURED);
+
+    assertThat(fed.records, is(3));
+    assertThat(values(KafkaFeed.readAll(clients, PEM_TOPIC)), equalTo(EVENTS));
+    assertThat(clients.connectionConfig().get("ssl.keystore.type"), equalTo("PEM"));
+  }
+
+  private static String pem(String type, byte[] der) {
+    return "-----BEGIN "
+        + type
+        + "-----\n"
+        + java.util.Base64.getMimeEncoder(64, "\n".getBytes(UTF_8)).encodeToString(der)
+        + "\n-----END "
+        + type
+        + "-----\n";
   }
 
   @Test
@@ -684,7 +744,8 @@ public class KafkaSecurityIT {
   @Test
   public void saslWithoutAUserIsRefused() {
     assertRefused(
-        "SASL needs --kafkaUsername",
+        "SASL needs --kafkaUsername or"
+            + " --kafkaUsernameSecret=projects/PROJECT/secrets/NAME/versions/VERSION",
         "--kafkaSecurityProtocol=SASL_PLAINTEXT",
         "--kafkaSaslMechanism=PLAIN",
         "--kafkaPasswordFile=" + plainPasswordFile);

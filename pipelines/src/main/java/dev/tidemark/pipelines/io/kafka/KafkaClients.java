@@ -49,7 +49,10 @@ public final class KafkaClients implements Serializable {
   static final List<String> PROTOCOLS = List.of("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL");
   static final List<String> MECHANISMS =
       List.of("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER");
-  static final List<String> STORE_TYPES = List.of("PKCS12", "JKS");
+  static final List<String> STORE_TYPES = List.of("PKCS12", "JKS", "PEM");
+
+  /** The store type whose files carry no store password (Kafka refuses one). */
+  static final String PEM = "PEM";
 
   static final String OAUTHBEARER = "OAUTHBEARER";
 
@@ -90,6 +93,7 @@ public final class KafkaClients implements Serializable {
   private final @Nullable String keyPasswordFile;
   private final @Nullable String keyPasswordSecret;
   private final @Nullable String keystoreType;
+  private final @Nullable String usernameSecret;
 
   /** The fields, gathered while the options are checked. */
   private static final class Builder {
@@ -115,6 +119,7 @@ public final class KafkaClients implements Serializable {
     @Nullable String keyPasswordFile;
     @Nullable String keyPasswordSecret;
     @Nullable String keystoreType;
+    @Nullable String usernameSecret;
   }
 
   private KafkaClients(Builder b) {
@@ -140,6 +145,7 @@ public final class KafkaClients implements Serializable {
     this.keyPasswordFile = b.keyPasswordFile;
     this.keyPasswordSecret = b.keyPasswordSecret;
     this.keystoreType = b.keystoreType;
+    this.usernameSecret = b.usernameSecret;
   }
 
   /** A plain-text connection, as to the embedded broker. */
@@ -189,6 +195,7 @@ public final class KafkaClients implements Serializable {
       checkSasl(options, mechanism, handler);
       b.saslMechanism = mechanism;
       b.username = blankToNull(options.getKafkaUsername());
+      b.usernameSecret = secret("--kafkaUsernameSecret", options.getKafkaUsernameSecret(), secrets);
       b.passwordFile = options.getKafkaPasswordFile();
       b.passwordEnv = options.getKafkaPasswordEnv();
       b.passwordSecret = secret("--kafkaPasswordSecret", options.getKafkaPasswordSecret(), secrets);
@@ -196,6 +203,9 @@ public final class KafkaClients implements Serializable {
     } else if (mechanism != null) {
       throw new IllegalArgumentException(
           "--kafkaSaslMechanism needs --kafkaSecurityProtocol=SASL_SSL or SASL_PLAINTEXT");
+    } else if (options.getKafkaUsernameSecret() != null) {
+      throw new IllegalArgumentException(
+          "--kafkaUsernameSecret needs --kafkaSecurityProtocol=SASL_SSL or SASL_PLAINTEXT");
     }
     if (handler != null && !OAUTHBEARER.equals(b.saslMechanism)) {
       throw new IllegalArgumentException(
@@ -226,6 +236,12 @@ public final class KafkaClients implements Serializable {
         secret(
             "--kafkaTruststorePasswordSecret", options.getKafkaTruststorePasswordSecret(), secrets);
     b.truststoreType = storeType("--kafkaTruststoreType", options.getKafkaTruststoreType());
+    if (PEM.equals(b.truststoreType)
+        && (b.truststorePasswordFile != null || b.truststorePasswordSecret != null)) {
+      throw new IllegalArgumentException(
+          "a PEM trust store has no password: drop --kafkaTruststorePasswordFile and"
+              + " --kafkaTruststorePasswordSecret");
+    }
     // Key store: the client's own certificate, for mutual TLS.
     b.keystoreFile =
         store(
@@ -248,7 +264,16 @@ public final class KafkaClients implements Serializable {
             keystoreOptions);
     b.keystorePasswordSecret =
         secret("--kafkaKeystorePasswordSecret", options.getKafkaKeystorePasswordSecret(), secrets);
-    if (keystore && b.keystorePasswordFile == null && b.keystorePasswordSecret == null) {
+    boolean pemKeystore =
+        keystore && PEM.equals(storeType("--kafkaKeystoreType", options.getKafkaKeystoreType()));
+    boolean keystorePassword = b.keystorePasswordFile != null || b.keystorePasswordSecret != null;
+    if (pemKeystore && keystorePassword) {
+      throw new IllegalArgumentException(
+          "a PEM key store has no store password: drop --kafkaKeystorePasswordFile and"
+              + " --kafkaKeystorePasswordSecret (an encrypted private key's password goes in"
+              + " --kafkaKeyPasswordFile or --kafkaKeyPasswordSecret)");
+    }
+    if (keystore && !pemKeystore && !keystorePassword) {
       throw new IllegalArgumentException(
           "a key store needs its password: --kafkaKeystorePasswordFile=PATH or"
               + " --kafkaKeystorePasswordSecret="
@@ -289,7 +314,13 @@ public final class KafkaClients implements Serializable {
 
   /** The SASL options for {@code mechanism}, checked. */
   private static void checkSasl(KafkaOptions options, String mechanism, @Nullable String handler) {
-    boolean user = blankToNull(options.getKafkaUsername()) != null;
+    boolean userName = blankToNull(options.getKafkaUsername()) != null;
+    boolean userSecret = options.getKafkaUsernameSecret() != null;
+    if (userName && userSecret) {
+      throw new IllegalArgumentException(
+          "use one of --kafkaUsername and --kafkaUsernameSecret, not both");
+    }
+    boolean user = userName || userSecret;
     boolean file = options.getKafkaPasswordFile() != null;
     boolean env = options.getKafkaPasswordEnv() != null;
     boolean secret = options.getKafkaPasswordSecret() != null;
@@ -310,7 +341,8 @@ public final class KafkaClients implements Serializable {
       }
     } else {
       if (!user) {
-        throw new IllegalArgumentException("SASL needs --kafkaUsername");
+        throw new IllegalArgumentException(
+            "SASL needs --kafkaUsername or --kafkaUsernameSecret=" + SecretManagerSecrets.FORM);
       }
       if (sources != 1) {
         throw new IllegalArgumentException(
@@ -489,13 +521,15 @@ public final class KafkaClients implements Serializable {
               : WorkerFiles.storePath(
                   keystoreSecret, secretManagerEndpoint, "--kafkaKeystoreSecret", "key store"));
       config.put(SslConfigs.SSL_KEYSTORE_TYPE_CONFIG, keystoreType);
-      config.put(
-          SslConfigs.SSL_KEYSTORE_PASSWORD_CONFIG,
+      String keystorePassword =
           secretValue(
               keystorePasswordFile,
               keystorePasswordSecret,
               "--kafkaKeystorePasswordSecret",
-              "key store password"));
+              "key store password");
+      if (keystorePassword != null) {
+        config.put(SslConfigs.SSL_KEYSTORE_PASSWORD_CONFIG, keystorePassword);
+      }
       String keyPassword =
           secretValue(
               keyPasswordFile, keyPasswordSecret, "--kafkaKeyPasswordSecret", "key password");
@@ -543,9 +577,9 @@ public final class KafkaClients implements Serializable {
       StringBuilder jaas =
           new StringBuilder(
               "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required");
-      if (username != null) {
+      if (username != null || usernameSecret != null) {
         jaas.append(" clientId=\"")
-            .append(jaasEscape(username))
+            .append(jaasEscape(username()))
             .append("\" clientSecret=\"")
             .append(jaasEscape(password()))
             .append('"');
@@ -558,7 +592,7 @@ public final class KafkaClients implements Serializable {
             : "org.apache.kafka.common.security.scram.ScramLoginModule";
     return module
         + " required username=\""
-        + jaasEscape(Objects.requireNonNull(username))
+        + jaasEscape(username())
         + "\" password=\""
         + jaasEscape(password())
         + "\";";
@@ -601,6 +635,18 @@ public final class KafkaClients implements Serializable {
     Map<String, Object> merged = new HashMap<>(config);
     merged.putAll(connectionConfig());
     return merged;
+  }
+
+  /** The SASL user name: the option's, or read now from its secret version. */
+  private String username() {
+    if (username != null) {
+      return username;
+    }
+    return SecretManagerSecrets.password(
+        Objects.requireNonNull(usernameSecret),
+        secretManagerEndpoint,
+        "--kafkaUsernameSecret",
+        "SASL user name");
   }
 
   private String password() {
@@ -658,8 +704,8 @@ public final class KafkaClients implements Serializable {
             .append(securityProtocol);
     if (saslMechanism != null) {
       out.append(", ").append(saslMechanism);
-      if (username != null) {
-        out.append(" as ").append(username);
+      if (username != null || usernameSecret != null) {
+        out.append(" as ").append(username != null ? username : "secret " + usernameSecret);
         out.append(", password from ")
             .append(
                 passwordFile != null

@@ -401,11 +401,11 @@ public class KafkaClientsTest {
         "--kafkaSecurityProtocol=SSL",
         "--kafkaTruststorePasswordSecret=" + secretVersion);
     assertRefused(
-        "--kafkaKeystoreType=PEM: use one of [PKCS12, JKS]",
+        "--kafkaKeystoreType=BKS: use one of [PKCS12, JKS, PEM]",
         "--kafkaSecurityProtocol=SSL",
         "--kafkaKeystoreFile=" + store,
         "--kafkaKeystorePasswordFile=" + password,
-        "--kafkaKeystoreType=PEM");
+        "--kafkaKeystoreType=BKS");
     assertRefused(
         "--kafkaKeystoreSecret is not a Secret Manager secret version: use"
             + " projects/PROJECT/secrets/NAME/versions/VERSION with VERSION a number or latest,"
@@ -433,6 +433,102 @@ public class KafkaClientsTest {
                 + " projects/p/secrets/kafka-truststore/versions/1, keystore from secret "
                 + keystoreSecret
                 + "}"));
+  }
+
+  // --- User name from Secret Manager ---
+
+  @Test
+  public void theUserNameMayComeFromASecretAndIsNamedButNotReadAtValidation() {
+    String user = "projects/p/secrets/kafka-user/versions/2";
+    KafkaClients clients =
+        KafkaClients.from(
+            options(
+                "--kafkaSecurityProtocol=SASL_SSL",
+                "--kafkaSaslMechanism=SCRAM-SHA-512",
+                "--kafkaUsernameSecret=" + user,
+                "--kafkaPasswordSecret=projects/p/secrets/kafka-password/versions/1"));
+    assertThat(
+        clients.toString(),
+        equalTo(
+            "KafkaClients{localhost:9092, SASL_SSL, SCRAM-SHA-512 as secret "
+                + user
+                + ", password from secret projects/p/secrets/kafka-password/versions/1}"));
+  }
+
+  @Test
+  public void aUserNameAndItsSecretTogetherAreRefused() {
+    assertRefused(
+        "use one of --kafkaUsername and --kafkaUsernameSecret, not both",
+        "--kafkaSecurityProtocol=SASL_SSL",
+        "--kafkaSaslMechanism=PLAIN",
+        "--kafkaUsername=u",
+        "--kafkaUsernameSecret=projects/p/secrets/u/versions/1",
+        "--kafkaPasswordSecret=projects/p/secrets/pw/versions/1");
+  }
+
+  @Test
+  public void aUserNameSecretWithoutSaslOrInTheWrongFormIsRefused() {
+    assertRefused(
+        "--kafkaUsernameSecret needs --kafkaSecurityProtocol=SASL_SSL or SASL_PLAINTEXT",
+        "--kafkaSecurityProtocol=SSL",
+        "--kafkaUsernameSecret=projects/p/secrets/u/versions/1");
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                KafkaClients.from(
+                    options(
+                        "--kafkaSecurityProtocol=SASL_SSL",
+                        "--kafkaSaslMechanism=PLAIN",
+                        "--kafkaUsernameSecret=alice",
+                        "--kafkaPasswordSecret=projects/p/secrets/pw/versions/1")));
+    assertThat(e.getMessage(), containsString("--kafkaUsernameSecret is not a Secret Manager"));
+    assertThat(e.getMessage(), not(containsString("alice")));
+  }
+
+  // --- PEM stores ---
+
+  @Test
+  public void pemStoresGoToKafkaWithoutStorePasswords() throws Exception {
+    Path trust = file("ca.pem", "-----BEGIN CERTIFICATE-----\n");
+    Path key = file("client.pem", "-----BEGIN PRIVATE KEY-----\n");
+    Map<String, Object> config =
+        KafkaClients.from(
+                options(
+                    "--kafkaSecurityProtocol=SSL",
+                    "--kafkaTruststoreFile=" + trust,
+                    "--kafkaTruststoreType=pem",
+                    "--kafkaKeystoreFile=" + key,
+                    "--kafkaKeystoreType=PEM",
+                    "--kafkaKeyPasswordFile=" + secret("key.password", PASSWORD)))
+            .connectionConfig();
+
+    assertThat(config, hasEntry("ssl.truststore.type", "PEM"));
+    assertThat(config, hasEntry("ssl.keystore.type", "PEM"));
+    assertThat(config, hasEntry("ssl.key.password", PASSWORD));
+    assertThat(config.get("ssl.truststore.password"), nullValue());
+    assertThat(config.get("ssl.keystore.password"), nullValue());
+  }
+
+  @Test
+  public void aPemStoreWithAStorePasswordIsRefused() throws Exception {
+    Path pem = file("ca.pem", "-----BEGIN CERTIFICATE-----\n");
+    Path password = secret("store.password", PASSWORD);
+    assertRefused(
+        "a PEM trust store has no password: drop --kafkaTruststorePasswordFile and"
+            + " --kafkaTruststorePasswordSecret",
+        "--kafkaSecurityProtocol=SSL",
+        "--kafkaTruststoreFile=" + pem,
+        "--kafkaTruststoreType=PEM",
+        "--kafkaTruststorePasswordFile=" + password);
+    assertRefused(
+        "a PEM key store has no store password: drop --kafkaKeystorePasswordFile and"
+            + " --kafkaKeystorePasswordSecret (an encrypted private key's password goes in"
+            + " --kafkaKeyPasswordFile or --kafkaKeyPasswordSecret)",
+        "--kafkaSecurityProtocol=SSL",
+        "--kafkaKeystoreFile=" + pem,
+        "--kafkaKeystoreType=PEM",
+        "--kafkaKeystorePasswordFile=" + password);
   }
 
   // --- Helpers ---
