@@ -4,8 +4,8 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tidemark.cluster.ClusterSettings;
 import dev.tidemark.cluster.LocalCluster;
-import dev.tidemark.launcher.check.Reference;
 import dev.tidemark.pipelines.KafkaOptions;
+import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.io.ReplayFile;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
@@ -86,6 +86,28 @@ public final class DrillCommand implements Callable<Integer> {
   int brokerRestarts;
 
   @Option(
+      names = "--brokerKills",
+      description =
+          "SIGKILLs of the broker leading a partition of the decisions topic, mid-transaction, per"
+              + " sink mode (default: 1 on a cluster of 3 or more brokers, else 0).")
+  @Nullable Integer brokerKills;
+
+  @Option(
+      names = "--jobManagerKills",
+      description =
+          "SIGKILLs of the leading JobManager per sink mode (default: 1 on a highly available"
+              + " cluster, else 0).")
+  @Nullable Integer jobManagerKills;
+
+  @Option(
+      names = "--testDropCommitted",
+      hidden = true,
+      description =
+          "Test hook: forget the last committed record of this output (decisions, dead-letters,"
+              + " duplicates, too-late) before the checks, as if the sink had lost it.")
+  @Nullable String testDropCommitted;
+
+  @Option(
       names = "--seed",
       defaultValue = "20261203",
       description = "Seed of the input and of the fault moments (default: 20261203).")
@@ -162,16 +184,26 @@ public final class DrillCommand implements Callable<Integer> {
     DrillJobs jobs = new DrillJobs(settings.get());
     long stamp = System.currentTimeMillis() / 1000;
     long started = System.nanoTime();
-    Reference reference =
-        Reference.compute(
-            input,
-            jobs.options(new DrillJobs.Topics("drill-reference"), output, List.of()),
-            output.resolve("reference"));
+    TidemarkOptions shaping =
+        jobs.options(new DrillJobs.Topics("drill-reference"), output, List.of());
+    Recomputation recomputation = Recomputation.of(input, shaping);
     System.out.printf(
-        "drill: batch reference of the input in %.0f s: %s%n",
-        (System.nanoTime() - started) / 1e9, reference.summary().toJson());
-    DrillReport report = new DrillReport(records, reference);
-    int exit;
+        "drill: read the input for the recomputation in %.1f s%n",
+        (System.nanoTime() - started) / 1e9);
+    DrillReport report =
+        new DrillReport(
+            records,
+            recomputation,
+            org.joda.time.Duration.millis(
+                java.time.Duration.parse(shaping.getWindowSize()).toMillis()),
+            org.joda.time.Duration.millis(
+                java.time.Duration.parse(shaping.getWindowPeriod()).toMillis()));
+    int brokerKills =
+        this.brokerKills != null ? this.brokerKills : settings.get().brokers() >= 3 ? 1 : 0;
+    int jobManagerKills =
+        this.jobManagerKills != null
+            ? this.jobManagerKills
+            : settings.get().highAvailability() ? 1 : 0;
     try {
       for (KafkaOptions.KafkaSinkMode sink : sinks) {
         FaultPlan plan =
@@ -179,18 +211,26 @@ public final class DrillCommand implements Callable<Integer> {
                 seed + sink.ordinal(),
                 Duration.ofMillis((long) (records * 1000 / rate)),
                 kills,
-                brokerRestarts);
-        FaultRun.Outcome outcome =
-            new FaultRun(cluster, jobs, System.out)
-                .run(
-                    "drill-" + sink + "-" + stamp,
-                    sink,
-                    input,
-                    rate,
-                    plan,
-                    output.resolve(sink.toString()),
-                    timeout);
-        report.add(sink, outcome);
+                brokerRestarts,
+                brokerKills,
+                jobManagerKills);
+        try {
+          FaultRun.Outcome outcome =
+              new FaultRun(cluster, jobs, recomputation, testDropCommitted, System.out)
+                  .run(
+                      "drill-" + sink + "-" + stamp,
+                      sink,
+                      input,
+                      rate,
+                      plan,
+                      output.resolve(sink.toString()),
+                      timeout);
+          report.add(sink, outcome);
+        } catch (Exception e) {
+          // This run could not go on (its job ended, a step timed out): the next one still runs.
+          e.printStackTrace();
+          report.failed(sink, e);
+        }
       }
       SavepointSteps steps = new SavepointSteps(jobs, savepointSink, rate, home(), System.out);
       if (rescale) {
@@ -201,13 +241,12 @@ public final class DrillCommand implements Callable<Integer> {
         report.addUpgrade(
             steps.upgrade("drill-upgrade-" + stamp, input, output.resolve("upgrade"), timeout));
       }
-      exit = report.passed() ? 0 : 1;
     } catch (Exception e) {
       // drill.json still says what ran, and where the drill stopped.
       e.printStackTrace();
       report.stopped(e);
-      exit = 3;
     }
+    int exit = report.exitCode();
     ObjectNode json = report.toJson();
     Files.writeString(
         output.resolve("drill.json"),

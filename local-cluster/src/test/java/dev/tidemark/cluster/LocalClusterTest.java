@@ -86,7 +86,7 @@ public class LocalClusterTest {
     assertTrue(flink, flink.contains("state.backend.type: rocksdb\n"));
     assertTrue(
         flink, flink.contains("state.checkpoints.dir: 'file:///tmp/tm-cluster/checkpoints'"));
-    String kafka = cluster.kafkaConfiguration();
+    String kafka = cluster.kafkaConfiguration(0);
     assertTrue(
         kafka,
         kafka.contains("listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093\n"));
