@@ -117,7 +117,18 @@ final class DrillReport {
     boolean exactlyOnce = comparison.passed() && copies.conflictingFinal().isEmpty();
     run.put("exactlyOnceHolds", exactlyOnce);
 
-    Recomputation.Lateness lateness = recomputation.lateness(observed);
+    Map<String, String> runWatermarks = new java.util.HashMap<>();
+    for (ConsumerRecord<byte[], byte[]> record : committed.getOrDefault("too-late", List.of())) {
+      try {
+        com.fasterxml.jackson.databind.JsonNode late = Json.MAPPER.readTree(record.value());
+        runWatermarks.put(
+            late.path("source").asText() + "|" + late.path("id").asText(),
+            late.path("watermark").asText());
+      } catch (java.io.IOException e) {
+        // Not JSON: the exactly-once checks report it.
+      }
+    }
+    Recomputation.Lateness lateness = recomputation.lateness(observed, runWatermarks);
     long bound = backlogMillis + CLOCK_STEP.getMillis() + windowPeriod.getMillis();
     long resolution = CLOCK_STEP.getMillis() + windowPeriod.getMillis();
     List<Recomputation.Lateness.Difference> differences =

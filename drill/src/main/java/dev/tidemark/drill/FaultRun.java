@@ -128,156 +128,186 @@ final class FaultRun {
       jobId = jobs.submit(options, null);
       note(log, "submitted job " + jobId + " (" + sink + " sink): " + jobs.rest().webUi(jobId));
       long started = System.nanoTime();
-      CompletableFuture<KafkaFeed.Fed> feeding =
-          CompletableFuture.supplyAsync(
-              () -> {
-                try {
-                  return KafkaFeed.produce(
-                      jobs.clients(), topics.input(), events, KafkaFeed.Mode.MIXED, rate, null);
-                } catch (Exception e) {
-                  throw new IllegalStateException("feeding " + topics.input() + " failed", e);
-                }
-              });
+      // The input in parts, cut where the plan's faults fall: each fault strikes as the part after
+      // it starts to be fed (never after the feed), once the job has recovered from the one before;
+      // the feed waits for that recovery only when it outlasts a whole part.
+      List<Double> cuts = new ArrayList<>();
+      double feedMillis = Math.max(1, input.records() * 1000.0 / Math.max(rate, 1e-9));
+      for (FaultPlan.Fault fault : plan.faults()) {
+        cuts.add(Math.min(1.0, fault.at().toMillis() / feedMillis));
+      }
+      List<Path> parts = SavepointSteps.splitAt(events, output.resolve("feed"), cuts);
       int kills = 0;
       int brokerRestarts = 0;
       int brokerKills = 0;
       int jobManagerKills = 0;
       int restartsSeen = 0;
       List<Struck> struck = new ArrayList<>();
-      for (FaultPlan.Fault fault : plan.faults()) {
-        long wait = started + fault.at().toNanos() - System.nanoTime();
-        if (wait > 0) {
-          Thread.sleep(wait / 1_000_000);
+      long fedRecords = 0;
+      long maxEventTime = 0;
+      Long clock = null;
+      for (int part = 0; part < parts.size(); part++) {
+        if (part > 0) {
+          // A fault strikes a running job: after the previous one it may still be recovering.
+          awaitJobBack(jobId, -1);
         }
-        // A fault strikes a running job: after the previous one it may still be recovering.
-        jobs.awaitFullyRunning(jobId, Duration.ofMinutes(5));
-        DrillJobs.InputPosition before = jobs.inputPosition(options);
-        long toFeed = Math.max(0, input.records() - before.produced());
-        boolean counts = toFeed + before.pending() > 0;
-        long strikeNanos = System.nanoTime();
-        double second = (strikeNanos - started) / 1e9;
-        String target;
-        if (fault.kind() == FaultPlan.Kind.KILL_TASK_MANAGER) {
-          java.time.Instant killed = java.time.Instant.now();
-          List<String> running = new ArrayList<>(jobs.rest().taskManagersOf(jobId));
-          if (running.isEmpty()) {
-            throw new IllegalStateException("job " + jobId + " reports no TaskManager");
-          }
-          target = running.get((int) Math.floorMod(fault.pick(), (long) running.size()));
-          int index = taskManagerIndex(target);
-          long pid = cluster.killTaskManager(index);
-          kills += counts ? 1 : 0;
-          note(
-              log,
-              String.format(
-                  "%.1f s: SIGKILL %s (pid %d), one of %s running the job; %d records to feed,"
-                      + " %d fed and not committed",
-                  second, target, pid, running, toFeed, before.pending()));
-          cluster.startTaskManager(index);
-          awaitRestart(jobId, killed);
-          restartsSeen++;
-        } else if (fault.kind() == FaultPlan.Kind.KILL_BROKER) {
-          String decisions = outputs.get("decisions");
-          List<Integer> open = awaitOpenTransaction(decisions);
-          Map<Integer, Integer> leaders = jobs.leaders(decisions);
-          List<Integer> candidates = open.isEmpty() ? new ArrayList<>(leaders.keySet()) : open;
-          int partition =
-              candidates.get((int) Math.floorMod(fault.pick(), (long) candidates.size()));
-          int broker = leaders.get(partition);
-          target = LocalCluster.broker(broker);
-          long pid = cluster.killBroker(broker);
-          brokerKills += counts ? 1 : 0;
-          note(
-              log,
-              String.format(
-                  "%.1f s: SIGKILL %s (pid %d), leader of %s partition %d%s; %d records to feed,"
-                      + " %d fed and not committed",
-                  second,
-                  target,
-                  pid,
-                  decisions,
-                  partition,
-                  open.contains(partition) ? " with a transaction open" : "",
-                  toFeed,
-                  before.pending()));
-          if (cluster.settings().brokers() > 1) {
-            // The others take over its partitions; it comes back once they have.
-            awaitLeadersWithout(decisions, broker);
+        Path file = parts.get(part);
+        Long startClock = clock;
+        CompletableFuture<KafkaFeed.Fed> feeding =
+            CompletableFuture.supplyAsync(
+                () -> {
+                  try {
+                    return KafkaFeed.produce(
+                        jobs.clients(),
+                        topics.input(),
+                        file,
+                        KafkaFeed.Mode.MIXED,
+                        rate,
+                        startClock);
+                  } catch (Exception e) {
+                    throw new IllegalStateException("feeding " + topics.input() + " failed", e);
+                  }
+                });
+        if (part > 0) {
+          FaultPlan.Fault fault = plan.faults().get(part - 1);
+          DrillJobs.InputPosition before = jobs.inputPosition(options);
+          long toFeed = Math.max(0, input.records() - before.produced());
+          boolean counts = toFeed + before.pending() > 0;
+          long strikeNanos = System.nanoTime();
+          double second = (strikeNanos - started) / 1e9;
+          String target;
+          if (fault.kind() == FaultPlan.Kind.KILL_TASK_MANAGER) {
+            java.time.Instant killed = java.time.Instant.now();
+            List<String> running = new ArrayList<>(jobs.rest().taskManagersOf(jobId));
+            if (running.isEmpty()) {
+              throw new IllegalStateException("job " + jobId + " reports no TaskManager");
+            }
+            target = running.get((int) Math.floorMod(fault.pick(), (long) running.size()));
+            int index = taskManagerIndex(target);
+            long pid = cluster.killTaskManager(index);
+            kills += counts ? 1 : 0;
             note(
                 log,
                 String.format(
-                    "%.1f s: %s leads no partition of %s; starting it again",
-                    (System.nanoTime() - started) / 1e9, target, decisions));
+                    "%.1f s: SIGKILL %s (pid %d), one of %s running the job; %d records to feed,"
+                        + " %d fed and not committed",
+                    second, target, pid, running, toFeed, before.pending()));
+            cluster.startTaskManager(index);
+            awaitRestart(jobId, killed);
+            restartsSeen++;
+          } else if (fault.kind() == FaultPlan.Kind.KILL_BROKER) {
+            String decisions = outputs.get("decisions");
+            List<Integer> open = awaitOpenTransaction(decisions);
+            Map<Integer, Integer> leaders = jobs.leaders(decisions);
+            List<Integer> candidates = open.isEmpty() ? new ArrayList<>(leaders.keySet()) : open;
+            int partition =
+                candidates.get((int) Math.floorMod(fault.pick(), (long) candidates.size()));
+            int broker = leaders.get(partition);
+            target = LocalCluster.broker(broker);
+            long pid = cluster.killBroker(broker);
+            brokerKills += counts ? 1 : 0;
+            note(
+                log,
+                String.format(
+                    "%.1f s: SIGKILL %s (pid %d), leader of %s partition %d%s; %d records to feed,"
+                        + " %d fed and not committed",
+                    second,
+                    target,
+                    pid,
+                    decisions,
+                    partition,
+                    open.contains(partition) ? " with a transaction open" : "",
+                    toFeed,
+                    before.pending()));
+            if (cluster.settings().brokers() > 1) {
+              // The others take over its partitions; it comes back once they have.
+              awaitLeadersWithout(decisions, broker);
+              note(
+                  log,
+                  String.format(
+                      "%.1f s: %s leads no partition of %s; starting it again",
+                      (System.nanoTime() - started) / 1e9, target, decisions));
+            }
+            cluster.startBrokerAndWait(broker);
+            awaitJobBack(jobId, -1);
+          } else if (fault.kind() == FaultPlan.Kind.KILL_JOB_MANAGER) {
+            int leader = cluster.awaitLeadingJobManager(Duration.ofMinutes(1));
+            target = LocalCluster.jobManager(leader);
+            long completed = latestCheckpoint(jobId);
+            long pid = cluster.killJobManager(leader);
+            jobManagerKills += counts ? 1 : 0;
+            note(
+                log,
+                String.format(
+                    "%.1f s: SIGKILL %s (pid %d), the leading JobManager, after checkpoint %d; %d"
+                        + " records to feed, %d fed and not committed",
+                    second, target, pid, completed, toFeed, before.pending()));
+            int next = awaitJobBack(jobId, leader);
+            note(
+                log,
+                String.format(
+                    "%.1f s: %s leads; the job restored checkpoint %s",
+                    (System.nanoTime() - started) / 1e9,
+                    LocalCluster.jobManager(next),
+                    restoredCheckpoint(jobId)));
+            cluster.startJobManagerAgain(leader);
+          } else {
+            target = "kafka";
+            cluster.restartBroker();
+            brokerRestarts += counts ? 1 : 0;
+            note(
+                log,
+                String.format(
+                    "%.1f s: broker restarted; %d records to feed, %d fed and not committed",
+                    second, toFeed, before.pending()));
+            jobs.awaitFullyRunning(jobId, Duration.ofMinutes(5));
           }
-          cluster.startBrokerAndWait(broker);
-          awaitJobBack(jobId, -1);
-        } else if (fault.kind() == FaultPlan.Kind.KILL_JOB_MANAGER) {
-          int leader = cluster.awaitLeadingJobManager(Duration.ofMinutes(1));
-          target = LocalCluster.jobManager(leader);
-          long completed = latestCheckpoint(jobId);
-          long pid = cluster.killJobManager(leader);
-          jobManagerKills += counts ? 1 : 0;
+          DrillJobs.InputPosition after = jobs.inputPosition(options);
+          double recovery = (System.nanoTime() - strikeNanos) / 1e9;
+          long backlog =
+              Math.max(
+                  0,
+                  input.eventTimeAfter(after.produced())
+                      - input.eventTimeAfter(before.produced() - before.pending()));
+          if (input.eventTimeAfter(before.produced() - before.pending()) == Long.MIN_VALUE) {
+            backlog = 0;
+          }
+          Struck one =
+              new Struck(
+                  fault.kind(),
+                  second,
+                  target,
+                  toFeed,
+                  before.pending(),
+                  counts,
+                  recovery,
+                  backlog);
+          struck.add(one);
           note(
               log,
               String.format(
-                  "%.1f s: SIGKILL %s (pid %d), the leading JobManager, after checkpoint %d; %d"
-                      + " records to feed, %d fed and not committed",
-                  second, target, pid, completed, toFeed, before.pending()));
-          int next = awaitJobBack(jobId, leader);
-          note(
-              log,
-              String.format(
-                  "%.1f s: %s leads; the job restored checkpoint %s",
+                  "%.1f s: job runs every task again, %.1f s after the fault%s",
                   (System.nanoTime() - started) / 1e9,
-                  LocalCluster.jobManager(next),
-                  restoredCheckpoint(jobId)));
-          cluster.startJobManagerAgain(leader);
-        } else {
-          target = "kafka";
-          cluster.restartBroker();
-          brokerRestarts += counts ? 1 : 0;
-          note(
-              log,
-              String.format(
-                  "%.1f s: broker restarted; %d records to feed, %d fed and not committed",
-                  second, toFeed, before.pending()));
-          jobs.awaitFullyRunning(jobId, Duration.ofMinutes(5));
+                  recovery,
+                  counts ? "" : "; the fault hit no pending work and does not count"));
         }
-        DrillJobs.InputPosition after = jobs.inputPosition(options);
-        double recovery = (System.nanoTime() - strikeNanos) / 1e9;
-        long backlog =
-            Math.max(
-                0,
-                input.eventTimeAfter(after.produced())
-                    - input.eventTimeAfter(before.produced() - before.pending()));
-        if (input.eventTimeAfter(before.produced() - before.pending()) == Long.MIN_VALUE) {
-          backlog = 0;
+        KafkaFeed.Fed fed;
+        try {
+          fed = feeding.get();
+        } catch (ExecutionException e) {
+          throw new IllegalStateException("the feed failed: " + e.getCause().getMessage(), e);
         }
-        Struck one =
-            new Struck(
-                fault.kind(), second, target, toFeed, before.pending(), counts, recovery, backlog);
-        struck.add(one);
-        note(
-            log,
-            String.format(
-                "%.1f s: job runs every task again, %.1f s after the fault%s",
-                (System.nanoTime() - started) / 1e9,
-                recovery,
-                counts ? "" : "; the fault hit no pending work and does not count"));
-      }
-      KafkaFeed.Fed fed;
-      try {
-        fed = feeding.get();
-      } catch (ExecutionException e) {
-        throw new IllegalStateException("the feed failed: " + e.getCause().getMessage(), e);
+        fedRecords += fed.records;
+        maxEventTime = Math.max(maxEventTime, fed.maxEventTimeMillis);
+        clock = fed.clockMillis != null ? fed.clockMillis : clock;
       }
       note(
           log,
           String.format(
               "%.1f s: fed %d records; sending end-of-stream markers",
-              (System.nanoTime() - started) / 1e9, fed.records));
+              (System.nanoTime() - started) / 1e9, fedRecords));
       DrillJobs.Finished finished =
-          jobs.finish(jobId, options, outputs, fed.records, fed.maxEventTimeMillis, timeout);
+          jobs.finish(jobId, options, outputs, fedRecords, maxEventTime, timeout);
       Map<String, List<ConsumerRecord<byte[], byte[]>>> committed =
           dropLast(finished.committed(), dropCommitted, log);
       Duration wall = Duration.ofNanos(System.nanoTime() - started);
@@ -293,7 +323,7 @@ final class FaultRun {
       }
       Map<String, Double> metrics = TaskManagerMetrics.scrape(ports, jobId);
       return new Outcome(
-          fed.records,
+          fedRecords,
           finished.markers(),
           kills,
           brokerRestarts,

@@ -285,7 +285,7 @@ final class Recomputation {
    * Where the run's lateness decisions differ from the reference watermark's, per accepted event:
    * the windows each judged too late. See {@link Lateness}.
    */
-  Lateness lateness(OutputView observed) {
+  Lateness lateness(OutputView observed, Map<String, String> runWatermarks) {
     Map<String, Set<IntervalWindow>> missedByRun = missedWindows(observed);
     Lateness lateness = new Lateness();
     for (Accepted one : accepted) {
@@ -328,7 +328,8 @@ final class Recomputation {
               byRun.size(),
               byReference.size(),
               all.size(),
-              distance));
+              distance,
+              runWatermarks.get(event.source() + "|" + event.id())));
     }
     return lateness;
   }
@@ -430,7 +431,8 @@ final class Recomputation {
         int windowsMissedByRun,
         int windowsMissedByReference,
         int windows,
-        long distanceMillis) {
+        long distanceMillis,
+        @Nullable String runWatermark) {
       Map<String, Object> toMap() {
         Map<String, Object> map = new LinkedHashMap<>();
         map.put("event", identity);
@@ -441,6 +443,9 @@ final class Recomputation {
         map.put("windowsMissedByReference", windowsMissedByReference);
         map.put("windows", windows);
         map.put("distanceSeconds", distanceMillis / 1000.0);
+        if (runWatermark != null) {
+          map.put("runWatermark", runWatermark);
+        }
         return map;
       }
     }

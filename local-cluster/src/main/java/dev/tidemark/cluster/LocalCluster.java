@@ -849,6 +849,10 @@ public final class LocalCluster {
         "high-availability.zookeeper.path.root: /flink",
         "high-availability.cluster-id: /tidemark-local",
         "high-availability.storageDir: 'file://" + settings.dir().resolve("ha") + "'",
+        "# A killed leader's ZooKeeper session, and with it its leadership, ends after this (Flink's",
+        "# default is 60 s); ZooKeeper grants 4 to 40 s at its tick of 2 s.",
+        "high-availability.zookeeper.client.session-timeout: 10000",
+        "high-availability.zookeeper.client.connection-timeout: 5000",
         "",
         "");
   }
