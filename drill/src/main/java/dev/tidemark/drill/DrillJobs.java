@@ -138,7 +138,46 @@ final class DrillJobs {
     try (Admin admin = Admin.create(clients.merged(new HashMap<>()))) {
       admin.createTopics(topics).all().get();
     }
+    List<String> names = new ArrayList<>(outputs.values());
+    names.add(options.getKafkaInputTopic());
+    awaitTopics(names, partitions, Duration.ofMinutes(1));
     return outputs;
+  }
+
+  /**
+   * Waits until every broker describes every one of {@code topics} with {@code partitions}
+   * partitions, each with a leader: on a replicated cluster a topic the controller created a moment
+   * ago is not yet known to every broker, and a client bootstrapped from one that does not know it
+   * fails ("does not host this topic-partition").
+   */
+  private void awaitTopics(List<String> topics, int partitions, Duration timeout) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    for (String server : cluster.kafkaBootstrapServers().split(",")) {
+      Map<String, Object> config = clients.merged(new HashMap<>());
+      config.put("bootstrap.servers", server);
+      try (Admin admin = Admin.create(config)) {
+        while (true) {
+          try {
+            boolean ready =
+                admin.describeTopics(topics).allTopicNames().get().values().stream()
+                    .allMatch(
+                        topic ->
+                            topic.partitions().size() == partitions
+                                && topic.partitions().stream().allMatch(p -> p.leader() != null));
+            if (ready) {
+              break;
+            }
+          } catch (java.util.concurrent.ExecutionException e) {
+            // Not known to this broker yet.
+          }
+          if (System.nanoTime() > deadline) {
+            throw new IllegalStateException(
+                "broker " + server + " does not describe " + topics + " after " + timeout);
+          }
+          Thread.sleep(200);
+        }
+      }
+    }
   }
 
   /**
@@ -462,6 +501,7 @@ final class DrillJobs {
     try (Admin admin = Admin.create(clients.merged(new HashMap<>()))) {
       admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(partitions))).all().get();
     }
+    awaitTopics(List.of(topic), partitions, Duration.ofMinutes(1));
   }
 
   /**
