@@ -29,13 +29,17 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     sortOptions = false,
     description = {
-      "Fault drill on the local Flink cluster ('./tidemark cluster up' first): feeds generated"
-          + " events (duplicates, conflicts, late, too-late and malformed records, both CloudEvents"
-          + " Kafka modes) at a fixed rate into a Tidemark job, kills a TaskManager that runs its"
-          + " tasks with SIGKILL at seeded random moments and starts it again, restarts the broker,"
-          + " then reads every output topic with read_committed and compares it with a batch run of"
-          + " the same input. Once per sink mode. Writes drill.json under --output.",
-      "Exit 0 when every mismatch count is 0, 1 when one is not, 3 when the drill could not run"
+      "Fault drill on the local Flink cluster ('./tidemark cluster up' first; '--brokers=3 --ha'"
+          + " for every fault kind): feeds generated events (duplicates, conflicts, late, too-late"
+          + " and malformed records, both CloudEvents Kafka modes) at a fixed rate into a Tidemark"
+          + " job and, as each part of the input starts to be fed, SIGKILLs a TaskManager, the"
+          + " broker leading a decisions partition mid-transaction or the leading JobManager, or"
+          + " restarts the broker. Then it checks every output topic, read with read_committed,"
+          + " against a recomputation over the events the run accepted (exactly once), and the"
+          + " run's lateness decisions against the reference watermark, apart. Once per sink mode."
+          + " Writes drill.json under --output.",
+      "Exit 0 when every check passes, 1 when one does not (its counts and examples in"
+          + " drill.json; the next sink mode still runs), 3 when the drill could not run"
           + " (drill.json then has an 'error' and what ran before it)."
     })
 public final class DrillCommand implements Callable<Integer> {
@@ -297,10 +301,11 @@ public final class DrillCommand implements Callable<Integer> {
   /**
    * Copies a generated replay file with its ingestion clock in coarser steps: the clock directives
    * ({@code advanceProcessingTime}) of every {@code linesPerStep} lines become one, at the end of
-   * those lines, advancing by their sum. The batch reference replays the file one arrival batch at
-   * a time, each a round of the DirectRunner, and the generator writes a directive every few lines;
-   * in steps of about a minute of event time the reference takes seconds instead of an hour, and
-   * the too-late margin (30 minutes) dwarfs the coarser watermark. The feed follows the same clock.
+   * those lines, advancing by their sum. A batch replay of the file (the launcher's {@code
+   * Reference}, which {@code DrillCheckTest} runs) costs a round of the DirectRunner per arrival
+   * batch, and the generator writes a directive every few lines: in steps of about a minute of
+   * event time it takes seconds. The too-late margin (30 minutes) dwarfs the coarser watermark. The
+   * feed and the recomputation follow the same clock.
    */
   static void coarsenClock(Path generated, Path coarse, int linesPerStep) throws IOException {
     java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();

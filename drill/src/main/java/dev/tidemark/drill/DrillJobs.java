@@ -42,7 +42,7 @@ final class DrillJobs {
   /** A checkpoint every 2 s: commits (and the drill's wait for quiet outputs) come sooner. */
   static final String CHECKPOINT_INTERVAL_MILLIS = "2000";
 
-  /** What every drill job and its batch reference share: the window and watermark settings. */
+  /** What every drill job and its recomputation share: the window and watermark settings. */
   static final List<String> PIPELINE_ARGS = List.of();
 
   private final ClusterSettings cluster;
