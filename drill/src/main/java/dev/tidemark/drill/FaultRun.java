@@ -264,14 +264,12 @@ final class FaultRun {
           }
           DrillJobs.InputPosition after = jobs.inputPosition(options);
           double recovery = (System.nanoTime() - strikeNanos) / 1e9;
+          // From the source's committed position (the first record when nothing is committed yet)
+          // to the feed's position when the job ran again.
+          long from = input.eventTimeAfter(Math.max(1, before.produced() - before.pending()));
+          long to = input.eventTimeAfter(after.produced());
           long backlog =
-              Math.max(
-                  0,
-                  input.eventTimeAfter(after.produced())
-                      - input.eventTimeAfter(before.produced() - before.pending()));
-          if (input.eventTimeAfter(before.produced() - before.pending()) == Long.MIN_VALUE) {
-            backlog = 0;
-          }
+              from == Long.MIN_VALUE || to == Long.MIN_VALUE ? 0 : Math.max(0, to - from);
           Struck one =
               new Struck(
                   fault.kind(),
