@@ -211,6 +211,11 @@ public final class ClusterCommand implements Callable<Integer> {
       ClusterSettings settings = requested;
       if (saved.isPresent()) {
         LocalCluster previous = new LocalCluster(saved.get(), DirOption.classPath(), System.out);
+        if (!previous.anyRunning() && requested.equals(ClusterSettings.defaults(dir.dir))) {
+          // A plain 'up' on a stopped cluster starts it as it was: its brokers' data and the
+          // controller quorum they were formatted with need the same broker count.
+          settings = saved.get();
+        }
         if (previous.anyRunning()) {
           settings = saved.get();
           if (!settings.equals(requested) && !requested.equals(ClusterSettings.defaults(dir.dir))) {
