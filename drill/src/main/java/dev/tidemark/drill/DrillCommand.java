@@ -107,7 +107,7 @@ public final class DrillCommand implements Callable<Integer> {
       names = "--testDropCommitted",
       hidden = true,
       description =
-          "Test hook: forget the last committed record of this output (decisions, dead-letters,"
+          "Test hook: forget the first committed record of this output (decisions, dead-letters,"
               + " duplicates, too-late) before the checks, as if the sink had lost it.")
   @Nullable String testDropCommitted;
 

@@ -76,6 +76,21 @@ public class DrillCheckTest {
           }
         }
       }
+      if (name.equals("decisions")) {
+        // In a topic a window's editions come in version order, as a sink commits them.
+        records.sort(
+            java.util.Comparator.comparingLong(
+                record -> {
+                  try {
+                    return dev.tidemark.transforms.util.Json.MAPPER
+                        .readTree(record.value())
+                        .path("version")
+                        .asLong();
+                  } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                  }
+                }));
+      }
       committed.put(name, records);
     }
   }
@@ -113,7 +128,7 @@ public class DrillCheckTest {
     DrillReport report = report();
     report.add(
         KafkaOptions.KafkaSinkMode.transactional,
-        outcome(FaultRun.dropLast(committed, "decisions", log)));
+        outcome(FaultRun.dropFirst(committed, "decisions", log)));
     JsonNode run = report.toJson().get("runs").get(0);
     assertThat(log.toString(), log.size(), is(1));
     assertThat(run.toPrettyString(), run.get("passed").asBoolean(), is(false));
@@ -134,7 +149,7 @@ public class DrillCheckTest {
     DrillReport report = report();
     report.add(
         KafkaOptions.KafkaSinkMode.idempotent,
-        outcome(FaultRun.dropLast(committed, "dead-letters", new ArrayList<>())));
+        outcome(FaultRun.dropFirst(committed, "dead-letters", new ArrayList<>())));
     JsonNode run = report.toJson().get("runs").get(0);
     assertThat(run.toPrettyString(), run.get("identityHolds").asBoolean(), is(false));
     assertThat(run.toPrettyString(), run.get("deadLetterMismatches").asLong(), is(1L));
