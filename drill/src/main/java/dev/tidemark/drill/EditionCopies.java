@@ -2,13 +2,10 @@ package dev.tidemark.drill;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.transforms.util.Json;
+import dev.tidemark.transforms.values.DecisionCopies;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -17,9 +14,8 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 /**
  * The copies of each ({@code decisionId}, {@code version}) a sink committed, compared: an
  * at-least-once sink may write an edition twice, but both copies must be the same edition. Two
- * copies are the same edition when {@link #fingerprint} agrees: the fields the {@code act} consumer
- * fingerprints an edition by (account, window, version, verdict and score), so the drill and {@code
- * act} call the same copies conflicting.
+ * copies are the same edition by {@link DecisionCopies}, the one rule {@code act} applies too: the
+ * first copy is kept, a later copy with other content is a conflict.
  */
 final class EditionCopies {
   /** Copies beyond the first, per {@code decisionId@version}, and those with other content. */
@@ -43,11 +39,12 @@ final class EditionCopies {
       long version = decision.path("version").asLong();
       highest.merge(id, version, Math::max);
       String key = id + "@" + version;
-      String fingerprint = fingerprint(decision);
+      String fingerprint = DecisionCopies.fingerprint(decision);
       String known = first.putIfAbsent(key, fingerprint);
       if (known != null) {
         repeated++;
-        if (!known.equals(fingerprint) && !conflicting.contains(key)) {
+        if (DecisionCopies.compare(known, fingerprint) == DecisionCopies.Copy.CONFLICT
+            && !conflicting.contains(key)) {
           conflicting.add(key);
         }
       }
@@ -60,33 +57,6 @@ final class EditionCopies {
       }
     }
     return new Result(repeated, conflicting, conflictingFinal);
-  }
-
-  /**
-   * What identifies an edition's content, as {@code act}'s {@code Edition.fingerprint} computes it:
-   * SHA-256 over decisionId, version, accountId, windowStart, windowEnd, decision and score, each
-   * as {@code name=<length>:value;}.
-   */
-  static String fingerprint(JsonNode decision) {
-    StringBuilder canonical = new StringBuilder();
-    field(canonical, "decisionId", decision.path("decisionId").asText());
-    field(canonical, "version", Long.toString(decision.path("version").asLong()));
-    field(canonical, "accountId", decision.path("accountId").asText());
-    field(canonical, "windowStart", decision.path("windowStart").asText());
-    field(canonical, "windowEnd", decision.path("windowEnd").asText());
-    field(canonical, "decision", decision.path("decision").asText());
-    field(canonical, "score", Double.toString(decision.path("score").asDouble()));
-    try {
-      MessageDigest sha256 = MessageDigest.getInstance("SHA-256");
-      return HexFormat.of()
-          .formatHex(sha256.digest(canonical.toString().getBytes(StandardCharsets.UTF_8)));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("every Java platform has SHA-256", e);
-    }
-  }
-
-  private static void field(StringBuilder out, String name, String value) {
-    out.append(name).append('=').append(value.length()).append(':').append(value).append(';');
   }
 
   private static JsonNode parse(byte[] value) {
