@@ -98,6 +98,7 @@ public class TidemarkPipelineIT {
             "decisionsByTiming",
             "decisions",
             "corrections",
+            "models",
             "signals",
             "identityHolds",
             "wallTimeMillis"));
