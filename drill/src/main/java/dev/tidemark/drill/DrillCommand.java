@@ -4,8 +4,8 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tidemark.cluster.ClusterSettings;
 import dev.tidemark.cluster.LocalCluster;
-import dev.tidemark.launcher.check.Reference;
 import dev.tidemark.pipelines.KafkaOptions;
+import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.io.ReplayFile;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
@@ -29,13 +29,17 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     sortOptions = false,
     description = {
-      "Fault drill on the local Flink cluster ('./tidemark cluster up' first): feeds generated"
-          + " events (duplicates, conflicts, late, too-late and malformed records, both CloudEvents"
-          + " Kafka modes) at a fixed rate into a Tidemark job, kills a TaskManager that runs its"
-          + " tasks with SIGKILL at seeded random moments and starts it again, restarts the broker,"
-          + " then reads every output topic with read_committed and compares it with a batch run of"
-          + " the same input. Once per sink mode. Writes drill.json under --output.",
-      "Exit 0 when every mismatch count is 0, 1 when one is not, 3 when the drill could not run"
+      "Fault drill on the local Flink cluster ('./tidemark cluster up' first; '--brokers=3 --ha'"
+          + " for every fault kind): feeds generated events (duplicates, conflicts, late, too-late"
+          + " and malformed records, both CloudEvents Kafka modes) at a fixed rate into a Tidemark"
+          + " job and, as each part of the input starts to be fed, SIGKILLs a TaskManager, the"
+          + " broker leading a decisions partition mid-transaction or the leading JobManager, or"
+          + " restarts the broker. Then it checks every output topic, read with read_committed,"
+          + " against a recomputation over the events the run accepted (exactly once), and the"
+          + " run's lateness decisions against the reference watermark, apart. Once per sink mode."
+          + " Writes drill.json under --output.",
+      "Exit 0 when every check passes, 1 when one does not (its counts and examples in"
+          + " drill.json; the next sink mode still runs), 3 when the drill could not run"
           + " (drill.json then has an 'error' and what ran before it)."
     })
 public final class DrillCommand implements Callable<Integer> {
@@ -84,6 +88,28 @@ public final class DrillCommand implements Callable<Integer> {
       defaultValue = "1",
       description = "Broker restarts per sink mode (default: 1).")
   int brokerRestarts;
+
+  @Option(
+      names = "--brokerKills",
+      description =
+          "SIGKILLs of the broker leading a partition of the decisions topic, mid-transaction, per"
+              + " sink mode (default: 1 on a cluster of 3 or more brokers, else 0).")
+  @Nullable Integer brokerKills;
+
+  @Option(
+      names = "--jobManagerKills",
+      description =
+          "SIGKILLs of the leading JobManager per sink mode (default: 1 on a highly available"
+              + " cluster, else 0).")
+  @Nullable Integer jobManagerKills;
+
+  @Option(
+      names = "--testDropCommitted",
+      hidden = true,
+      description =
+          "Test hook: forget the first committed record of this output (decisions, dead-letters,"
+              + " duplicates, too-late) before the checks, as if the sink had lost it.")
+  @Nullable String testDropCommitted;
 
   @Option(
       names = "--seed",
@@ -162,16 +188,26 @@ public final class DrillCommand implements Callable<Integer> {
     DrillJobs jobs = new DrillJobs(settings.get());
     long stamp = System.currentTimeMillis() / 1000;
     long started = System.nanoTime();
-    Reference reference =
-        Reference.compute(
-            input,
-            jobs.options(new DrillJobs.Topics("drill-reference"), output, List.of()),
-            output.resolve("reference"));
+    TidemarkOptions shaping =
+        jobs.options(new DrillJobs.Topics("drill-reference"), output, List.of());
+    Recomputation recomputation = Recomputation.of(input, shaping);
     System.out.printf(
-        "drill: batch reference of the input in %.0f s: %s%n",
-        (System.nanoTime() - started) / 1e9, reference.summary().toJson());
-    DrillReport report = new DrillReport(records, reference);
-    int exit;
+        "drill: read the input for the recomputation in %.1f s%n",
+        (System.nanoTime() - started) / 1e9);
+    DrillReport report =
+        new DrillReport(
+            records,
+            recomputation,
+            org.joda.time.Duration.millis(
+                java.time.Duration.parse(shaping.getWindowSize()).toMillis()),
+            org.joda.time.Duration.millis(
+                java.time.Duration.parse(shaping.getWindowPeriod()).toMillis()));
+    int brokerKills =
+        this.brokerKills != null ? this.brokerKills : settings.get().brokers() >= 3 ? 1 : 0;
+    int jobManagerKills =
+        this.jobManagerKills != null
+            ? this.jobManagerKills
+            : settings.get().highAvailability() ? 1 : 0;
     try {
       for (KafkaOptions.KafkaSinkMode sink : sinks) {
         FaultPlan plan =
@@ -179,18 +215,26 @@ public final class DrillCommand implements Callable<Integer> {
                 seed + sink.ordinal(),
                 Duration.ofMillis((long) (records * 1000 / rate)),
                 kills,
-                brokerRestarts);
-        FaultRun.Outcome outcome =
-            new FaultRun(cluster, jobs, System.out)
-                .run(
-                    "drill-" + sink + "-" + stamp,
-                    sink,
-                    input,
-                    rate,
-                    plan,
-                    output.resolve(sink.toString()),
-                    timeout);
-        report.add(sink, outcome);
+                brokerRestarts,
+                brokerKills,
+                jobManagerKills);
+        try {
+          FaultRun.Outcome outcome =
+              new FaultRun(cluster, jobs, recomputation, testDropCommitted, System.out)
+                  .run(
+                      "drill-" + sink + "-" + stamp,
+                      sink,
+                      input,
+                      rate,
+                      plan,
+                      output.resolve(sink.toString()),
+                      timeout);
+          report.add(sink, outcome);
+        } catch (Exception e) {
+          // This run could not go on (its job ended, a step timed out): the next one still runs.
+          e.printStackTrace();
+          report.failed(sink, e);
+        }
       }
       SavepointSteps steps = new SavepointSteps(jobs, savepointSink, rate, home(), System.out);
       if (rescale) {
@@ -201,13 +245,12 @@ public final class DrillCommand implements Callable<Integer> {
         report.addUpgrade(
             steps.upgrade("drill-upgrade-" + stamp, input, output.resolve("upgrade"), timeout));
       }
-      exit = report.passed() ? 0 : 1;
     } catch (Exception e) {
       // drill.json still says what ran, and where the drill stopped.
       e.printStackTrace();
       report.stopped(e);
-      exit = 3;
     }
+    int exit = report.exitCode();
     ObjectNode json = report.toJson();
     Files.writeString(
         output.resolve("drill.json"),
@@ -258,10 +301,11 @@ public final class DrillCommand implements Callable<Integer> {
   /**
    * Copies a generated replay file with its ingestion clock in coarser steps: the clock directives
    * ({@code advanceProcessingTime}) of every {@code linesPerStep} lines become one, at the end of
-   * those lines, advancing by their sum. The batch reference replays the file one arrival batch at
-   * a time, each a round of the DirectRunner, and the generator writes a directive every few lines;
-   * in steps of about a minute of event time the reference takes seconds instead of an hour, and
-   * the too-late margin (30 minutes) dwarfs the coarser watermark. The feed follows the same clock.
+   * those lines, advancing by their sum. A batch replay of the file (the launcher's {@code
+   * Reference}, which {@code DrillCheckTest} runs) costs a round of the DirectRunner per arrival
+   * batch, and the generator writes a directive every few lines: in steps of about a minute of
+   * event time it takes seconds. The too-late margin (30 minutes) dwarfs the coarser watermark. The
+   * feed and the recomputation follow the same clock.
    */
   static void coarsenClock(Path generated, Path coarse, int linesPerStep) throws IOException {
     java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();

@@ -13,6 +13,7 @@ import dev.tidemark.pipelines.flink.FlinkJob;
 import dev.tidemark.pipelines.flink.FlinkRestClient;
 import dev.tidemark.pipelines.flink.FlinkRestException;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
+import dev.tidemark.pipelines.io.kafka.KafkaSinks;
 import dev.tidemark.pipelines.launch.FlinkClusterLaunch;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -20,9 +21,11 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewPartitions;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -39,21 +42,41 @@ final class DrillJobs {
   /** A checkpoint every 2 s: commits (and the drill's wait for quiet outputs) come sooner. */
   static final String CHECKPOINT_INTERVAL_MILLIS = "2000";
 
-  /** What every drill job and its batch reference share: the window and watermark settings. */
+  /** What every drill job and its recomputation share: the window and watermark settings. */
   static final List<String> PIPELINE_ARGS = List.of();
 
   private final ClusterSettings cluster;
-  private final FlinkRestClient rest;
+  private final List<FlinkRestClient> masters = new ArrayList<>();
+  private int current;
   private final KafkaClients clients;
 
   DrillJobs(ClusterSettings cluster) {
     this.cluster = cluster;
-    this.rest = FlinkRestClient.of(cluster.flinkMaster());
+    for (int i = 0; i < cluster.jobManagers(); i++) {
+      masters.add(FlinkRestClient.of(cluster.flinkMaster(i)));
+    }
     this.clients = KafkaClients.plaintext(cluster.kafkaBootstrapServers());
   }
 
-  FlinkRestClient rest() {
-    return rest;
+  /**
+   * The REST API of a JobManager that answers. With high availability every JobManager's REST
+   * endpoint serves the cluster (a standby's forwards to the leader), but a killed one's does not:
+   * the drill then talks to the other.
+   */
+  synchronized FlinkRestClient rest() {
+    if (masters.size() == 1) {
+      return masters.get(0);
+    }
+    for (int tried = 0; tried < masters.size(); tried++) {
+      FlinkRestClient candidate = masters.get(current);
+      try {
+        candidate.get("/overview");
+        return candidate;
+      } catch (FlinkRestException | RuntimeException e) {
+        current = (current + 1) % masters.size();
+      }
+    }
+    return masters.get(current);
   }
 
   KafkaClients clients() {
@@ -84,7 +107,7 @@ final class DrillJobs {
    */
   TidemarkOptions options(Topics topics, Path output, List<String> extra) {
     List<String> commandLine = new ArrayList<>();
-    commandLine.add("--flinkMaster=" + cluster.flinkMaster());
+    commandLine.add("--flinkMaster=" + rest().master());
     commandLine.add("--kafkaBootstrapServers=" + cluster.kafkaBootstrapServers());
     commandLine.add("--checkpointingInterval=" + CHECKPOINT_INTERVAL_MILLIS);
     commandLine.add("--jobName=" + topics.prefix() + "-" + System.currentTimeMillis());
@@ -99,22 +122,133 @@ final class DrillJobs {
         .as(TidemarkOptions.class);
   }
 
-  /** Creates the input topic (kept forever) and the output topics, {@code partitions} each. */
-  Map<String, String> createTopics(TidemarkOptions options, int partitions) {
-    return LiveRun.createTopics(options, partitions);
+  /**
+   * Creates the input topic (kept forever) and the output topics, {@code partitions} each, with the
+   * cluster's replication factor (the brokers' default: 3 on a replicated cluster).
+   */
+  Map<String, String> createTopics(TidemarkOptions options, int partitions) throws Exception {
+    Map<String, String> outputs = KafkaSinks.topics(options);
+    List<NewTopic> topics = new ArrayList<>();
+    topics.add(
+        new NewTopic(options.getKafkaInputTopic(), Optional.of(partitions), Optional.empty())
+            .configs(Map.of("retention.ms", "-1")));
+    for (String topic : outputs.values()) {
+      topics.add(new NewTopic(topic, Optional.of(partitions), Optional.empty()));
+    }
+    try (Admin admin = Admin.create(clients.merged(new HashMap<>()))) {
+      admin.createTopics(topics).all().get();
+    }
+    List<String> names = new ArrayList<>(outputs.values());
+    names.add(options.getKafkaInputTopic());
+    awaitTopics(names, partitions, Duration.ofMinutes(1));
+    return outputs;
   }
 
-  /** What a job committed once its input ended: the markers sent and every output topic. */
-  record Finished(int markers, Map<String, List<ConsumerRecord<byte[], byte[]>>> committed) {}
+  /**
+   * Waits until every broker describes every one of {@code topics} with {@code partitions}
+   * partitions, each with a leader: on a replicated cluster a topic the controller created a moment
+   * ago is not yet known to every broker, and a client bootstrapped from one that does not know it
+   * fails ("does not host this topic-partition").
+   */
+  private void awaitTopics(List<String> topics, int partitions, Duration timeout) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    for (String server : cluster.kafkaBootstrapServers().split(",")) {
+      Map<String, Object> config = clients.merged(new HashMap<>());
+      config.put("bootstrap.servers", server);
+      try (Admin admin = Admin.create(config)) {
+        while (true) {
+          try {
+            boolean ready =
+                admin.describeTopics(topics).allTopicNames().get().values().stream()
+                    .allMatch(
+                        topic ->
+                            topic.partitions().size() == partitions
+                                && topic.partitions().stream().allMatch(p -> p.leader() != null));
+            if (ready) {
+              break;
+            }
+          } catch (java.util.concurrent.ExecutionException e) {
+            // Not known to this broker yet.
+          }
+          if (System.nanoTime() > deadline) {
+            throw new IllegalStateException(
+                "broker " + server + " does not describe " + topics + " after " + timeout);
+          }
+          Thread.sleep(200);
+        }
+      }
+    }
+  }
+
+  /**
+   * The broker index (node id minus one) that leads each partition of {@code topic}, by partition.
+   */
+  Map<Integer, Integer> leaders(String topic) throws Exception {
+    Map<Integer, Integer> leaders = new java.util.TreeMap<>();
+    try (Admin admin = Admin.create(clients.merged(new HashMap<>()))) {
+      for (TopicPartitionInfo partition :
+          admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions()) {
+        if (partition.leader() != null) {
+          leaders.put(partition.partition(), partition.leader().id() - 1);
+        }
+      }
+    }
+    return leaders;
+  }
+
+  /**
+   * The partitions of {@code topic} with a transaction open now (a producer's first record of it
+   * written, its commit not yet), by Kafka's producer state.
+   */
+  List<Integer> openTransactions(String topic) throws Exception {
+    List<Integer> open = new ArrayList<>();
+    try (Admin admin = Admin.create(clients.merged(new HashMap<>()))) {
+      List<TopicPartition> partitions = new ArrayList<>();
+      for (TopicPartitionInfo partition :
+          admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions()) {
+        partitions.add(new TopicPartition(topic, partition.partition()));
+      }
+      admin
+          .describeProducers(partitions)
+          .all()
+          .get()
+          .forEach(
+              (partition, producers) -> {
+                if (producers.activeProducers().stream()
+                    .anyMatch(p -> p.currentTransactionStartOffset().isPresent())) {
+                  open.add(partition.partition());
+                }
+              });
+    }
+    return open;
+  }
+
+  /**
+   * What a job committed once its input ended: the markers sent, every output topic, and whether
+   * the outputs settled (false: the wait for them ran out, and the outputs are what was committed
+   * by then).
+   */
+  record Finished(
+      int markers, Map<String, List<ConsumerRecord<byte[], byte[]>>> committed, boolean settled) {}
+
+  /**
+   * How long outputs that do not account for every fed record must stay unchanged, over {@value
+   * #SETTLE_CHECKPOINTS} completed checkpoints, before the drill takes them as final: a window's
+   * last pane held up behind a restart comes within this, a lost record never does.
+   */
+  static final Duration SETTLE = Duration.ofSeconds(60);
+
+  static final int SETTLE_CHECKPOINTS = 3;
 
   /**
    * Ends the job's input: sends end-of-stream markers past {@code maxEventTimeMillis} to every
-   * partition of its input topic, then waits until the committed outputs are final, failing if the
-   * job ends first. Final means: every marker is dead-lettered and the outputs stopped changing
-   * ({@link LiveRun#awaitQuiet}), they account for all {@code fed} records ({@link
-   * Comparison#accountsFor}: a window whose final pane is still on its way, behind a slow sink or a
-   * restart, does not), and two more checkpoints completed without a change (the transactional sink
-   * commits at checkpoints). At {@code timeout} it returns what was committed.
+   * partition of its input topic, then waits until the committed outputs are final, failing only if
+   * the job ends first. Final means: every marker is dead-lettered and the outputs stopped changing
+   * ({@link LiveRun#awaitQuiet}), and either they account for all {@code fed} records ({@link
+   * Comparison#accountsFor}) and two more checkpoints completed without a change (the transactional
+   * sink commits at checkpoints), or they do not and stayed unchanged for {@link #SETTLE} and
+   * {@value #SETTLE_CHECKPOINTS} checkpoints: a loss or a double count is then the comparison's to
+   * report. At {@code timeout} it returns what was committed, not settled.
    */
   Finished finish(
       String jobId,
@@ -134,33 +268,100 @@ final class DrillJobs {
     org.joda.time.Duration windowSize =
         org.joda.time.Duration.millis(java.time.Duration.parse(options.getWindowSize()).toMillis());
     Comparison.Delivery delivery = delivery(options.getKafkaSinkMode());
+    Map<String, Integer> unchanged = null;
+    long unchangedSince = 0;
+    long checkpointsThen = 0;
     while (true) {
-      Map<String, List<ConsumerRecord<byte[], byte[]>>> committed =
-          LiveRun.awaitQuiet(
-              clients,
-              outputs,
-              markers,
-              org.joda.time.Duration.millis(
-                  Math.max(1, (deadline - System.nanoTime()) / 1_000_000)),
-              () -> checkRunning(jobId));
-      if (!Comparison.accountsFor(
-              OutputView.fromRecords(committed), fed, markers, windowSize, delivery)
-          && System.nanoTime() < deadline) {
-        Thread.sleep(2000);
-        continue;
-      }
-      long completed = completedCheckpoints(jobId);
-      while (completedCheckpoints(jobId) < completed + 2 && System.nanoTime() < deadline) {
+      Map<String, List<ConsumerRecord<byte[], byte[]>>> committed;
+      try {
+        committed =
+            LiveRun.awaitQuiet(
+                clients,
+                outputs,
+                markers,
+                org.joda.time.Duration.millis(
+                    Math.max(1, (deadline - System.nanoTime()) / 1_000_000)),
+                () -> checkRunning(jobId));
+      } catch (IllegalStateException e) {
+        // The job ended (checkRunning throws again), or the time ran out: a marker or an output
+        // that never came is for the comparison to report.
         checkRunning(jobId);
-        Thread.sleep(500);
+        return new Finished(markers, readAll(outputs), false);
       }
-      Map<String, Integer> sizes = new java.util.TreeMap<>();
-      outputs.forEach((name, topic) -> sizes.put(name, KafkaFeed.readAll(clients, topic).size()));
-      Map<String, Integer> seen = new java.util.TreeMap<>();
-      committed.forEach((name, records) -> seen.put(name, records.size()));
-      if (sizes.equals(seen) || System.nanoTime() > deadline) {
-        return new Finished(markers, committed);
+      Map<String, Integer> seen = sizes(committed);
+      if (Comparison.accountsFor(
+          OutputView.fromRecords(committed), fed, markers, windowSize, delivery)) {
+        long completed = completedCheckpoints(jobId);
+        while (completedCheckpoints(jobId) < completed + 2 && System.nanoTime() < deadline) {
+          checkRunning(jobId);
+          Thread.sleep(500);
+        }
+        Map<String, List<ConsumerRecord<byte[], byte[]>>> now = readAll(outputs);
+        if (sizes(now).equals(seen)) {
+          return new Finished(markers, now, true);
+        }
+      } else if (!seen.equals(unchanged)) {
+        unchanged = seen;
+        unchangedSince = System.nanoTime();
+        checkpointsThen = completedCheckpoints(jobId);
+      } else if (System.nanoTime() - unchangedSince > SETTLE.toNanos()
+          && completedCheckpoints(jobId) >= checkpointsThen + SETTLE_CHECKPOINTS) {
+        return new Finished(markers, committed, true);
       }
+      if (System.nanoTime() > deadline) {
+        return new Finished(markers, readAll(outputs), false);
+      }
+      Thread.sleep(2000);
+    }
+  }
+
+  private Map<String, List<ConsumerRecord<byte[], byte[]>>> readAll(Map<String, String> outputs) {
+    Map<String, List<ConsumerRecord<byte[], byte[]>>> all = new java.util.LinkedHashMap<>();
+    outputs.forEach((name, topic) -> all.put(name, KafkaFeed.readAll(clients, topic)));
+    return all;
+  }
+
+  private static Map<String, Integer> sizes(Map<String, List<ConsumerRecord<byte[], byte[]>>> of) {
+    Map<String, Integer> sizes = new java.util.TreeMap<>();
+    of.forEach((name, records) -> sizes.put(name, records.size()));
+    return sizes;
+  }
+
+  /**
+   * Where the job's source stands on its input: records produced to the input topic so far (the
+   * partitions' end offsets) and records its consumer group has committed (the source commits its
+   * offsets when a checkpoint completes). Produced minus committed is the work a restore replays.
+   */
+  record InputPosition(long produced, long committed) {
+    long pending() {
+      return Math.max(0, produced - committed);
+    }
+  }
+
+  InputPosition inputPosition(TidemarkOptions options) throws Exception {
+    String topic = options.getKafkaInputTopic();
+    try (Admin admin = Admin.create(clients.merged(new HashMap<>()))) {
+      Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+      for (TopicPartitionInfo partition :
+          admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions()) {
+        latest.put(new TopicPartition(topic, partition.partition()), OffsetSpec.latest());
+      }
+      long produced = 0;
+      for (var info : admin.listOffsets(latest).all().get().values()) {
+        produced += info.offset();
+      }
+      long committed = 0;
+      for (OffsetAndMetadata offset :
+          admin
+              .listConsumerGroupOffsets(options.getKafkaConsumerGroup())
+              .partitionsToOffsetAndMetadata()
+              .get()
+              .values()) {
+        if (offset != null) {
+          committed += offset.offset();
+        }
+      }
+      return new InputPosition(produced, committed);
     }
   }
 
@@ -173,7 +374,11 @@ final class DrillJobs {
 
   private long completedCheckpoints(String jobId) {
     try {
-      return rest.get("/jobs/" + jobId + "/checkpoints").path("counts").path("completed").asLong();
+      return rest()
+          .get("/jobs/" + jobId + "/checkpoints")
+          .path("counts")
+          .path("completed")
+          .asLong();
     } catch (FlinkRestException e) {
       throw new IllegalStateException(e.getMessage(), e);
     }
@@ -195,7 +400,7 @@ final class DrillJobs {
   void awaitFullyRunning(String jobId, Duration timeout) throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (true) {
-      FlinkJob job = rest.job(jobId);
+      FlinkJob job = rest().job(jobId);
       if (job.fullyRunning()) {
         return;
       }
@@ -211,7 +416,7 @@ final class DrillJobs {
   /** Throws when the job has ended: a drill job runs until the drill stops it. */
   void checkRunning(String jobId) {
     try {
-      checkNotEnded(rest.job(jobId));
+      checkNotEnded(rest().job(jobId));
     } catch (FlinkRestException e) {
       throw new IllegalStateException(e.getMessage(), e);
     }
@@ -225,7 +430,7 @@ final class DrillJobs {
               + " ended "
               + job.state()
               + "; its exceptions: "
-              + rest.webUi(job.id()).replace("/overview", "/exceptions"));
+              + rest().webUi(job.id()).replace("/overview", "/exceptions"));
     }
   }
 
@@ -296,6 +501,7 @@ final class DrillJobs {
     try (Admin admin = Admin.create(clients.merged(new HashMap<>()))) {
       admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(partitions))).all().get();
     }
+    awaitTopics(List.of(topic), partitions, Duration.ofMinutes(1));
   }
 
   /**
@@ -307,7 +513,7 @@ final class DrillJobs {
     for (int attempt = 1; ; attempt++) {
       awaitFullyRunning(jobId, Duration.ofMinutes(3));
       try {
-        return rest.stopWithSavepoint(jobId, directory.toUri().toString(), Duration.ofMinutes(3));
+        return rest().stopWithSavepoint(jobId, directory.toUri().toString(), Duration.ofMinutes(3));
       } catch (FlinkRestException e) {
         if (attempt == 3) {
           throw e;
@@ -323,7 +529,7 @@ final class DrillJobs {
       return;
     }
     try {
-      rest.cancelIfRunning(jobId, Duration.ofMinutes(2));
+      rest().cancelIfRunning(jobId, Duration.ofMinutes(2));
     } catch (FlinkRestException e) {
       System.err.println("drill: could not cancel job " + jobId + ": " + e.getMessage());
     }

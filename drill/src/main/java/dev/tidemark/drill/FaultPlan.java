@@ -19,7 +19,14 @@ public record FaultPlan(List<Fault> faults) {
     /** SIGKILL one of the TaskManagers that run the job's tasks, then start it again. */
     KILL_TASK_MANAGER,
     /** Stop the broker (SIGTERM) and start it again on the same data. */
-    RESTART_BROKER
+    RESTART_BROKER,
+    /**
+     * SIGKILL the broker that leads a partition of the job's decisions topic (with one broker, the
+     * broker) while a transaction is open, and start it again later on the same data.
+     */
+    KILL_BROKER,
+    /** SIGKILL the leading JobManager of a highly available cluster; the standby takes over. */
+    KILL_JOB_MANAGER
   }
 
   /**
@@ -37,16 +44,30 @@ public record FaultPlan(List<Fault> faults) {
 
   /** A plan of {@code kills} TaskManager kills and {@code brokerRestarts} broker restarts. */
   public static FaultPlan draw(long seed, Duration feed, int kills, int brokerRestarts) {
-    if (kills < 0 || brokerRestarts < 0) {
+    return draw(seed, feed, kills, brokerRestarts, 0, 0);
+  }
+
+  /** A plan with every kind of fault, as many as each count says. */
+  public static FaultPlan draw(
+      long seed,
+      Duration feed,
+      int kills,
+      int brokerRestarts,
+      int brokerKills,
+      int jobManagerKills) {
+    if (kills < 0 || brokerRestarts < 0 || brokerKills < 0 || jobManagerKills < 0) {
       throw new IllegalArgumentException("fault counts must be >= 0");
     }
     SplittableRandom random = new SplittableRandom(seed);
     List<Fault> faults = new ArrayList<>();
     long span = feed.toMillis();
-    for (int i = 0; i < kills + brokerRestarts; i++) {
-      long at = span / 10 + (long) (random.nextDouble() * span * 8 / 10);
-      Kind kind = i < kills ? Kind.KILL_TASK_MANAGER : Kind.RESTART_BROKER;
-      faults.add(new Fault(Duration.ofMillis(at), kind, random.nextLong()));
+    int[] counts = {kills, brokerRestarts, brokerKills, jobManagerKills};
+    Kind[] kinds = Kind.values();
+    for (int k = 0; k < kinds.length; k++) {
+      for (int i = 0; i < counts[k]; i++) {
+        long at = span / 10 + (long) (random.nextDouble() * span * 8 / 10);
+        faults.add(new Fault(Duration.ofMillis(at), kinds[k], random.nextLong()));
+      }
     }
     faults.sort(Comparator.comparing(Fault::at));
     return new FaultPlan(faults);

@@ -304,19 +304,37 @@ final class SavepointSteps {
 
   /** Splits the replay file into {@code count} files of about equal line counts, in order. */
   static List<Path> split(Path events, Path output, int count) throws IOException {
+    List<Double> cuts = new ArrayList<>();
+    for (int part = 1; part < count; part++) {
+      cuts.add(part / (double) count);
+    }
+    return splitAt(events, output, cuts);
+  }
+
+  /**
+   * Splits the replay file, in order, at the fractions {@code cuts} (ascending, 0 to 1) of its
+   * lines: {@code cuts.size() + 1} files.
+   */
+  static List<Path> splitAt(Path events, Path output, List<Double> cuts) throws IOException {
     List<byte[]> lines = ReplayFile.splitLines(Files.readAllBytes(events));
     Files.createDirectories(output);
     List<Path> parts = new ArrayList<>();
+    int count = cuts.size() + 1;
+    int from = 0;
     for (int part = 0; part < count; part++) {
+      int to =
+          part == cuts.size()
+              ? lines.size()
+              : Math.max(from, (int) Math.round(lines.size() * cuts.get(part)));
       ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-      for (byte[] line :
-          lines.subList(lines.size() * part / count, lines.size() * (part + 1) / count)) {
+      for (byte[] line : lines.subList(from, Math.min(to, lines.size()))) {
         bytes.write(line);
         bytes.write('\n');
       }
       Path file = output.resolve("part-" + (part + 1) + "-of-" + count + ".ndjson");
       Files.write(file, bytes.toByteArray());
       parts.add(file);
+      from = Math.min(to, lines.size());
     }
     return parts;
   }

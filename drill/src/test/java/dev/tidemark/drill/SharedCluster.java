@@ -19,8 +19,9 @@ import org.checkerframework.checker.nullness.qual.Nullable;
 import org.junit.rules.ExternalResource;
 
 /**
- * The local cluster of the drill module's cluster tests (a JobManager, two TaskManagers and a
- * broker as separate processes, on free ports, in a temporary state directory), started once for
+ * The local cluster of the drill module's cluster tests (ZooKeeper, a leading and a standby
+ * JobManager, two TaskManagers and three replicated brokers as separate processes, on free ports,
+ * in a temporary state directory: every fault the drill injects has its target), started once for
  * all of them: each test class holds it from its {@code @BeforeClass} to its {@code @AfterClass},
  * and {@link ClusterSuiteIT} holds it across its classes, so the cluster starts with the first
  * holder and stops when the last one lets go. A class run alone ({@code -Dit.test=DrillIT}) thus
@@ -80,7 +81,10 @@ final class SharedCluster {
     System.setProperty("tidemark.cluster.classpath", classPath);
     cluster =
         new LocalCluster(
-            ClusterSettings.defaults(dir.resolve("cluster")).withFreePorts(),
+            ClusterSettings.defaults(dir.resolve("cluster"))
+                .withBrokers(ClusterSettings.REPLICATED_BROKERS)
+                .withHighAvailability(true)
+                .withFreePorts(),
             classPath,
             System.out);
     try {

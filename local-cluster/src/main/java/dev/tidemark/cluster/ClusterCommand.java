@@ -21,8 +21,8 @@ import picocli.CommandLine.Spec;
     version = "tidemark cluster 0.2.0",
     mixinStandardHelpOptions = true,
     description = {
-      "A Flink 1.19 session cluster (one JobManager, two TaskManagers) and a KRaft Kafka broker"
-          + " on this machine, each its own JVM, listening on 127.0.0.1 only, with configuration,"
+      "A Flink 1.19 session cluster (one JobManager, or two and ZooKeeper with --ha; two"
+          + " TaskManagers) and a KRaft Kafka broker (or --brokers=3) on this machine, each its own JVM, listening on 127.0.0.1 only, with configuration,"
           + " pids, logs, checkpoints and data under one state directory.",
       "Point Tidemark at it with --flinkMaster=127.0.0.1:8081"
           + " --kafkaBootstrapServers=127.0.0.1:9092 (see docs/flink-cluster.md)."
@@ -167,6 +167,31 @@ public final class ClusterCommand implements Callable<Integer> {
     String taskManagerMemory;
 
     @Option(
+        names = "--brokers",
+        defaultValue = "1",
+        description =
+            "Kafka brokers: 1 (default), or 3 or more, a replicated KRaft cluster (replication"
+                + " factor 3, min.insync.replicas=2, the transaction state log replicated); the"
+                + " brokers after the first take ports from --extraPortBase.")
+    int brokers;
+
+    @Option(
+        names = "--ha",
+        description =
+            "High availability: a ZooKeeper server and a standby JobManager, Flink's ZooKeeper HA"
+                + " services (ports from --extraPortBase).")
+    boolean highAvailability;
+
+    @Option(
+        names = "--extraPortBase",
+        defaultValue = "" + ClusterSettings.DEFAULT_EXTRA_PORT_BASE,
+        description =
+            "First port of the optional processes: ZooKeeper (+0), the standby JobManager's REST,"
+                + " RPC and Prometheus (+1..+3), then a client and a controller port per broker"
+                + " after the first (default: ${DEFAULT-VALUE}).")
+    int extraPortBase;
+
+    @Option(
         names = "--timeout",
         defaultValue = "180",
         description = "Seconds to wait for the cluster to come up (default: ${DEFAULT-VALUE}).")
@@ -178,11 +203,19 @@ public final class ClusterCommand implements Callable<Integer> {
           ClusterSettings.defaults(dir.dir)
               .withPorts(restPort, rpcPort, kafkaPort, kafkaControllerPort, prometheusPort)
               .withTaskManagers(taskManagers, slots)
-              .withTaskManagerMemory(taskManagerMemory);
+              .withTaskManagerMemory(taskManagerMemory)
+              .withBrokers(brokers)
+              .withHighAvailability(highAvailability)
+              .withExtraPortBase(extraPortBase);
       Optional<ClusterSettings> saved = ClusterSettings.load(dir.dir);
       ClusterSettings settings = requested;
       if (saved.isPresent()) {
         LocalCluster previous = new LocalCluster(saved.get(), DirOption.classPath(), System.out);
+        if (!previous.anyRunning() && requested.equals(ClusterSettings.defaults(dir.dir))) {
+          // A plain 'up' on a stopped cluster starts it as it was: its brokers' data and the
+          // controller quorum they were formatted with need the same broker count.
+          settings = saved.get();
+        }
         if (previous.anyRunning()) {
           settings = saved.get();
           if (!settings.equals(requested) && !requested.equals(ClusterSettings.defaults(dir.dir))) {

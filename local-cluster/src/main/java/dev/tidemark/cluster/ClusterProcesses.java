@@ -128,8 +128,11 @@ final class ClusterProcesses {
     arguments.add("-Dlog.file=" + logFile(name));
     arguments.add("-Dlog4j.configurationFile=" + dir.resolve("conf/log4j2.properties").toUri());
     arguments.add("-cp");
-    // The broker and its storage tool run on the whole class path, Flink on its part of it.
-    arguments.add(name.startsWith(LocalCluster.KAFKA) ? classPath : flinkClassPath(classPath));
+    // The brokers, their storage tool and ZooKeeper run on the whole class path, Flink on its part.
+    arguments.add(
+        name.startsWith(LocalCluster.KAFKA) || name.equals(LocalCluster.ZOOKEEPER)
+            ? classPath
+            : flinkClassPath(classPath));
     arguments.add(mainClass);
     arguments.addAll(args);
     return arguments;

@@ -30,6 +30,10 @@ import java.util.concurrent.ThreadLocalRandom;
  * @param taskManagers how many TaskManagers run
  * @param slotsPerTaskManager task slots of each TaskManager
  * @param taskManagerMemory {@code taskmanager.memory.process.size} of each TaskManager
+ * @param brokers how many Kafka brokers run (1, or 3 and more: a replicated cluster)
+ * @param highAvailability whether two JobManagers run with ZooKeeper high availability
+ * @param extraPortBase the first of the ports the optional processes use ({@link #extraPorts}):
+ *     ZooKeeper, the standby JobManager, the brokers after the first
  */
 public record ClusterSettings(
     Path dir,
@@ -40,7 +44,10 @@ public record ClusterSettings(
     int prometheusPort,
     int taskManagers,
     int slotsPerTaskManager,
-    String taskManagerMemory) {
+    String taskManagerMemory,
+    int brokers,
+    boolean highAvailability,
+    int extraPortBase) {
 
   /** The only address the cluster's servers listen on. */
   public static final String HOST = "127.0.0.1";
@@ -53,6 +60,10 @@ public record ClusterSettings(
   public static final int DEFAULT_TASK_MANAGERS = 2;
   public static final int DEFAULT_SLOTS_PER_TASK_MANAGER = 2;
   public static final String DEFAULT_TASK_MANAGER_MEMORY = "3072m";
+  public static final int DEFAULT_EXTRA_PORT_BASE = 9300;
+
+  /** A replicated Kafka cluster has at least this many brokers: replication factor 3. */
+  public static final int REPLICATED_BROKERS = 3;
 
   static final String FILE = "conf/cluster.properties";
 
@@ -69,6 +80,65 @@ public record ClusterSettings(
     if (slotsPerTaskManager < 1) {
       throw new IllegalArgumentException("at least one slot per TaskManager");
     }
+    if (brokers != 1 && brokers < REPLICATED_BROKERS) {
+      throw new IllegalArgumentException(
+          "1 broker, or "
+              + REPLICATED_BROKERS
+              + " or more (replication factor 3, min.insync.replicas 2), not "
+              + brokers);
+    }
+    if (extraPortBase < 1 || extraPortBase + extraPorts(brokers) > 65535) {
+      throw new IllegalArgumentException("extra port base " + extraPortBase + " out of range");
+    }
+  }
+
+  /**
+   * How many ports from {@link #extraPortBase} the optional processes take: ZooKeeper's client
+   * port, the standby JobManager's REST, RPC and Prometheus ports, then a client and a controller
+   * port per broker after the first.
+   */
+  static int extraPorts(int brokers) {
+    return 4 + 2 * (brokers - 1);
+  }
+
+  /** ZooKeeper's client port (a highly available cluster). */
+  public int zooKeeperPort() {
+    return extraPortBase;
+  }
+
+  /** The REST port of JobManager {@code index} (0 the first, 1 the standby). */
+  public int jobManagerRestPort(int index) {
+    return index == 0 ? restPort : extraPortBase + 1;
+  }
+
+  /** The RPC port of JobManager {@code index}. */
+  public int jobManagerRpcPort(int index) {
+    return index == 0 ? rpcPort : extraPortBase + 2;
+  }
+
+  /** The Prometheus port of JobManager {@code index}. */
+  public int jobManagerPrometheusPort(int index) {
+    return index == 0 ? prometheusPort : extraPortBase + 3;
+  }
+
+  /** How many JobManagers run: two with high availability. */
+  public int jobManagers() {
+    return highAvailability ? 2 : 1;
+  }
+
+  /** The client port of broker {@code index}. */
+  public int brokerPort(int index) {
+    return index == 0 ? kafkaPort : extraPortBase + 4 + 2 * (index - 1);
+  }
+
+  /** The KRaft controller port of broker {@code index}. */
+  public int brokerControllerPort(int index) {
+    return index == 0 ? kafkaControllerPort : extraPortBase + 5 + 2 * (index - 1);
+  }
+
+  /** The replication factor of the cluster's topics: 3 on a replicated cluster, else 1. */
+  public int replicationFactor() {
+    return brokers >= REPLICATED_BROKERS ? REPLICATED_BROKERS : 1;
   }
 
   /** The defaults, in {@code dir}. */
@@ -82,7 +152,10 @@ public record ClusterSettings(
         DEFAULT_PROMETHEUS_PORT,
         DEFAULT_TASK_MANAGERS,
         DEFAULT_SLOTS_PER_TASK_MANAGER,
-        DEFAULT_TASK_MANAGER_MEMORY);
+        DEFAULT_TASK_MANAGER_MEMORY,
+        1,
+        false,
+        DEFAULT_EXTRA_PORT_BASE);
   }
 
   /**
@@ -103,7 +176,8 @@ public record ClusterSettings(
         socket.close();
       }
     }
-    return withPorts(ports[0], ports[1], ports[2], ports[3], freePortRange(taskManagers + 1));
+    return withPorts(ports[0], ports[1], ports[2], ports[3], freePortRange(taskManagers + 1))
+        .withExtraPortBase(freePortRange(extraPorts(brokers)));
   }
 
   /** The first of {@code count} consecutive free ports. */
@@ -136,7 +210,10 @@ public record ClusterSettings(
         prometheusPort,
         taskManagers,
         slotsPerTaskManager,
-        taskManagerMemory);
+        taskManagerMemory,
+        brokers,
+        highAvailability,
+        extraPortBase);
   }
 
   public ClusterSettings withTaskManagers(int taskManagers, int slotsPerTaskManager) {
@@ -149,7 +226,10 @@ public record ClusterSettings(
         prometheusPort,
         taskManagers,
         slotsPerTaskManager,
-        taskManagerMemory);
+        taskManagerMemory,
+        brokers,
+        highAvailability,
+        extraPortBase);
   }
 
   public ClusterSettings withTaskManagerMemory(String taskManagerMemory) {
@@ -162,7 +242,61 @@ public record ClusterSettings(
         prometheusPort,
         taskManagers,
         slotsPerTaskManager,
-        taskManagerMemory);
+        taskManagerMemory,
+        brokers,
+        highAvailability,
+        extraPortBase);
+  }
+
+  /** These settings with {@code brokers} brokers. */
+  public ClusterSettings withBrokers(int brokers) {
+    return new ClusterSettings(
+        dir,
+        restPort,
+        rpcPort,
+        kafkaPort,
+        kafkaControllerPort,
+        prometheusPort,
+        taskManagers,
+        slotsPerTaskManager,
+        taskManagerMemory,
+        brokers,
+        highAvailability,
+        extraPortBase);
+  }
+
+  /** These settings with or without ZooKeeper high availability (a standby JobManager). */
+  public ClusterSettings withHighAvailability(boolean highAvailability) {
+    return new ClusterSettings(
+        dir,
+        restPort,
+        rpcPort,
+        kafkaPort,
+        kafkaControllerPort,
+        prometheusPort,
+        taskManagers,
+        slotsPerTaskManager,
+        taskManagerMemory,
+        brokers,
+        highAvailability,
+        extraPortBase);
+  }
+
+  /** These settings with the optional processes' ports from {@code extraPortBase}. */
+  public ClusterSettings withExtraPortBase(int extraPortBase) {
+    return new ClusterSettings(
+        dir,
+        restPort,
+        rpcPort,
+        kafkaPort,
+        kafkaControllerPort,
+        prometheusPort,
+        taskManagers,
+        slotsPerTaskManager,
+        taskManagerMemory,
+        brokers,
+        highAvailability,
+        extraPortBase);
   }
 
   /** The Prometheus port of TaskManager {@code index}. */
@@ -175,9 +309,21 @@ public record ClusterSettings(
     return HOST + ":" + restPort;
   }
 
-  /** {@code 127.0.0.1:<kafka port>}, the value of Tidemark's {@code --kafkaBootstrapServers}. */
+  /**
+   * {@code 127.0.0.1:<kafka port>} (every broker's, comma-separated), the value of Tidemark's
+   * {@code --kafkaBootstrapServers}.
+   */
   public String kafkaBootstrapServers() {
-    return HOST + ":" + kafkaPort;
+    List<String> servers = new ArrayList<>();
+    for (int i = 0; i < brokers; i++) {
+      servers.add(HOST + ":" + brokerPort(i));
+    }
+    return String.join(",", servers);
+  }
+
+  /** {@code 127.0.0.1:<rest port>} of JobManager {@code index}. */
+  public String flinkMaster(int index) {
+    return HOST + ":" + jobManagerRestPort(index);
   }
 
   /** The web UI and REST base address. */
@@ -195,6 +341,9 @@ public record ClusterSettings(
     properties.setProperty("taskManagers", Integer.toString(taskManagers));
     properties.setProperty("slotsPerTaskManager", Integer.toString(slotsPerTaskManager));
     properties.setProperty("taskManagerMemory", taskManagerMemory);
+    properties.setProperty("brokers", Integer.toString(brokers));
+    properties.setProperty("highAvailability", Boolean.toString(highAvailability));
+    properties.setProperty("extraPortBase", Integer.toString(extraPortBase));
     Path file = dir.resolve(FILE);
     Files.createDirectories(file.getParent());
     try (Writer writer = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
@@ -224,7 +373,11 @@ public record ClusterSettings(
             intOf(properties, "prometheusPort", defaults.prometheusPort),
             intOf(properties, "taskManagers", defaults.taskManagers),
             intOf(properties, "slotsPerTaskManager", defaults.slotsPerTaskManager),
-            properties.getProperty("taskManagerMemory", defaults.taskManagerMemory)));
+            properties.getProperty("taskManagerMemory", defaults.taskManagerMemory),
+            intOf(properties, "brokers", defaults.brokers),
+            Boolean.parseBoolean(
+                properties.getProperty("highAvailability", Boolean.toString(false))),
+            intOf(properties, "extraPortBase", defaults.extraPortBase)));
   }
 
   private static int intOf(Properties properties, String key, int fallback) {

@@ -62,6 +62,7 @@ import org.apache.kafka.common.Uuid;
 public final class LocalCluster {
   public static final String JOB_MANAGER = "jobmanager";
   public static final String KAFKA = "kafka";
+  public static final String ZOOKEEPER = "zookeeper";
   public static final String TASK_MANAGER_PREFIX = "taskmanager-";
 
   static final String JOB_MANAGER_MAIN =
@@ -70,6 +71,13 @@ public final class LocalCluster {
   static final String BASH_JAVA_UTILS = "org.apache.flink.runtime.util.bash.BashJavaUtils";
   static final String KAFKA_MAIN = "kafka.Kafka";
   static final String KAFKA_STORAGE_TOOL = "kafka.tools.StorageTool";
+  static final String ZOOKEEPER_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain";
+
+  /**
+   * The Prometheus gauge only the leading JobManager has: its ResourceManager, started when it is
+   * granted leadership, registers it.
+   */
+  static final String LEADER_METRIC = "flink_jobmanager_numRegisteredTaskManagers";
 
   /** The prefix of BashJavaUtils' result lines ({@code EXECUTION_PREFIX} in Flink's config.sh). */
   static final String EXECUTION_PREFIX = "BASH_JAVA_UTILS_EXEC_RESULT:";
@@ -139,13 +147,35 @@ public final class LocalCluster {
     return settings;
   }
 
-  /** The process names, in start order: the broker, the JobManager, the TaskManagers. */
+  /**
+   * The process names, in start order: ZooKeeper (with high availability), the brokers, the
+   * JobManagers, the TaskManagers.
+   */
   public List<String> processNames() {
-    List<String> names = new ArrayList<>(List.of(KAFKA, JOB_MANAGER));
+    List<String> names = new ArrayList<>();
+    if (settings.highAvailability()) {
+      names.add(ZOOKEEPER);
+    }
+    for (int i = 0; i < settings.brokers(); i++) {
+      names.add(broker(i));
+    }
+    for (int i = 0; i < settings.jobManagers(); i++) {
+      names.add(jobManager(i));
+    }
     for (int i = 0; i < settings.taskManagers(); i++) {
       names.add(taskManager(i));
     }
     return names;
+  }
+
+  /** {@code kafka} for the first broker, {@code kafka-N} for the others. */
+  public static String broker(int index) {
+    return index == 0 ? KAFKA : KAFKA + "-" + index;
+  }
+
+  /** {@code jobmanager} for the first JobManager, {@code jobmanager-1} for the standby. */
+  public static String jobManager(int index) {
+    return index == 0 ? JOB_MANAGER : JOB_MANAGER + "-" + index;
   }
 
   public static String taskManager(int index) {
@@ -185,13 +215,22 @@ public final class LocalCluster {
     List<String> started = new ArrayList<>();
     long deadline = System.nanoTime() + timeout.toNanos();
     try {
-      if (missing.contains(KAFKA)) {
-        startBroker();
-        started.add(KAFKA);
+      if (missing.contains(ZOOKEEPER)) {
+        startZooKeeper();
+        started.add(ZOOKEEPER);
+        awaitZooKeeper(remaining(deadline));
       }
-      if (missing.contains(JOB_MANAGER)) {
-        startJobManager();
-        started.add(JOB_MANAGER);
+      for (int i = 0; i < settings.brokers(); i++) {
+        if (missing.contains(broker(i))) {
+          startBroker(i);
+          started.add(broker(i));
+        }
+      }
+      for (int i = 0; i < settings.jobManagers(); i++) {
+        if (missing.contains(jobManager(i))) {
+          startJobManager(i);
+          started.add(jobManager(i));
+        }
       }
       for (int i = 0; i < settings.taskManagers(); i++) {
         if (missing.contains(taskManager(i))) {
@@ -341,9 +380,106 @@ public final class LocalCluster {
    * until it accepts clients.
    */
   public void restartBroker() throws IOException, InterruptedException {
-    processes.stop(KAFKA, STOP_GRACE);
-    startBroker();
-    awaitBroker(Duration.ofMinutes(2));
+    restartBroker(0);
+  }
+
+  /** As {@link #restartBroker()}, for broker {@code index}. */
+  public void restartBroker(int index) throws IOException, InterruptedException {
+    checkBroker(index);
+    processes.stop(broker(index), STOP_GRACE);
+    startBroker(index);
+    awaitBroker(index, Duration.ofMinutes(2));
+  }
+
+  /**
+   * SIGKILL to broker {@code index}, as a crashed machine would: no controlled shutdown, its open
+   * transactions and partition leaderships left to the others; returns its pid. Start it again with
+   * {@link #startBroker(int)}.
+   */
+  public long killBroker(int index) {
+    checkBroker(index);
+    long pid = processes.kill(broker(index));
+    if (pid < 0) {
+      throw new IllegalStateException(broker(index) + " is not running");
+    }
+    return pid;
+  }
+
+  /** Starts broker {@code index} on its data unless it runs, and waits until it answers. */
+  public void startBrokerAndWait(int index) throws IOException, InterruptedException {
+    checkBroker(index);
+    if (processes.running(broker(index)).isEmpty()) {
+      startBroker(index);
+    }
+    awaitBroker(index, Duration.ofMinutes(2));
+  }
+
+  /**
+   * SIGKILL to JobManager {@code index}; returns its pid. With high availability the other one
+   * takes over: {@link #leadingJobManager}.
+   */
+  public long killJobManager(int index) {
+    checkJobManager(index);
+    long pid = processes.kill(jobManager(index));
+    if (pid < 0) {
+      throw new IllegalStateException(jobManager(index) + " is not running");
+    }
+    return pid;
+  }
+
+  /** Starts JobManager {@code index} unless it runs (with high availability, as the standby). */
+  public void startJobManagerAgain(int index) throws IOException, InterruptedException {
+    checkJobManager(index);
+    if (processes.running(jobManager(index)).isEmpty()) {
+      startJobManager(index);
+    }
+  }
+
+  /**
+   * The index of the JobManager that leads (its ResourceManager runs: {@value #LEADER_METRIC} on
+   * its Prometheus endpoint), or empty while none does (an election under way).
+   */
+  public Optional<Integer> leadingJobManager() throws InterruptedException {
+    for (int i = 0; i < settings.jobManagers(); i++) {
+      if (processes.running(jobManager(i)).isEmpty()) {
+        continue;
+      }
+      HttpRequest request =
+          HttpRequest.newBuilder(
+                  URI.create(
+                      "http://"
+                          + ClusterSettings.HOST
+                          + ":"
+                          + settings.jobManagerPrometheusPort(i)
+                          + "/metrics"))
+              .timeout(Duration.ofSeconds(5))
+              .GET()
+              .build();
+      try {
+        HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() == 200 && response.body().contains(LEADER_METRIC)) {
+          return Optional.of(i);
+        }
+      } catch (IOException e) {
+        // Not answering: not the leader.
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** Waits until a JobManager leads; returns its index. */
+  public int awaitLeadingJobManager(Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      Optional<Integer> leader = leadingJobManager();
+      if (leader.isPresent()) {
+        return leader.get();
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("no JobManager leads after " + timeout.toSeconds() + " s");
+      }
+      Thread.sleep(250);
+    }
   }
 
   // ------------------------------------------------------------------ readiness and status
@@ -356,7 +492,11 @@ public final class LocalCluster {
     long deadline = System.nanoTime() + timeout.toNanos();
     Overview last = null;
     while (true) {
-      if (processes.running(JOB_MANAGER).isEmpty()) {
+      boolean anyJobManager = false;
+      for (int i = 0; i < settings.jobManagers(); i++) {
+        anyJobManager |= processes.running(jobManager(i)).isPresent();
+      }
+      if (!anyJobManager) {
         throw new IllegalStateException(
             "the JobManager is not running\n" + processes.tail(JOB_MANAGER, 30));
       }
@@ -391,44 +531,66 @@ public final class LocalCluster {
     }
   }
 
-  /** Waits until the broker answers a cluster description through Kafka's admin client. */
+  /**
+   * Waits until every broker answers a cluster description through Kafka's admin client, and (with
+   * several) the cluster lists them all.
+   */
   public void awaitBroker(Duration timeout) throws InterruptedException {
+    for (int i = 0; i < settings.brokers(); i++) {
+      awaitBroker(i, timeout);
+    }
+  }
+
+  /** Waits until broker {@code index} answers and the cluster lists every broker. */
+  public void awaitBroker(int index, Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
+    String name = broker(index);
     while (true) {
-      if (processes.running(KAFKA).isEmpty()) {
-        throw new IllegalStateException("the broker is not running\n" + processes.tail(KAFKA, 30));
+      if (processes.running(name).isEmpty()) {
+        throw new IllegalStateException(name + " is not running\n" + processes.tail(name, 30));
       }
-      if (brokerAnswers(Duration.ofSeconds(5))) {
+      if (brokerAnswers(
+          ClusterSettings.HOST + ":" + settings.brokerPort(index), Duration.ofSeconds(5))) {
         return;
       }
       if (System.nanoTime() > deadline) {
         throw new IllegalStateException(
             "the broker at "
-                + settings.kafkaBootstrapServers()
+                + settings.brokerPort(index)
                 + " did not accept clients in "
                 + timeout.toSeconds()
                 + " s\n"
-                + processes.tail(KAFKA, 30));
+                + processes.tail(name, 30));
       }
       Thread.sleep(250);
     }
   }
 
-  /** Whether the broker's port takes a connection and the broker describes its cluster. */
+  /** Whether the first broker's port takes a connection and it describes its cluster. */
   public boolean brokerAnswers(Duration timeout) throws InterruptedException {
-    if (!portAnswers(settings.kafkaPort())) {
+    for (int i = 0; i < settings.brokers(); i++) {
+      if (brokerAnswers(ClusterSettings.HOST + ":" + settings.brokerPort(i), timeout)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether the broker at {@code address} takes a connection and describes a cluster of every
+   * broker.
+   */
+  private boolean brokerAnswers(String address, Duration timeout) throws InterruptedException {
+    if (!portAnswers(Integer.parseInt(address.substring(address.lastIndexOf(':') + 1)))) {
       return false;
     }
     Properties properties = new Properties();
-    properties.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, settings.kafkaBootstrapServers());
+    properties.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, address);
     properties.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
     properties.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
     try (Admin admin = Admin.create(properties)) {
-      return !admin
-          .describeCluster()
-          .nodes()
-          .get(timeout.toMillis(), TimeUnit.MILLISECONDS)
-          .isEmpty();
+      return admin.describeCluster().nodes().get(timeout.toMillis(), TimeUnit.MILLISECONDS).size()
+          >= settings.brokers();
     } catch (ExecutionException | TimeoutException | RuntimeException e) {
       return false;
     }
@@ -498,15 +660,28 @@ public final class LocalCluster {
 
   /** The ports process {@code name} listens on, as {@code what=port} pairs. */
   List<String> ports(String name) {
-    if (name.equals(KAFKA)) {
-      return List.of(
-          "kafka=" + settings.kafkaPort(), "controller=" + settings.kafkaControllerPort());
+    if (name.equals(ZOOKEEPER)) {
+      return List.of("client=" + settings.zooKeeperPort());
     }
-    if (name.equals(JOB_MANAGER)) {
-      return List.of(
-          "rest=" + settings.restPort(),
-          "rpc=" + settings.rpcPort(),
-          "prometheus=" + settings.prometheusPort());
+    for (int i = 0; i < settings.brokers(); i++) {
+      if (name.equals(broker(i))) {
+        return List.of(
+            "kafka=" + settings.brokerPort(i), "controller=" + settings.brokerControllerPort(i));
+      }
+    }
+    for (int i = 0; i < settings.jobManagers(); i++) {
+      if (name.equals(jobManager(i))) {
+        // With high availability the RPC port is Flink's choice
+        // (high-availability.jobmanager.port).
+        return settings.highAvailability()
+            ? List.of(
+                "rest=" + settings.jobManagerRestPort(i),
+                "prometheus=" + settings.jobManagerPrometheusPort(i))
+            : List.of(
+                "rest=" + settings.restPort(),
+                "rpc=" + settings.rpcPort(),
+                "prometheus=" + settings.prometheusPort());
+      }
     }
     int index = Integer.parseInt(name.substring(TASK_MANAGER_PREFIX.length()));
     return List.of("prometheus=" + settings.taskManagerPrometheusPort(index));
@@ -570,8 +745,17 @@ public final class LocalCluster {
     settings.save();
     Files.writeString(
         confDir().resolve("config.yaml"), flinkConfiguration(), StandardCharsets.UTF_8);
-    Files.writeString(
-        confDir().resolve("kafka.properties"), kafkaConfiguration(), StandardCharsets.UTF_8);
+    for (int i = 0; i < settings.brokers(); i++) {
+      Files.writeString(
+          confDir().resolve(broker(i) + ".properties"),
+          kafkaConfiguration(i),
+          StandardCharsets.UTF_8);
+    }
+    if (settings.highAvailability()) {
+      Files.writeString(
+          confDir().resolve("zoo.cfg"), zooKeeperConfiguration(), StandardCharsets.UTF_8);
+      Files.createDirectories(dir.resolve("ha"));
+    }
     try (InputStream logging =
         LocalCluster.class.getResourceAsStream("log4j2-cluster.properties")) {
       if (logging == null) {
@@ -636,6 +820,7 @@ public final class LocalCluster {
         "heartbeat.interval: 2000",
         "heartbeat.timeout: 10000",
         "",
+        highAvailabilityConfiguration(),
         "# Metrics: a Prometheus endpoint on " + host + " in every process (-D port per process).",
         "metrics.reporter.prom.factory.class: " + LoopbackPrometheusReporterFactory.class.getName(),
         "metrics.reporter.prom.host: " + host,
@@ -643,67 +828,151 @@ public final class LocalCluster {
         "");
   }
 
-  /** The broker's configuration: one KRaft node, broker and controller, on 127.0.0.1. */
-  String kafkaConfiguration() {
-    String host = ClusterSettings.HOST;
+  /**
+   * Flink's high availability: ZooKeeper HA services (leader election and retrieval, the job graph
+   * and checkpoint pointers in ZooKeeper, their data in {@code ha/}), as Flink's own {@code
+   * conf/masters} setup runs them; empty without it.
+   */
+  private String highAvailabilityConfiguration() {
+    if (!settings.highAvailability()) {
+      return "";
+    }
     return String.join(
         "\n",
-        "# Written by ./tidemark cluster up: one KRaft node, broker and controller, on "
-            + host
-            + ".",
-        "process.roles=broker,controller",
-        "node.id=1",
-        "controller.quorum.voters=1@" + host + ":" + settings.kafkaControllerPort(),
-        "listeners=PLAINTEXT://"
-            + host
+        "# High availability: two JobManagers elect a leader through ZooKeeper; the standby takes",
+        "# over a killed leader's jobs from their last completed checkpoint.",
+        "high-availability.type: zookeeper",
+        "high-availability.zookeeper.quorum: "
+            + ClusterSettings.HOST
             + ":"
-            + settings.kafkaPort()
-            + ",CONTROLLER://"
-            + host
-            + ":"
-            + settings.kafkaControllerPort(),
-        "advertised.listeners=PLAINTEXT://" + host + ":" + settings.kafkaPort(),
-        "controller.listener.names=CONTROLLER",
-        "inter.broker.listener.name=PLAINTEXT",
-        "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
-        "log.dirs=" + settings.dir().resolve("kafka/data"),
-        "num.partitions=2",
-        "# One node: the internal topics cannot have more than one replica.",
-        "offsets.topic.replication.factor=1",
-        "offsets.topic.num.partitions=4",
-        "transaction.state.log.replication.factor=1",
-        "transaction.state.log.min.isr=1",
-        "transaction.state.log.num.partitions=4",
-        "transaction.max.timeout.ms=3600000",
-        "group.initial.rebalance.delay.ms=0",
+            + settings.zooKeeperPort(),
+        "high-availability.zookeeper.path.root: /flink",
+        "high-availability.cluster-id: /tidemark-local",
+        "high-availability.storageDir: 'file://" + settings.dir().resolve("ha") + "'",
+        "# A killed leader's ZooKeeper session, and with it its leadership, ends after this (Flink's",
+        "# default is 60 s); ZooKeeper grants 4 to 40 s at its tick of 2 s.",
+        "high-availability.zookeeper.client.session-timeout: 10000",
+        "high-availability.zookeeper.client.connection-timeout: 5000",
+        "",
         "");
   }
 
-  private void startBroker() throws IOException, InterruptedException {
-    Path data = settings.dir().resolve("kafka/data");
+  /**
+   * The configuration of broker {@code index}: a KRaft node, broker and controller in one process,
+   * on 127.0.0.1. One broker: every internal topic with one replica. Three or more: replication
+   * factor 3 and {@code min.insync.replicas=2} for every topic, the consumer offsets and the
+   * transaction state log, and every node a voter of the controller quorum.
+   */
+  String kafkaConfiguration(int index) {
+    String host = ClusterSettings.HOST;
+    List<String> voters = new ArrayList<>();
+    for (int i = 0; i < settings.brokers(); i++) {
+      voters.add((i + 1) + "@" + host + ":" + settings.brokerControllerPort(i));
+    }
+    int replicas = settings.replicationFactor();
+    int minInSync = replicas == 1 ? 1 : 2;
+    return String.join(
+        "\n",
+        "# Written by ./tidemark cluster up: KRaft node "
+            + (index + 1)
+            + " of "
+            + settings.brokers()
+            + ", broker and controller, on "
+            + host
+            + ".",
+        "process.roles=broker,controller",
+        "node.id=" + (index + 1),
+        "controller.quorum.voters=" + String.join(",", voters),
+        "listeners=PLAINTEXT://"
+            + host
+            + ":"
+            + settings.brokerPort(index)
+            + ",CONTROLLER://"
+            + host
+            + ":"
+            + settings.brokerControllerPort(index),
+        "advertised.listeners=PLAINTEXT://" + host + ":" + settings.brokerPort(index),
+        "controller.listener.names=CONTROLLER",
+        "inter.broker.listener.name=PLAINTEXT",
+        "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "log.dirs=" + brokerData(index),
+        "num.partitions=2",
+        replicas == 1
+            ? "# One node: the internal topics cannot have more than one replica."
+            : "# Replicated: a write is acknowledged by 2 of 3 replicas, so one broker may crash.",
+        "default.replication.factor=" + replicas,
+        "min.insync.replicas=" + minInSync,
+        "offsets.topic.replication.factor=" + replicas,
+        "offsets.topic.num.partitions=4",
+        "transaction.state.log.replication.factor=" + replicas,
+        "transaction.state.log.min.isr=" + minInSync,
+        "transaction.state.log.num.partitions=4",
+        "transaction.max.timeout.ms=3600000",
+        "group.initial.rebalance.delay.ms=0",
+        "unclean.leader.election.enable=false",
+        "");
+  }
+
+  private void checkBroker(int index) {
+    if (index < 0 || index >= settings.brokers()) {
+      throw new IllegalArgumentException(
+          "no broker " + index + ": this cluster has " + settings.brokers());
+    }
+  }
+
+  private void checkJobManager(int index) {
+    if (index < 0 || index >= settings.jobManagers()) {
+      throw new IllegalArgumentException(
+          "no JobManager " + index + ": this cluster has " + settings.jobManagers());
+    }
+  }
+
+  private void startBroker(int index) throws IOException, InterruptedException {
+    String name = broker(index);
+    Path data = brokerData(index);
+    Path config = confDir().resolve(name + ".properties");
     if (!Files.isRegularFile(data.resolve("meta.properties"))) {
       Files.createDirectories(data);
-      progress.println("Formatting the broker's storage in " + data);
+      progress.println("Formatting the storage of " + name + " in " + data);
       processes.runTool(
           "kafka-storage",
           List.of("-Xmx256m"),
           KAFKA_STORAGE_TOOL,
-          List.of(
-              "format",
-              "-t",
-              Uuid.randomUuid().toString(),
-              "-c",
-              confDir().resolve("kafka.properties").toString()));
+          List.of("format", "-t", kafkaClusterId(), "-c", config.toString()));
     }
     List<String> jvm = new ArrayList<>(KAFKA_JVM_OPTIONS);
     jvm.add("-Dkafka.logs.dir=" + settings.dir().resolve("log"));
-    progress.println("Starting " + KAFKA);
-    processes.launch(
-        KAFKA, jvm, KAFKA_MAIN, List.of(confDir().resolve("kafka.properties").toString()));
+    progress.println("Starting " + name);
+    processes.launch(name, jvm, KAFKA_MAIN, List.of(config.toString()));
   }
 
-  private void startJobManager() throws IOException, InterruptedException {
-    List<String> dynamic = List.of("-D", "metrics.reporter.prom.port=" + settings.prometheusPort());
+  private Path brokerData(int index) {
+    return settings.dir().resolve(broker(index)).resolve("data");
+  }
+
+  /**
+   * The KRaft cluster id every broker's storage is formatted with: one for the whole cluster, made
+   * once and kept in {@code conf/kafka-cluster-id}.
+   */
+  private String kafkaClusterId() throws IOException {
+    Path file = confDir().resolve("kafka-cluster-id");
+    if (!Files.isRegularFile(file)) {
+      Files.writeString(file, Uuid.randomUuid().toString() + "\n", StandardCharsets.UTF_8);
+    }
+    return Files.readString(file, StandardCharsets.UTF_8).trim();
+  }
+
+  private void startJobManager(int index) throws IOException, InterruptedException {
+    List<String> dynamic =
+        new ArrayList<>(
+            List.of(
+                "-D",
+                "metrics.reporter.prom.port=" + settings.jobManagerPrometheusPort(index),
+                "-D",
+                "rest.port=" + settings.jobManagerRestPort(index)));
+    if (!settings.highAvailability()) {
+      dynamic.addAll(List.of("-D", "jobmanager.rpc.port=" + settings.jobManagerRpcPort(index)));
+    }
     ResourceParameters parameters = resourceParameters("GET_JM_RESOURCE_PARAMS", dynamic);
     List<String> jvm = new ArrayList<>(FLINK_JAVA_17_OPTIONS);
     jvm.addAll(parameters.jvmOptions());
@@ -711,8 +980,67 @@ public final class LocalCluster {
         new ArrayList<>(List.of("--configDir", confDir().toString(), "--executionMode", "cluster"));
     args.addAll(dynamic);
     args.addAll(parameters.dynamicProperties());
-    progress.println("Starting " + JOB_MANAGER);
-    processes.launch(JOB_MANAGER, jvm, JOB_MANAGER_MAIN, args);
+    progress.println("Starting " + jobManager(index));
+    processes.launch(jobManager(index), jvm, JOB_MANAGER_MAIN, args);
+  }
+
+  /** ZooKeeper's configuration: one standalone server on 127.0.0.1, its admin server off. */
+  String zooKeeperConfiguration() {
+    return String.join(
+        "\n",
+        "# Written by ./tidemark cluster up: one standalone ZooKeeper server for Flink's HA.",
+        "tickTime=2000",
+        "initLimit=10",
+        "syncLimit=5",
+        "dataDir=" + settings.dir().resolve("zookeeper/data"),
+        "clientPort=" + settings.zooKeeperPort(),
+        "clientPortAddress=" + ClusterSettings.HOST,
+        "maxClientCnxns=0",
+        "admin.enableServer=false",
+        "4lw.commands.whitelist=ruok,srvr",
+        "");
+  }
+
+  private void startZooKeeper() throws IOException {
+    Files.createDirectories(settings.dir().resolve("zookeeper/data"));
+    List<String> jvm =
+        List.of(
+            "-Xms128m",
+            "-Xmx256m",
+            "-Dzookeeper.jmx.log4j.disable=true",
+            "-Djava.awt.headless=true");
+    progress.println("Starting " + ZOOKEEPER);
+    processes.launch(
+        ZOOKEEPER, jvm, ZOOKEEPER_MAIN, List.of(confDir().resolve("zoo.cfg").toString()));
+  }
+
+  /** Waits until ZooKeeper answers {@code ruok} with {@code imok}. */
+  private void awaitZooKeeper(Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (!zooKeeperAnswers()) {
+      if (processes.running(ZOOKEEPER).isEmpty() || System.nanoTime() > deadline) {
+        throw new IllegalStateException(
+            "ZooKeeper on port "
+                + settings.zooKeeperPort()
+                + " did not answer\n"
+                + processes.tail(ZOOKEEPER, 30));
+      }
+      Thread.sleep(250);
+    }
+  }
+
+  /** Whether ZooKeeper answers its {@code ruok} four-letter word. */
+  public boolean zooKeeperAnswers() {
+    try (Socket socket = new Socket()) {
+      socket.connect(new InetSocketAddress(ClusterSettings.HOST, settings.zooKeeperPort()), 1000);
+      socket.setSoTimeout(2000);
+      socket.getOutputStream().write("ruok".getBytes(StandardCharsets.US_ASCII));
+      socket.getOutputStream().flush();
+      return new String(socket.getInputStream().readAllBytes(), StandardCharsets.US_ASCII)
+          .startsWith("imok");
+    } catch (IOException e) {
+      return false;
+    }
   }
 
   /**

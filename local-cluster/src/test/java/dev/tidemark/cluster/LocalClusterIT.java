@@ -117,7 +117,10 @@ public class LocalClusterIT {
                   s.prometheusPort(),
                   s.taskManagers(),
                   s.slotsPerTaskManager(),
-                  s.taskManagerMemory()),
+                  s.taskManagerMemory(),
+                  s.brokers(),
+                  s.highAvailability(),
+                  s.extraPortBase()),
               classPath(),
               System.out);
       IllegalStateException refused =

@@ -86,7 +86,7 @@ public class LocalClusterTest {
     assertTrue(flink, flink.contains("state.backend.type: rocksdb\n"));
     assertTrue(
         flink, flink.contains("state.checkpoints.dir: 'file:///tmp/tm-cluster/checkpoints'"));
-    String kafka = cluster.kafkaConfiguration();
+    String kafka = cluster.kafkaConfiguration(0);
     assertTrue(
         kafka,
         kafka.contains("listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093\n"));
@@ -101,7 +101,10 @@ public class LocalClusterTest {
           ClusterSettings.defaults(dir)
               .withPorts(18081, 16123, 19092, 19093, 19250)
               .withTaskManagers(3, 1)
-              .withTaskManagerMemory("1536m");
+              .withTaskManagerMemory("1536m")
+              .withBrokers(3)
+              .withHighAvailability(true)
+              .withExtraPortBase(19300);
       saved.save();
       assertEquals(saved, ClusterSettings.load(dir).orElseThrow());
       assertEquals(19253, saved.taskManagerPrometheusPort(2));
@@ -110,6 +113,65 @@ public class LocalClusterTest {
       Files.deleteIfExists(dir.resolve("conf"));
       Files.deleteIfExists(dir);
     }
+  }
+
+  @Test
+  public void threeBrokersReplicateEveryTopicAndTheTransactionLog() {
+    ClusterSettings three = settings.withBrokers(3);
+    LocalCluster replicated = new LocalCluster(three, "", System.out);
+    assertEquals(
+        List.of("kafka", "kafka-1", "kafka-2", "jobmanager", "taskmanager-0", "taskmanager-1"),
+        replicated.processNames());
+    assertEquals("127.0.0.1:9092,127.0.0.1:9304,127.0.0.1:9306", three.kafkaBootstrapServers());
+    for (int i = 0; i < 3; i++) {
+      String kafka = replicated.kafkaConfiguration(i);
+      assertTrue(kafka, kafka.contains("node.id=" + (i + 1) + "\n"));
+      assertTrue(
+          kafka,
+          kafka.contains(
+              "controller.quorum.voters=1@127.0.0.1:9093,2@127.0.0.1:9305,3@127.0.0.1:9307\n"));
+      for (String line :
+          List.of(
+              "default.replication.factor=3",
+              "min.insync.replicas=2",
+              "offsets.topic.replication.factor=3",
+              "transaction.state.log.replication.factor=3",
+              "transaction.state.log.min.isr=2",
+              "unclean.leader.election.enable=false")) {
+        assertTrue(kafka, kafka.contains(line + "\n"));
+      }
+    }
+    assertTrue(
+        replicated.kafkaConfiguration(2),
+        replicated
+            .kafkaConfiguration(2)
+            .contains("listeners=PLAINTEXT://127.0.0.1:9306,CONTROLLER://127.0.0.1:9307\n"));
+    assertThrows(IllegalArgumentException.class, () -> settings.withBrokers(2));
+    String one = cluster.kafkaConfiguration(0);
+    assertTrue(one, one.contains("transaction.state.log.replication.factor=1\n"));
+  }
+
+  @Test
+  public void highAvailabilityRunsZooKeeperAndAStandbyJobManager() {
+    ClusterSettings ha = settings.withHighAvailability(true);
+    LocalCluster cluster = new LocalCluster(ha, "", System.out);
+    assertEquals(
+        List.of(
+            "zookeeper", "kafka", "jobmanager", "jobmanager-1", "taskmanager-0", "taskmanager-1"),
+        cluster.processNames());
+    String flink = cluster.flinkConfiguration();
+    assertTrue(flink, flink.contains("high-availability.type: zookeeper\n"));
+    assertTrue(flink, flink.contains("high-availability.zookeeper.quorum: 127.0.0.1:9300\n"));
+    assertTrue(
+        flink, flink.contains("high-availability.storageDir: 'file:///tmp/tm-cluster/ha'\n"));
+    String zoo = cluster.zooKeeperConfiguration();
+    assertTrue(zoo, zoo.contains("clientPortAddress=127.0.0.1\n"));
+    assertTrue(zoo, zoo.contains("clientPort=9300\n"));
+    assertEquals(9301, ha.jobManagerRestPort(1));
+    assertEquals(List.of("rest=9301", "prometheus=9303"), cluster.ports("jobmanager-1"));
+    assertTrue(
+        "without HA no ZooKeeper setting",
+        !this.cluster.flinkConfiguration().contains("high-availability"));
   }
 
   @Test

@@ -60,7 +60,8 @@ public final class TidemarkPipeline {
         .withDeadLetterBound(deadLetterBound(options));
   }
 
-  static ParseCloudEvents parser(TidemarkOptions options) {
+  /** The parsing step configured from {@code options}. */
+  public static ParseCloudEvents parser(TidemarkOptions options) {
     Set<String> types =
         Arrays.stream(options.getEventTypes().split(","))
             .map(String::trim)
@@ -82,7 +83,8 @@ public final class TidemarkPipeline {
     return BoundDeadLetters.create().withMaxPayloadBytes(maxBytes);
   }
 
-  static ScoreFeatures scorer(TidemarkOptions options) {
+  /** The scoring step configured from {@code options}. */
+  public static ScoreFeatures scorer(TidemarkOptions options) {
     ScoreFeatures scorer =
         "default".equals(options.getModelUri())
             ? ScoreFeatures.defaultModel()

@@ -24,10 +24,13 @@ import org.slf4j.LoggerFactory;
  * <p>Idle partitions: when the reader has caught up with a partition (no backlog) and no record has
  * arrived for {@code idleTimeout} of processing time, the partition stops holding the watermark: it
  * advances with the wall clock from its last event time, as if the stream went on in real time with
- * no events ({@code maxEventTime - maxOutOfOrderness + (idle - idleTimeout)}). A partition that
- * never had a record assumes live traffic and follows the wall clock ({@code now - idleTimeout -
- * maxOutOfOrderness}). Records that arrive after such an advance are judged late or too late by the
- * windowing step, never dropped silently.
+ * no events ({@code maxEventTime - maxOutOfOrderness + (idle - idleTimeout)}). A partition restored
+ * from a checkpoint that has read no record since advances the same way from the restored
+ * watermark: it had records, and a restored reader may wait longer than {@code idleTimeout} for its
+ * first fetch, so the wall clock (far ahead of a replayed input's event time) would judge the
+ * backlog it is about to read too late. A partition that never had a record assumes live traffic
+ * and follows the wall clock ({@code now - idleTimeout - maxOutOfOrderness}). Records that arrive
+ * after such an advance are judged late or too late by the windowing step, never dropped silently.
  *
  * <p>Future events: a record whose event time lies more than {@code maxFutureSkew} after its
  * ingestion time (its Kafka record timestamp) comes from a producer with a wrong clock. It does not
@@ -49,6 +52,9 @@ public final class EventTimePolicy extends TimestampPolicy<byte[], byte[]> {
   private @Nullable Instant lastArrival;
   private Instant watermark;
 
+  /** The watermark restored from a checkpoint, or null for a partition read for the first time. */
+  private final @Nullable Instant restoredWatermark;
+
   EventTimePolicy(
       Duration maxOutOfOrderness,
       Duration idleTimeout,
@@ -58,6 +64,8 @@ public final class EventTimePolicy extends TimestampPolicy<byte[], byte[]> {
     this.idleTimeout = idleTimeout;
     this.maxFutureSkew = maxFutureSkew;
     this.watermark = initialWatermark;
+    this.restoredWatermark =
+        initialWatermark.isAfter(BoundedWindow.TIMESTAMP_MIN_VALUE) ? initialWatermark : null;
     this.created = Instant.now();
   }
 
@@ -153,9 +161,11 @@ public final class EventTimePolicy extends TimestampPolicy<byte[], byte[]> {
       Duration idle = new Duration(since, now);
       if (idle.isLongerThan(idleTimeout)) {
         Instant idleWatermark =
-            maxEventTime == null
-                ? now.minus(idleTimeout).minus(maxOutOfOrderness)
-                : candidate.plus(idle.minus(idleTimeout));
+            maxEventTime != null
+                ? candidate.plus(idle.minus(idleTimeout))
+                : restoredWatermark != null
+                    ? restoredWatermark.plus(idle.minus(idleTimeout))
+                    : now.minus(idleTimeout).minus(maxOutOfOrderness);
         if (idleWatermark.isAfter(candidate)) {
           candidate = idleWatermark;
         }

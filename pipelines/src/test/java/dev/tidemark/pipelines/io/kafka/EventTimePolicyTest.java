@@ -91,6 +91,41 @@ public class EventTimePolicyTest {
   }
 
   @Test
+  public void aRestoredPartitionWaitingForItsFirstRecordAdvancesFromItsRestoredWatermark() {
+    Instant restored = HONEST.minus(OUT_OF_ORDERNESS);
+    Duration idleTimeout = Duration.standardSeconds(10);
+    // Caught up by its last backlog figure, checked a minute after the reader started, no record
+    // read yet: idle for 50 s beyond the timeout.
+    PartitionContext aMinuteLater =
+        new PartitionContext() {
+          @Override
+          public long getMessageBacklog() {
+            return 0;
+          }
+
+          @Override
+          public Instant getBacklogCheckTime() {
+            return Instant.now().plus(Duration.standardMinutes(1));
+          }
+        };
+    TimestampPolicy<byte[], byte[]> policy =
+        EventTimePolicy.factory(OUT_OF_ORDERNESS, idleTimeout, SKEW)
+            .createTimestampPolicy(PARTITION, Optional.of(restored));
+    // It moves on from where the checkpoint left it, by the idle time, not to the wall clock.
+    Instant watermark = policy.getWatermark(aMinuteLater);
+    assertThat(watermark.isAfter(restored.plus(Duration.standardSeconds(45))), is(true));
+    assertThat(watermark.isBefore(restored.plus(Duration.standardMinutes(2))), is(true));
+
+    // A partition that never had a record and no checkpoint assumes live traffic: the wall clock.
+    TimestampPolicy<byte[], byte[]> fresh =
+        EventTimePolicy.factory(OUT_OF_ORDERNESS, idleTimeout, SKEW)
+            .createTimestampPolicy(PARTITION, Optional.empty());
+    assertThat(
+        fresh.getWatermark(aMinuteLater).isAfter(Instant.now().minus(Duration.standardMinutes(1))),
+        is(true));
+  }
+
+  @Test
   public void aCheckpointedWatermarkInTheFutureIsNotRestored() {
     Instant now = Instant.now();
     assertThat(
