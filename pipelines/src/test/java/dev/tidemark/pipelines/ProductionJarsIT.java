@@ -112,10 +112,10 @@ public class ProductionJarsIT {
   }
 
   /**
-   * The Dataflow jar alone on the class path runs the bundled pipeline on the DirectRunner (the
-   * template launcher with the local profile's settings as overrides): code every run executes
-   * touches no Flink class (a {@code FlinkRunner.class} there would throw {@code
-   * NoClassDefFoundError}).
+   * The Dataflow jar alone on the class path runs the pipeline over the bundled sample's head in
+   * batch on the DirectRunner (the template launcher with the local profile's settings as
+   * overrides): code every run executes touches no Flink class (a {@code FlinkRunner.class} there
+   * would throw {@code NoClassDefFoundError}).
    */
   @Test
   public void dataflowJarRunsThePipelineWithoutFlinkClasses() throws Exception {
@@ -130,7 +130,7 @@ public class ProductionJarsIT {
             "--enforceEncodability=false",
             "--targetParallelism=1",
             "--source=replay",
-            "--input=" + SAMPLE,
+            "--input=" + sampleHead(work, "sample.ndjson", false),
             "--sink=files",
             "--output=" + work.resolve("out"));
     assertThat(output, containsString("HOLDS"));
@@ -148,16 +148,8 @@ public class ProductionJarsIT {
   @Test
   public void theDataflowJarsCodeNeedsNoOpenedModulesOnTheDirectOrFlinkRunner() throws Exception {
     Path work = folder.getRoot().toPath();
-    Path sample = work.resolve("sample.ndjson");
-    Path events = work.resolve("events.ndjson");
-    // Byte for byte: the sample holds malformed UTF-8 on purpose.
-    java.nio.charset.Charset bytes = java.nio.charset.StandardCharsets.ISO_8859_1;
-    List<String> lines = Files.readAllLines(SAMPLE, bytes).subList(0, 120);
-    Files.write(sample, lines, bytes);
-    Files.write(
-        events,
-        lines.stream().filter(l -> l.contains("\"specversion\"")).collect(Collectors.toList()),
-        bytes);
+    Path sample = sampleHead(work, "sample.ndjson", false);
+    Path events = sampleHead(work, "events.ndjson", true);
     Path jar = jar("tidemark-dataflow.jar");
 
     String direct =
@@ -193,6 +185,24 @@ public class ProductionJarsIT {
         "the JVMs ran without opened modules",
         JavaProcess.command(List.of()).stream().anyMatch(a -> a.startsWith("--add-opens")),
         is(false));
+  }
+
+  /**
+   * The bundled sample's first 120 lines, byte for byte (they hold malformed UTF-8 on purpose), or
+   * only its CloudEvents when {@code eventsOnly} (a backfill takes no replay directives): every
+   * kind of record, in a run a fraction of the whole sample's length.
+   */
+  private static Path sampleHead(Path work, String name, boolean eventsOnly) throws IOException {
+    java.nio.charset.Charset bytes = java.nio.charset.StandardCharsets.ISO_8859_1;
+    List<String> lines = Files.readAllLines(SAMPLE, bytes).subList(0, 120);
+    Path file = work.resolve(name);
+    Files.write(
+        file,
+        eventsOnly
+            ? lines.stream().filter(l -> l.contains("\"specversion\"")).collect(Collectors.toList())
+            : lines,
+        bytes);
+    return file;
   }
 
   /** {@code java -cp CLASSPATH FlexTemplateLauncher ARGS}, expecting exit 0. */
