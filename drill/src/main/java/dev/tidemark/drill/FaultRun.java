@@ -56,8 +56,8 @@ final class FaultRun {
    *     listed but not counted toward the requested faults
    * @param recoverySeconds from the fault until the job ran every task again (a broker restart:
    *     until the broker was back; a broker SIGKILL on a replicated cluster: until the others led
-   *     its partitions and the job ran, while the broker starts again, waited for before the next
-   *     fault)
+   *     its partitions and the job ran, while the broker starts again, waited for before another
+   *     broker fault and before the end)
    * @param backlogEventMillis the event time between the source's committed position when the fault
    *     struck and the feed's position when the job ran again: how far the restored job's watermark
    *     may trail the reference's while it reads that backlog
@@ -233,7 +233,7 @@ final class FaultRun {
                     before.pending()));
             if (cluster.settings().brokers() > 1) {
               // The others take over its partitions; it starts again once they have, while the
-              // job goes on without it (it is waited for before the next fault or the end).
+              // job goes on without it (waited for before another broker fault and the end).
               awaitLeadersWithout(decisions, broker);
               note(
                   log,
