@@ -120,7 +120,8 @@ public class LocalClusterIT {
                   s.taskManagerMemory(),
                   s.brokers(),
                   s.highAvailability(),
-                  s.extraPortBase()),
+                  s.extraPortBase(),
+                  s.quickRecovery()),
               classPath(),
               System.out);
       IllegalStateException refused =
