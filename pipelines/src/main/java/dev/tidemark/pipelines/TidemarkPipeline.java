@@ -116,7 +116,7 @@ public final class TidemarkPipeline {
   }
 
   private static @Nullable Duration maxBatchWait(String value) {
-    if (value != null && value.trim().equals("none")) {
+    if (value != null && "none".equalsIgnoreCase(value.trim())) {
       return null;
     }
     Duration wait = Durations.parse("scoringMaxBatchWait", value);
