@@ -41,12 +41,12 @@ import org.joda.time.Instant;
  * <ul>
  *   <li>Lateness: a window aggregation has no allowed lateness and no late panes. Each window fires
  *       once, when the watermark passes its end, and its decision is the on-time pane, first and
- *       last; an event whose slice has fired is added only to the windows not fired yet, and an
- *       event past every window of its own is dropped (Flink counts it in its {@code
- *       numLateRecordsDropped} metric; no too-late output). The DataStream job emits a late pane
- *       per late event for an hour and sends events past that to its too-late output. On an input
- *       without late events (the suite's) both give the same decisions; its on-time panes are
- *       marked last only at the end of input, this job's always.
+ *       last; a late event joins at most the windows that have not fired yet, and an event past
+ *       every window of its own is dropped (Flink counts it in its {@code numLateRecordsDropped}
+ *       metric; no too-late output). The DataStream job emits a late pane per late event for an
+ *       hour and sends events past that to its too-late output. On an input without late events
+ *       (the suite's) both give the same decisions; its on-time panes are marked last only at the
+ *       end of input, this job's always.
  *   <li>The amount sum is SQL's {@code BIGINT} sum: it does not saturate past {@link
  *       Long#MAX_VALUE} cents as Tidemark's does (no input comes near).
  * </ul>

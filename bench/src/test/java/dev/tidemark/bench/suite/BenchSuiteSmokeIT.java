@@ -74,6 +74,11 @@ public class BenchSuiteSmokeIT {
     assertThat(printed, notes.isArray(), is(true));
     for (JsonNode note : notes) {
       assertThat("no part failed", note.asText(), not(containsString(BenchSuite.FAILED)));
+      // The Flink SQL baseline produced the DataStream job's outputs, backfill and streaming.
+      assertThat("Flink SQL's outputs", note.asText(), not(containsString("MISMATCH: Flink SQL")));
+    }
+    for (String ratio : List.of("tidemarkVsFlinkSqlBackfill", "tidemarkVsFlinkSqlStreaming")) {
+      assertThat(ratio, root.at("/ratios/" + ratio).isNumber(), is(true));
     }
     assertThat(
         "jar: URL readers no longer share one JarFile",
