@@ -71,6 +71,12 @@ import org.joda.time.Duration;
  * step a plain ParDo that fuses with its neighbours. Scores do not depend on how rows were batched
  * (tested for batch sizes 1, 7 and 64 with a partial last batch, against each engine's own API).
  *
+ * <p>Max batch wait: with bundle batching, a partial batch is also scored as soon as a row arrives
+ * after the batch's first row has waited {@link #withMaxBatchWait the max batch wait} (default
+ * {@link #DEFAULT_MAX_BATCH_WAIT}, processing time), so that in a stream slower than the batches a
+ * decision need not wait for the end of its bundle. A DoFn without keyed state has no timer: the
+ * end of the bundle still bounds the wait of a batch that no later row follows.
+ *
  * <p>Models swapped without a restart: when {@code modelUri} names a directory (or ends in {@code
  * /}) or a glob pattern ({@code gs://bucket/models/*.ubj}), the transform watches it with {@link
  * WatchModels} every {@link #withModelWatchInterval watch interval} and scores with the newest
@@ -126,6 +132,7 @@ public abstract class ScoreFeatures
   public static final int MAX_BATCH_SIZE = 100_000;
   public static final Duration DEFAULT_MAX_BUFFERING_DELAY = Duration.standardSeconds(1);
   public static final Batching DEFAULT_BATCHING = Batching.BUNDLE;
+  public static final Duration DEFAULT_MAX_BATCH_WAIT = Duration.millis(5);
 
   /** The model file: a local path, {@code file:}, {@code classpath:} or a Beam filesystem URI. */
   public abstract String modelUri();
@@ -149,6 +156,9 @@ public abstract class ScoreFeatures
   abstract Duration maxBufferingDelay();
 
   public abstract Batching batching();
+
+  /** With bundle batching: how long a partial batch waits for rows ({@link #withMaxBatchWait}). */
+  abstract BatchWait batchWait();
 
   abstract ScoringConfig.FeatureVector featureVector();
 
@@ -184,6 +194,8 @@ public abstract class ScoreFeatures
 
     abstract Builder setBatching(Batching batching);
 
+    abstract Builder setBatchWait(BatchWait batchWait);
+
     abstract Builder setFeatureVector(ScoringConfig.FeatureVector featureVector);
 
     abstract Builder setShadowModelUri(@Nullable String uri);
@@ -210,6 +222,7 @@ public abstract class ScoreFeatures
         .setBatchSize(DEFAULT_BATCH_SIZE)
         .setMaxBufferingDelay(DEFAULT_MAX_BUFFERING_DELAY)
         .setBatching(DEFAULT_BATCHING)
+        .setBatchWait(BatchWait.of(DEFAULT_MAX_BATCH_WAIT))
         .setFeatureVector(new ScoringConfig.DefaultFeatureVector())
         .setModelWatchInterval(WatchModels.DEFAULT_INTERVAL)
         .setWatchModels(true)
@@ -292,6 +305,32 @@ public abstract class ScoreFeatures
               + "; set it with withMaxBufferingDelay(...)");
     }
     return toBuilder().setMaxBufferingDelay(delay).build();
+  }
+
+  /**
+   * With {@link Batching#BUNDLE}: a partial batch is scored when a row arrives after the batch's
+   * first row has waited {@code wait} (processing time), besides when it is full and at the end of
+   * its bundle; null: no wait, a partial batch waits for the end of its bundle. Latency against
+   * engine calls: docs/benchmarks.md measures both. Scores do not depend on it.
+   */
+  public ScoreFeatures withMaxBatchWait(@Nullable Duration wait) {
+    if (wait != null && wait.getMillis() <= 0) {
+      throw new IllegalArgumentException(
+          "max batch wait must be a positive duration such as PT0.005S, or none, got "
+              + wait
+              + "; set it with withMaxBatchWait(...)");
+    }
+    return toBuilder().setBatchWait(BatchWait.of(wait)).build();
+  }
+
+  /** The max batch wait ({@link #withMaxBatchWait}); null: none. */
+  public @Nullable Duration maxBatchWait() {
+    return batchWait().maxWait();
+  }
+
+  /** The same batch wait on another clock; for tests that must make batches wait. */
+  ScoreFeatures withBatchWaitClock(BatchWait.Clock clock) {
+    return toBuilder().setBatchWait(batchWait().withClock(clock)).build();
   }
 
   /** How rows are batched; see the class documentation. */
@@ -414,7 +453,9 @@ public abstract class ScoreFeatures
       outputs =
           decisions.apply(
               "ScoreBatches",
-              ParDo.of(new ScoreFeaturesFn(config, shadowConfig, models, scoredTag, failuresTag))
+              ParDo.of(
+                      new ScoreFeaturesFn(
+                          config, shadowConfig, models, scoredTag, failuresTag, batchWait()))
                   .withSideInputs(sideInputs)
                   .withOutputTags(scoredTag, TupleTagList.of(failuresTag)));
     } else {

@@ -19,7 +19,8 @@ import org.joda.time.Instant;
 
 /**
  * Bundle-level batching: buffers decisions with their timestamp, window and pane and scores a batch
- * when it is full, the rest at finish bundle. See {@link ScoreFeatures}.
+ * when it is full or, with a {@link BatchWait}, when a row arrives after its first row waited that
+ * long; the rest at finish bundle. See {@link ScoreFeatures}.
  *
  * <p>A batch is full when it holds {@code batchSize} distinct feature rows, the rows the engine
  * call gets: a row equal to one already in the batch is not sent again ({@link BatchScorer}), so it
@@ -56,31 +57,35 @@ final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
   private final @Nullable PCollectionView<Iterable<KV<Long, String>>> models;
   private final TupleTag<Decision> scoredTag;
   private final TupleTag<DeadLetter> failuresTag;
+  private final BatchWait batchWait;
 
   private transient @Nullable ModelSession session;
   private transient @Nullable ModelSwitch modelSwitch;
   private transient List<Pending> buffer;
   private transient DistinctRows rows;
+  private transient BatchWait.Timer waited;
 
   /** Where a buffered input lives (the input itself is in {@link #rows}). */
   private record Pending(Instant timestamp, BoundedWindow window, PaneInfo pane) {}
 
   ScoreFeaturesFn(
       ScoringConfig config, TupleTag<Decision> scoredTag, TupleTag<DeadLetter> failuresTag) {
-    this(config, null, null, scoredTag, failuresTag);
+    this(config, null, null, scoredTag, failuresTag, BatchWait.NONE);
   }
 
   /**
    * With a shadow model (when {@code shadowConfig} is not null) and, when {@code models} is not
    * null, the model URI taken from that side input ({@link ModelSwitch}) instead of {@code
-   * config}'s.
+   * config}'s; a partial batch is scored once it has waited {@code batchWait}.
    */
   ScoreFeaturesFn(
       ScoringConfig config,
       @Nullable ScoringConfig shadowConfig,
       @Nullable PCollectionView<Iterable<KV<Long, String>>> models,
       TupleTag<Decision> scoredTag,
-      TupleTag<DeadLetter> failuresTag) {
+      TupleTag<DeadLetter> failuresTag,
+      BatchWait batchWait) {
+    this.batchWait = batchWait;
     this.config = config;
     this.shadowConfig = shadowConfig;
     this.models = models;
@@ -108,6 +113,7 @@ final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
     }
     buffer = new ArrayList<>(config.batchSize);
     rows = new DistinctRows(config.batchSize);
+    waited = batchWait.timer();
   }
 
   @StartBundle
@@ -141,10 +147,10 @@ final class ScoreFeaturesFn extends DoFn<Decision, Decision> {
       }
     }
     buffer.add(new Pending(timestamp, window, pane));
-    if (!rows.add(decision, config.featureVector.apply(decision))) {
-      return;
+    boolean full = rows.add(decision, config.featureVector.apply(decision));
+    if (waited.due(rows.size() == 1) || full) {
+      emitBatch(out);
     }
-    emitBatch(out);
   }
 
   private void emitBatch(MultiOutputReceiver out) {

@@ -4,7 +4,10 @@ import static dev.tidemark.model.ScoringAssertions.assertFailsMentioning;
 import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.greaterThan;
+import static org.hamcrest.Matchers.greaterThanOrEqualTo;
 import static org.hamcrest.Matchers.is;
+import static org.hamcrest.Matchers.lessThanOrEqualTo;
+import static org.hamcrest.Matchers.nullValue;
 import static org.hamcrest.Matchers.sameInstance;
 
 import dev.tidemark.transforms.values.DeadLetter;
@@ -17,6 +20,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.coders.ListCoder;
 import org.apache.beam.sdk.metrics.DistributionResult;
@@ -31,6 +35,7 @@ import org.apache.beam.sdk.transforms.windowing.IntervalWindow;
 import org.apache.beam.sdk.transforms.windowing.Window;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.TimestampedValue;
+import org.joda.time.Duration;
 import org.junit.BeforeClass;
 import org.junit.ClassRule;
 import org.junit.Rule;
@@ -53,6 +58,24 @@ public class ScoreFeaturesTest {
 
   private static Path xgbModel;
   private static Path onnxModel;
+
+  /** 100 decisions for the batch wait's tests. */
+  private static final List<Decision> WAIT_DECISIONS = TestModels.decisions(100, 11);
+
+  /**
+   * The batch wait's clock, shared by every DoFn instance of the JVM: each reading is one
+   * millisecond later, so a 3 ms wait cuts every batch at its fourth row.
+   */
+  private static final AtomicLong NOW = new AtomicLong();
+
+  private static final class SteppingClock implements BatchWait.Clock {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public long nanos() {
+      return NOW.addAndGet(1_000_000L);
+    }
+  }
 
   @BeforeClass
   public static void models() throws Exception {
@@ -167,7 +190,10 @@ public class ScoreFeaturesTest {
         decisionsInOneBundle(repeated)
             .apply(
                 "ScoreFeatures",
-                ScoreFeatures.of(xgbModel.toString(), ModelEngine.XGBOOST).withBatchSize(16));
+                // No wait: a pause of the loaded machine between two rows must not cut a batch.
+                ScoreFeatures.of(xgbModel.toString(), ModelEngine.XGBOOST)
+                    .withBatchSize(16)
+                    .withMaxBatchWait(null));
 
     PAssert.that(scored.output())
         .satisfies(
@@ -506,5 +532,61 @@ public class ScoreFeaturesTest {
     assertFailsMentioning(() -> ScoreFeatures.of(" ", ModelEngine.XGBOOST), "model URI must be");
     assertThat(score.withBatchSize(7).batchSize(), is(7));
     assertThat(score.batchSize(), is(ScoreFeatures.DEFAULT_BATCH_SIZE));
+  }
+
+  // ---------------------------------------------------------------- the max batch wait
+
+  /**
+   * Batches cut by the wait (every batch in one bundle, so only the wait or a full batch cuts one)
+   * score every row as the raw engine does: decisions do not depend on the wait.
+   */
+  private void assertWaitCutsBatchesAndScoresEqualRaw(ModelEngine engine) throws Exception {
+    boolean xgb = engine == ModelEngine.XGBOOST;
+    Path model = xgb ? xgbModel : onnxModel;
+    float[][] rows = TestModels.vectors(WAIT_DECISIONS);
+    float[] raw = xgb ? TestModels.xgboostRaw(model, rows) : TestModels.onnxRaw(model, rows);
+    WithFailures.Result<PCollection<Decision>, DeadLetter> scored =
+        decisionsInOneBundle(WAIT_DECISIONS)
+            .apply(
+                "ScoreFeatures",
+                ScoreFeatures.of(model.toString(), engine)
+                    .withBatchSize(64)
+                    .withMaxBatchWait(Duration.millis(3))
+                    .withBatchWaitClock(new SteppingClock()));
+    PAssert.that(scored.output())
+        .satisfies(
+            ScoringAssertions.scoresEqual(
+                TestModels.byDecisionId(WAIT_DECISIONS, raw),
+                xgb ? TestModels.XGB_NAME : TestModels.ONNX_NAME,
+                engine.djlName()));
+    PAssert.that(scored.failures()).empty();
+    PipelineResult result = p.run();
+    result.waitUntilFinish();
+
+    DistributionResult sizes =
+        ScoringAssertions.distributions(result).get(ScoringMetrics.BATCH_SIZE);
+    assertThat(sizes.getSum(), equalTo(100L));
+    assertThat("the wait cut every batch at its fourth row", sizes.getMax(), lessThanOrEqualTo(4L));
+    assertThat(sizes.getCount(), greaterThanOrEqualTo(25L));
+  }
+
+  @Test
+  public void xgboostBatchesCutByTheWaitScoreAsTheRawEngine() throws Exception {
+    assertWaitCutsBatchesAndScoresEqualRaw(ModelEngine.XGBOOST);
+  }
+
+  @Test
+  public void onnxBatchesCutByTheWaitScoreAsTheRawEngine() throws Exception {
+    assertWaitCutsBatchesAndScoresEqualRaw(ModelEngine.ONNX_RUNTIME);
+  }
+
+  @Test
+  public void theWaitIsAPositiveDurationOrNone() {
+    ScoreFeatures score = ScoreFeatures.of(xgbModel.toString());
+    assertThat(score.maxBatchWait(), is(ScoreFeatures.DEFAULT_MAX_BATCH_WAIT));
+    assertThat(score.withMaxBatchWait(null).maxBatchWait(), nullValue());
+    assertThat(score.withMaxBatchWait(Duration.millis(2)).maxBatchWait(), is(Duration.millis(2)));
+    assertFailsMentioning(
+        () -> score.withMaxBatchWait(Duration.ZERO), "set it with withMaxBatchWait(...)");
   }
 }

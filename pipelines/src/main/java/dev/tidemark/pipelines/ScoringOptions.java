@@ -51,4 +51,13 @@ public interface ScoringOptions extends PipelineOptions {
   Integer getScoringBatchSize();
 
   void setScoringBatchSize(Integer rows);
+
+  @Description(
+      "How long a partial scoring batch waits for rows, as an ISO-8601 duration: it is scored when"
+          + " a decision arrives after its first one waited this long, when it is full, and at the"
+          + " end of its bundle. 'none': it waits for the end of its bundle.")
+  @Default.String("PT0.005S")
+  String getScoringMaxBatchWait();
+
+  void setScoringMaxBatchWait(String wait);
 }

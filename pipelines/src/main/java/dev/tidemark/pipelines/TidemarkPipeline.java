@@ -111,7 +111,22 @@ public final class TidemarkPipeline {
     return scorer
         .withModelWatchInterval(watchInterval)
         .withThreshold(options.getDecisionThreshold())
-        .withBatchSize(options.getScoringBatchSize());
+        .withBatchSize(options.getScoringBatchSize())
+        .withMaxBatchWait(maxBatchWait(options.getScoringMaxBatchWait()));
+  }
+
+  private static @Nullable Duration maxBatchWait(String value) {
+    if (value != null && "none".equalsIgnoreCase(value.trim())) {
+      return null;
+    }
+    Duration wait = Durations.parse("scoringMaxBatchWait", value);
+    if (wait.getMillis() <= 0) {
+      throw new IllegalArgumentException(
+          "--scoringMaxBatchWait="
+              + value
+              + " must be a positive duration such as PT0.005S, or none");
+    }
+    return wait;
   }
 
   static DeduplicateEvents deduplicator(TidemarkOptions options) {

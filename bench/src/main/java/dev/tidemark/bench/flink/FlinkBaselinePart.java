@@ -31,15 +31,16 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.joda.time.Duration;
 
 /**
- * The native Flink baseline: Tidemark on the FlinkRunner against {@link NativeFlinkJob}, the same
- * job in Flink's DataStream API, on an embedded MiniCluster, as a backfill (NDJSON files, bounded,
- * batch execution on both) and streaming (the embedded Kafka broker, two partitions); Tidemark on
- * the DirectRunner against the FlinkRunner for the same backfill; and backfill throughput at each
- * parallelism of the profile.
+ * The native Flink baselines: Tidemark on the FlinkRunner against {@link NativeFlinkJob}, the same
+ * job in Flink's DataStream API, and against {@link FlinkSqlJob}, the same job with Flink SQL's
+ * window aggregation for the features, on an embedded MiniCluster, as a backfill (NDJSON files,
+ * bounded, batch execution on all) and streaming (the embedded Kafka broker, two partitions);
+ * Tidemark on the DirectRunner against the FlinkRunner for the same backfill; and backfill
+ * throughput at each parallelism of the profile.
  *
  * <p>Events/s = input lines / wall time from job submission (cluster start included, on both) to
- * the last output counted, after a {@code System.gc()} before every run. Runs alternate native and
- * Tidemark so load noise hits both; after the warm-ups, the median of the repeats. Both jobs must
+ * the last output counted, after a {@code System.gc()} before every run. Runs alternate native, SQL
+ * and Tidemark so load noise hits all; after the warm-ups, the median of the repeats. All jobs must
  * produce the same decisions (count, total transactions and amounts, reviews), duplicates and dead
  * letters; a mismatch is noted.
  */
@@ -95,15 +96,24 @@ public final class FlinkBaselinePart implements BenchPart {
     String expected = null;
     List<String> mismatches = new ArrayList<>();
 
-    // Backfill, native and Tidemark alternating.
+    // Backfill, native, SQL and Tidemark alternating. The smoke profile leaves out the SQL
+    // backfill (NativeFlinkJobIT checks its outputs) to keep the smoke test short.
+    boolean sqlBackfill = !profile.isSmoke();
     for (int i = 0; i < profile.warmups + profile.repeats; i++) {
       boolean measured = i >= profile.warmups;
-      Run nativeRun = nativeBackfill(files, workload, parallelism);
+      Run nativeRun = nativeBackfill(files, workload, parallelism, false);
+      Run sqlRun = sqlBackfill ? nativeBackfill(files, workload, parallelism, true) : null;
       Run tidemarkRun = tidemarkBackfill("FlinkRunner", glob, workload, parallelism);
       expected = check(expected, nativeRun, "native backfill", mismatches);
+      if (sqlRun != null) {
+        check(expected, sqlRun, "Flink SQL backfill", mismatches);
+      }
       check(expected, tidemarkRun, "Tidemark backfill", mismatches);
       if (measured) {
         add(runs, "native-backfill", nativeRun);
+        if (sqlRun != null) {
+          add(runs, "sql-backfill", sqlRun);
+        }
         add(runs, "tidemark-backfill", tidemarkRun);
       }
     }
@@ -114,7 +124,8 @@ public final class FlinkBaselinePart implements BenchPart {
       int warmups = profile.isFull() ? profile.warmups : 0;
       for (int i = 0; i < warmups + profile.repeats; i++) {
         boolean measured = i >= warmups;
-        Run nativeRun = nativeStreaming(broker, workload, parallelism, expected);
+        Run nativeRun = nativeStreaming(broker, workload, parallelism, expected, false);
+        Run sqlRun = nativeStreaming(broker, workload, parallelism, expected, true);
         Run tidemarkRun = tidemarkStreaming(broker, workload, parallelism, expected);
         // Streaming also dead-letters one end-of-stream marker per partition.
         String withMarkers =
@@ -122,9 +133,11 @@ public final class FlinkBaselinePart implements BenchPart {
                 "deadLetters=" + expectedDeadLetters(expected),
                 "deadLetters=" + (expectedDeadLetters(expected) + PARTITIONS));
         check(withMarkers, nativeRun, "native streaming", mismatches);
+        check(withMarkers, sqlRun, "Flink SQL streaming", mismatches);
         check(withMarkers, tidemarkRun, "Tidemark streaming", mismatches);
         if (measured) {
           add(runs, "native-streaming", nativeRun);
+          add(runs, "sql-streaming", sqlRun);
           add(runs, "tidemark-streaming", tidemarkRun);
         }
       }
@@ -134,7 +147,7 @@ public final class FlinkBaselinePart implements BenchPart {
     int parallelismRepeats = profile.isFull() ? profile.repeats : 1;
     for (int p : profile.parallelisms.subList(0, profile.parallelisms.size() - 1)) {
       for (int i = 0; i < parallelismRepeats; i++) {
-        add(runs, "native-backfill-p" + p, nativeBackfill(files, workload, p));
+        add(runs, "native-backfill-p" + p, nativeBackfill(files, workload, p, false));
         add(runs, "tidemark-backfill-p" + p, tidemarkBackfill("FlinkRunner", glob, workload, p));
       }
     }
@@ -164,8 +177,8 @@ public final class FlinkBaselinePart implements BenchPart {
     } else {
       results.note(
           NAME,
-          "equivalence: every native and Tidemark run (backfill and streaming) produced the same"
-              + " outputs: "
+          "equivalence: every native (DataStream and Flink SQL) and Tidemark run (backfill and"
+              + " streaming) produced the same outputs: "
               + expected);
     }
   }
@@ -215,6 +228,28 @@ public final class FlinkBaselinePart implements BenchPart {
     results.ratio(
         "tidemarkVsNativeFlinkStreaming",
         median(runs.get("tidemark-streaming")) / median(runs.get("native-streaming")));
+    if (runs.containsKey("sql-backfill")) {
+      results.ratio(
+          "tidemarkVsFlinkSqlBackfill",
+          median(runs.get("tidemark-backfill")) / median(runs.get("sql-backfill")));
+    } else {
+      results.note(
+          NAME,
+          "ratios.tidemarkVsFlinkSqlBackfill is null: the smoke profile runs the Flink SQL"
+              + " baseline in streaming only");
+    }
+    results.ratio(
+        "tidemarkVsFlinkSqlStreaming",
+        median(runs.get("tidemark-streaming")) / median(runs.get("sql-streaming")));
+    results.note(
+        NAME,
+        "tidemarkVsFlinkSqlBackfill and tidemarkVsFlinkSqlStreaming: Tidemark against the second"
+            + " native baseline, FlinkSqlJob: the DataStream job's parse, dedup and scoring"
+            + " operators with the features from Flink SQL's window aggregation"
+            + " (TABLE(HOP(...)) GROUP BY account, window_start, window_end: in streaming the"
+            + " planner slices the hopping windows; in batch it runs its batch window"
+            + " aggregation); no allowed lateness and no late panes in SQL (the input has no late"
+            + " events), every pane marked first and last");
     for (int p : profile.parallelisms) {
       String suffix = p == parallelism ? "" : "-p" + p;
       results.point(
@@ -276,14 +311,19 @@ public final class FlinkBaselinePart implements BenchPart {
 
   // ------------------------------------------------------------------ native
 
-  static Run nativeBackfill(List<Path> files, Workload workload, int parallelism) throws Exception {
-    String runId = "native-backfill-" + RUNS.incrementAndGet();
+  /** The DataStream job's backfill, or with {@code sql} the Flink SQL job's. */
+  static Run nativeBackfill(List<Path> files, Workload workload, int parallelism, boolean sql)
+      throws Exception {
+    String runId = (sql ? "sql-backfill-" : "native-backfill-") + RUNS.incrementAndGet();
     Tally tally = Tally.start(runId, false);
     try {
       StreamExecutionEnvironment env = NativeFlinkJob.environment(parallelism, true);
       NativeFlinkJob.Settings settings = new NativeFlinkJob.Settings();
       settings.parallelism = parallelism;
-      NativeFlinkJob.backfill(env, files, settings).countInto(runId);
+      (sql
+              ? FlinkSqlJob.backfill(env, files, settings)
+              : NativeFlinkJob.backfill(env, files, settings))
+          .countInto(runId);
       long started = startClock();
       env.execute(runId);
       return new Run(workload.lines.size(), seconds(started, tally), tally);
@@ -292,15 +332,20 @@ public final class FlinkBaselinePart implements BenchPart {
     }
   }
 
+  /** The DataStream job streaming from Kafka, or with {@code sql} the Flink SQL job. */
   static Run nativeStreaming(
-      EmbeddedKafka broker, Workload workload, int parallelism, String expected) throws Exception {
-    String runId = "native-kafka-" + RUNS.incrementAndGet();
+      EmbeddedKafka broker, Workload workload, int parallelism, String expected, boolean sql)
+      throws Exception {
+    String runId = (sql ? "sql-kafka-" : "native-kafka-") + RUNS.incrementAndGet();
     String topic = produce(broker, runId, workload);
     Tally tally = Tally.start(runId, false);
     try {
       StreamExecutionEnvironment env = NativeFlinkJob.environment(parallelism, false);
       NativeFlinkJob.Settings settings = new NativeFlinkJob.Settings();
-      NativeFlinkJob.kafka(env, broker.bootstrapServers(), topic, settings).countInto(runId);
+      (sql
+              ? FlinkSqlJob.kafka(env, broker.bootstrapServers(), topic, settings)
+              : NativeFlinkJob.kafka(env, broker.bootstrapServers(), topic, settings))
+          .countInto(runId);
       long started = startClock();
       JobClient job = env.executeAsync(runId);
       try {

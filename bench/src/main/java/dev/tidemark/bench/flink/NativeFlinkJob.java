@@ -218,8 +218,22 @@ public final class NativeFlinkJob {
     return expand(raw, false, settings);
   }
 
-  /** Parse, dedup, windowed features, decisions and scores on {@code raw}. */
-  static Outputs expand(DataStream<RawRecord> raw, boolean assignWatermarks, Settings settings) {
+  /** The parsed events (dead letters on their side output) and the first copies among them. */
+  static final class Deduplicated {
+    final SingleOutputStreamOperator<PaymentEvent> parsed;
+    final SingleOutputStreamOperator<PaymentEvent> unique;
+
+    Deduplicated(
+        SingleOutputStreamOperator<PaymentEvent> parsed,
+        SingleOutputStreamOperator<PaymentEvent> unique) {
+      this.parsed = parsed;
+      this.unique = unique;
+    }
+  }
+
+  /** Parse, event time (when {@code assignWatermarks}) and dedup: the part both baselines share. */
+  static Deduplicated parseAndDeduplicate(
+      DataStream<RawRecord> raw, boolean assignWatermarks, Settings settings) {
     SingleOutputStreamOperator<PaymentEvent> parsed =
         raw.process(new ParseFn(), EVENT).name("ParseCloudEvents");
     DataStream<PaymentEvent> timed = parsed;
@@ -237,6 +251,13 @@ public final class NativeFlinkJob {
             .keyBy(new IdentityKey(), Types.TUPLE(Types.STRING, Types.STRING))
             .process(new DeduplicateFn(settings.dedupHorizon), EVENT)
             .name("DeduplicateEvents");
+    return new Deduplicated(parsed, unique);
+  }
+
+  /** Parse, dedup, windowed features, decisions and scores on {@code raw}. */
+  static Outputs expand(DataStream<RawRecord> raw, boolean assignWatermarks, Settings settings) {
+    Deduplicated deduplicated = parseAndDeduplicate(raw, assignWatermarks, settings);
+    SingleOutputStreamOperator<PaymentEvent> unique = deduplicated.unique;
     SingleOutputStreamOperator<Decision> unscored =
         unique
             .keyBy(new AccountKey(), Types.STRING)
@@ -254,10 +275,20 @@ public final class NativeFlinkJob {
         unscored
             .transform("ScoreFeatures", DECISION, new ScoreOperator(settings.scorer))
             .name("ScoreFeatures");
+    return outputs(deduplicated, scored, unscored.getSideOutput(TOO_LATE));
+  }
+
+  /** The four outputs of a job whose scored decisions are {@code scored}. */
+  static Outputs outputs(
+      Deduplicated deduplicated,
+      SingleOutputStreamOperator<Decision> scored,
+      DataStream<PaymentEvent> tooLate) {
     DataStream<DeadLetter> deadLetters =
-        parsed.getSideOutput(DEAD_LETTERS).union(scored.getSideOutput(SCORING_FAILURES));
-    return new Outputs(
-        scored, deadLetters, unique.getSideOutput(DUPLICATES), unscored.getSideOutput(TOO_LATE));
+        deduplicated
+            .parsed
+            .getSideOutput(DEAD_LETTERS)
+            .union(scored.getSideOutput(SCORING_FAILURES));
+    return new Outputs(scored, deadLetters, deduplicated.unique.getSideOutput(DUPLICATES), tooLate);
   }
 
   /** Tidemark's parser; rejected records to the dead-letter side output. */

@@ -30,6 +30,8 @@ public final class BenchResults {
       List.of(
           "tidemarkVsNativeFlinkBackfill",
           "tidemarkVsNativeFlinkStreaming",
+          "tidemarkVsFlinkSqlBackfill",
+          "tidemarkVsFlinkSqlStreaming",
           "dedupVsBeamDeduplicate",
           "featuresVsNaiveCombine",
           "tidemarkVsNativeFlinkRocksDb",
@@ -43,6 +45,8 @@ public final class BenchResults {
       List.of(
           "ratios.tidemarkVsNativeFlinkBackfill",
           "ratios.tidemarkVsNativeFlinkStreaming",
+          "ratios.tidemarkVsFlinkSqlBackfill",
+          "ratios.tidemarkVsFlinkSqlStreaming",
           "ratios.dedupVsBeamDeduplicate",
           "ratios.featuresVsNaiveCombine",
           "ratios.tidemarkVsNativeFlinkRocksDb",

@@ -22,9 +22,10 @@ import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
 
 /**
- * The native Flink job computes what Tidemark computes: on one generated backfill, every decision
- * (account, window, pane, features, score, verdict), the duplicates and the dead letters equal
- * Tidemark's on the DirectRunner, in Flink's BATCH and STREAMING execution modes.
+ * The native Flink jobs compute what Tidemark computes: on one generated backfill, every decision
+ * (account, window, pane, features, score, verdict), the duplicates and the dead letters of the
+ * DataStream job and of the Flink SQL job equal Tidemark's on the DirectRunner, and each other's,
+ * in Flink's BATCH and STREAMING execution modes.
  */
 @RunWith(JUnit4.class)
 public class NativeFlinkJobIT {
@@ -56,12 +57,29 @@ public class NativeFlinkJobIT {
     assertThat(tidemark.count(Tally.Output.DEAD_LETTERS), greaterThan(0L));
   }
 
-  private static Tally runNative(String runId, boolean batch) throws Exception {
+  /** The DataStream job's runs, by execution mode (batch true), each run once. */
+  private static final Map<Boolean, Tally> DATASTREAM = new java.util.HashMap<>();
+
+  /** One run of the DataStream job, or with {@code sql} of the Flink SQL job, on the backfill. */
+  private static Tally run(String runId, boolean batch, boolean sql) throws Exception {
     Tally tally = Tally.start(runId, true);
     StreamExecutionEnvironment env = NativeFlinkJob.environment(1, batch);
-    NativeFlinkJob.backfill(env, files, new NativeFlinkJob.Settings()).countInto(runId);
+    NativeFlinkJob.Settings settings = new NativeFlinkJob.Settings();
+    (sql
+            ? FlinkSqlJob.backfill(env, files, settings)
+            : NativeFlinkJob.backfill(env, files, settings))
+        .countInto(runId);
     env.execute(runId);
     Tally.finish(runId);
+    return tally;
+  }
+
+  private static synchronized Tally dataStream(boolean batch) throws Exception {
+    Tally tally = DATASTREAM.get(batch);
+    if (tally == null) {
+      tally = run("test-native-" + (batch ? "batch" : "streaming"), batch, false);
+      DATASTREAM.put(batch, tally);
+    }
     return tally;
   }
 
@@ -114,33 +132,58 @@ public class NativeFlinkJobIT {
   }
 
   private static void assertSameAsTidemark(Tally nativeRun) {
+    assertSame(nativeRun, tidemark, "Tidemark");
+  }
+
+  private static void assertSame(Tally nativeRun, Tally reference, String what) {
     Map<String, String> actual = byWindow(nativeRun);
-    Map<String, String> expected = byWindow(tidemark);
+    Map<String, String> expected = byWindow(reference);
     List<String> differences = new java.util.ArrayList<>();
     for (String key : new java.util.TreeSet<>(union(actual, expected))) {
       if (!java.util.Objects.equals(actual.get(key), expected.get(key))) {
-        differences.add(key + ": native " + actual.get(key) + " | Tidemark " + expected.get(key));
+        differences.add(
+            key + ": native " + actual.get(key) + " | " + what + " " + expected.get(key));
       }
     }
     assertThat(
         differences.size()
             + " of "
             + expected.size()
-            + " Tidemark panes differ, e.g. "
+            + " "
+            + what
+            + " panes differ, e.g. "
             + differences.subList(0, Math.min(3, differences.size())),
         differences.isEmpty(),
         is(true));
-    assertThat(nativeRun.exactChecksum(), is(tidemark.exactChecksum()));
+    assertThat(nativeRun.exactChecksum(), is(reference.exactChecksum()));
     assertThat(nativeRun.count(Tally.Output.TOO_LATE), is(0L));
   }
 
   @Test
   public void batchExecutionEqualsTidemark() throws Exception {
-    assertSameAsTidemark(runNative("test-native-batch", true));
+    assertSameAsTidemark(dataStream(true));
   }
 
   @Test
   public void streamingExecutionEqualsTidemark() throws Exception {
-    assertSameAsTidemark(runNative("test-native-streaming", false));
+    assertSameAsTidemark(dataStream(false));
+  }
+
+  /**
+   * Flink SQL's window aggregation, batch: every pane equals the DataStream job's and Tidemark's.
+   */
+  @Test
+  public void sqlBatchExecutionEqualsTheDataStreamJobAndTidemark() throws Exception {
+    Tally sql = run("test-sql-batch", true, true);
+    assertSame(sql, dataStream(true), "DataStream");
+    assertSameAsTidemark(sql);
+  }
+
+  /** The same in STREAMING execution, where the planner slices the hopping windows. */
+  @Test
+  public void sqlStreamingExecutionEqualsTheDataStreamJobAndTidemark() throws Exception {
+    Tally sql = run("test-sql-streaming", false, true);
+    assertSame(sql, dataStream(false), "DataStream");
+    assertSameAsTidemark(sql);
   }
 }

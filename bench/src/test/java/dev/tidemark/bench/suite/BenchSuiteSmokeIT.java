@@ -74,7 +74,11 @@ public class BenchSuiteSmokeIT {
     assertThat(printed, notes.isArray(), is(true));
     for (JsonNode note : notes) {
       assertThat("no part failed", note.asText(), not(containsString(BenchSuite.FAILED)));
+      // The Flink SQL baseline produced the DataStream job's outputs, backfill and streaming.
+      assertThat("Flink SQL's outputs", note.asText(), not(containsString("MISMATCH: Flink SQL")));
     }
+    // The smoke profile runs the Flink SQL baseline in streaming only.
+    assertThat(root.at("/ratios/tidemarkVsFlinkSqlStreaming").isNumber(), is(true));
     assertThat(
         "jar: URL readers no longer share one JarFile",
         URLConnection.getDefaultUseCaches("jar"),

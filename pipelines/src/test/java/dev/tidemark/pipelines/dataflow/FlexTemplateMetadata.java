@@ -129,6 +129,8 @@ public final class FlexTemplateMetadata {
     regexes.put("eventTypes", "^[^,\\s]+(?:,[^,\\s]+)*$");
     // A duration, or 'none' (any case) to disable early firings.
     regexes.put("earlyFiringDelay", "^(?:" + DURATION_BODY + "|[Nn][Oo][Nn][Ee])$");
+    // A duration, or 'none' (any case): a partial scoring batch waits for the end of its bundle.
+    regexes.put("scoringMaxBatchWait", "^(?:" + DURATION_BODY + "|[Nn][Oo][Nn][Ee])$");
     // host:port[,host:port]. 'embedded' (a broker inside the launcher JVM) is left out on purpose:
     // Dataflow workers could not reach it.
     regexes.put("kafkaBootstrapServers", "^[^,:\\s]+:[0-9]{1,5}(?:,[^,:\\s]+:[0-9]{1,5})*$");

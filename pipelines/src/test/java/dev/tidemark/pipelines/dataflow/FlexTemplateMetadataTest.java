@@ -267,6 +267,8 @@ public class FlexTemplateMetadataTest {
     rejects("maxEventBytes", "-1", "1.5", "64k", "");
     accepts("scoringBatchSize", "256");
     rejects("scoringBatchSize", "-1");
+    accepts("scoringMaxBatchWait", "PT0.005S", "PT1S", "none", "NONE");
+    rejects("scoringMaxBatchWait", "5ms", "never", "");
     accepts("decisionThreshold", "0.5", "1", "0.75");
     rejects("decisionThreshold", "-0.5", "abc", ".", "");
     accepts("source", "pubsub", "kafka");
