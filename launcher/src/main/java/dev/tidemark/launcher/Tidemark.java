@@ -18,8 +18,12 @@ import dev.tidemark.pipelines.launch.ExitCodes;
 import dev.tidemark.pipelines.launch.FlinkClusterLaunch;
 import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.pipelines.launch.Summary;
+import dev.tidemark.spec.PipelineSpec;
+import dev.tidemark.spec.SpecException;
+import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
+import dev.tidemark.testkit.generate.Workload;
 import dev.tidemark.tools.capture.KafkaCapture;
 import dev.tidemark.tools.report.ReportSettings;
 import dev.tidemark.tools.report.RunReport;
@@ -494,13 +498,23 @@ public final class Tidemark implements Callable<Integer> {
       description = {
         "Train the default models with the serving feature transforms and write them, their"
             + " sidecars and the evaluation report.",
-        "Without --input it generates the training stream the shipped models were trained on."
+        "With --spec, train models for that spec: its features over its windows, sidecars whose"
+            + " feature names are the spec's, and a model card.",
+        "Without --input it generates the training stream the shipped models were trained on"
+            + " (for --spec: the bundled specs' streams)."
       },
       mixinStandardHelpOptions = true)
   static final class Train implements Callable<Integer> {
     /** The generator settings of the shipped models' training stream. */
     static final String TRAINING_STREAM =
         "--seed=42 --events=20000 --accounts=500 --eventsPerSecond=2";
+
+    @Option(
+        names = "--spec",
+        description =
+            "A pipeline spec (e.g. specs/logins.yaml): train for its events, features and"
+                + " windows.")
+    Path specFile;
 
     @Option(names = "--input", description = "A labelled replay file (default: generate one).")
     Path input;
@@ -516,6 +530,9 @@ public final class Tidemark implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+      if (specFile != null) {
+        return trainSpec();
+      }
       Path replay = input;
       String description;
       if (replay == null) {
@@ -545,16 +562,70 @@ public final class Tidemark implements Callable<Integer> {
       System.out.println("wrote models, sidecars and report to " + output);
       return 0;
     }
+
+    private int trainSpec() throws Exception {
+      PipelineSpec pipelineSpec = loadSpec(specFile);
+      Path replay = input;
+      String description;
+      if (replay == null) {
+        Workload workload = Workload.forSpec(pipelineSpec.name());
+        java.nio.file.Files.createDirectories(output);
+        replay = output.resolve("tidemark-" + pipelineSpec.name() + "-train-seed42.ndjson");
+        GeneratorConfig.Builder stream = GeneratorConfig.trainingStream(workload);
+        new EventGenerator(Generate.forSpec(stream, pipelineSpec).build()).writeTo(replay);
+        description =
+            "./tidemark generate --spec="
+                + specFile
+                + " --output="
+                + replay.getFileName()
+                + " "
+                + GeneratorConfig.trainingStreamFlags(workload);
+      } else {
+        description = replay.toString();
+      }
+      dev.tidemark.tools.train.SpecTrainingReport report =
+          dev.tidemark.tools.train.SpecTrainModel.train(
+              pipelineSpec,
+              specFile.toString(),
+              replay,
+              output,
+              dev.tidemark.tools.train.SpecTrainModel.configFor(pipelineSpec)
+                  .withSeed(seed)
+                  .withDataDescription(description));
+      System.out.println(report.markdown());
+      System.out.println("wrote models, sidecars and model card to " + output);
+      return 0;
+    }
+  }
+
+  /** The spec in {@code file}; a spec that cannot be used is a usage error (exit 2). */
+  static PipelineSpec loadSpec(Path file) {
+    try {
+      return SpecLoader.load(file);
+    } catch (SpecException e) {
+      throw new IllegalArgumentException(e.getMessage());
+    }
   }
 
   /** {@code tidemark generate}: a synthetic replay file from a seed. */
   @Command(
       name = "generate",
-      description = "Write a synthetic replay file: same seed, same file.",
+      description = {
+        "Write a synthetic replay file: same seed, same file.",
+        "Payments by default; --spec=specs/logins.yaml writes login attempts with account-takeover"
+            + " episodes, timed for that spec's windows."
+      },
       mixinStandardHelpOptions = true)
   static final class Generate implements Callable<Integer> {
     @Option(names = "--output", required = true, description = "The replay file to write.")
     Path output;
+
+    @Option(
+        names = "--spec",
+        description =
+            "A bundled spec (specs/payments.yaml, specs/logins.yaml): write its events, with late"
+                + " and too-late events aimed at its windows and lateness.")
+    Path specFile;
 
     @Option(
         names = "--seed",
@@ -588,8 +659,11 @@ public final class Tidemark implements Callable<Integer> {
     @Option(names = "--meanDelay", description = "Mean arrival delay, out-of-orderness (PT2S).")
     Duration meanDelay = GeneratorConfig.DEFAULT_MEAN_DELAY;
 
-    @Option(names = "--maxOutOfOrderness", description = "Cap of the normal arrival delay (PT30S).")
-    Duration maxOutOfOrderness = GeneratorConfig.DEFAULT_MAX_OUT_OF_ORDERNESS;
+    @Option(
+        names = "--maxOutOfOrderness",
+        description =
+            "Cap of the normal arrival delay (PT30S, or the spec's clocks.maxOutOfOrderness).")
+    Duration maxOutOfOrderness;
 
     @Option(
         names = "--lateFraction",
@@ -630,12 +704,12 @@ public final class Tidemark implements Callable<Integer> {
     @Option(
         names = "--takeoverBurstsPerThousand",
         defaultValue = "" + GeneratorConfig.DEFAULT_TAKEOVER_BURSTS_PER_THOUSAND,
-        description = "Account-takeover bursts per 1000 events.")
+        description = "Account-takeover bursts (logins: episodes) per 1000 events.")
     double takeover;
 
     @Override
     public Integer call() throws Exception {
-      GeneratorConfig config =
+      GeneratorConfig.Builder builder =
           GeneratorConfig.builder()
               .seed(seed)
               .numAccounts(accounts)
@@ -643,19 +717,51 @@ public final class Tidemark implements Callable<Integer> {
               .eventsPerSecond(eventsPerSecond)
               .start(start)
               .meanDelay(meanDelay)
-              .maxOutOfOrderness(maxOutOfOrderness)
               .lateFraction(lateFraction)
               .tooLateFraction(tooLateFraction)
               .duplicateRate(duplicateRate)
               .conflictFraction(conflictFraction)
               .malformedFraction(malformedFraction)
               .cardTestingBurstsPerThousand(cardTesting)
-              .takeoverBurstsPerThousand(takeover)
-              .build();
+              .takeoverBurstsPerThousand(takeover);
+      if (specFile != null) {
+        PipelineSpec pipelineSpec = loadSpec(specFile);
+        forSpec(builder, pipelineSpec);
+      }
+      if (maxOutOfOrderness != null) {
+        builder.maxOutOfOrderness(maxOutOfOrderness);
+      }
+      GeneratorConfig config = builder.build();
       EventGenerator generator = new EventGenerator(config);
       generator.writeTo(output);
       System.out.println("wrote " + output + ": " + generator.stats());
       return 0;
+    }
+
+    /**
+     * {@code builder} with the spec's workload, aimed at the spec: late and too-late events for its
+     * window size and allowed lateness, normal delays capped at its out-of-orderness.
+     *
+     * @throws IllegalArgumentException if the generator has no workload for the spec, or the spec
+     *     does not accept the workload's event type
+     */
+    static GeneratorConfig.Builder forSpec(GeneratorConfig.Builder builder, PipelineSpec spec) {
+      Workload workload = Workload.forSpec(spec.name());
+      if (!spec.events().types().contains(workload.eventType())) {
+        throw new IllegalArgumentException(
+            "the spec '"
+                + spec.name()
+                + "' accepts the types "
+                + spec.events().types()
+                + " but its generated events are "
+                + workload.eventType()
+                + "; add it to events.types");
+      }
+      return builder
+          .workload(workload)
+          .windowSize(spec.windows().size())
+          .allowedLateness(spec.windows().allowedLateness())
+          .maxOutOfOrderness(spec.clocks().maxOutOfOrderness());
     }
   }
 }

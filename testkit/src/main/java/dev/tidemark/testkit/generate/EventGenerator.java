@@ -25,9 +25,15 @@ import java.util.Objects;
 import java.util.SplittableRandom;
 
 /**
- * Deterministic synthetic payment stream written as a <i>replay file</i>: NDJSON, one line per
+ * Deterministic synthetic event stream written as a <i>replay file</i>: NDJSON, one line per
  * arrival in arrival order, {@code '\n'} line endings. The same {@link GeneratorConfig} (seed
  * included) always yields a byte-identical file; nothing depends on the wall clock.
+ *
+ * <p>What the events are is the config's {@link Workload}: payments (described here, the default)
+ * or logins (described in {@code LoginsContent}: login attempts with account-takeover episodes).
+ * Everything about their timing below (arrival delays, late and too-late events, duplicates,
+ * malformed lines, directives) is the same code for both; only the events' content, ids, sources,
+ * conflicting payloads and malformed kinds differ.
  *
  * <p>Each line is one of:
  *
@@ -102,28 +108,28 @@ public final class EventGenerator {
   public static final int PADDING_CHARS = 70_000;
 
   /** Home countries and their cumulative weights: mostly GB. */
-  private static final String[] HOME_COUNTRIES = {"GB", "IE", "FR", "DE", "NL", "ES"};
+  static final String[] HOME_COUNTRIES = {"GB", "IE", "FR", "DE", "NL", "ES"};
 
-  private static final double[] HOME_COUNTRY_CUMULATIVE = {0.80, 0.84, 0.88, 0.92, 0.96, 1.0};
+  static final double[] HOME_COUNTRY_CUMULATIVE = {0.80, 0.84, 0.88, 0.92, 0.96, 1.0};
 
   /** Countries account takeovers come from; never a home country. */
   private static final String[] TAKEOVER_COUNTRIES = {"RU", "BR", "NG", "VN"};
 
-  private static final double[] SOURCE_CUMULATIVE = {0.45, 0.80, 1.0};
+  static final double[] SOURCE_CUMULATIVE = {0.45, 0.80, 1.0};
 
   private static final long MEDIAN_LEGIT_CENTS = 3000;
   private static final double LEGIT_AMOUNT_SIGMA = 0.9;
   private static final long MAX_LEGIT_CENTS = 200_000;
-  private static final double ACCOUNT_SKEW = 0.9;
+  static final double ACCOUNT_SKEW = 0.9;
   private static final double MERCHANT_SKEW = 0.6;
   private static final long MAX_DUPLICATE_EXTRA_DELAY_MS = 120_000;
   private static final long DIRECTIVE_STEP_MS = 1000;
   private static final long TOO_LATE_RUNWAY_MS = 5 * 60_000;
   private static final int LATENESS_ROUNDS = 8;
 
-  private static final String INVALID_UTF8_MARKER = "@@INVALID_UTF8@@";
+  static final String INVALID_UTF8_MARKER = "@@INVALID_UTF8@@";
 
-  private static final DateTimeFormatter RFC3339_MILLIS =
+  static final DateTimeFormatter RFC3339_MILLIS =
       DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'", Locale.ROOT)
           .withZone(ZoneOffset.UTC);
 
@@ -197,7 +203,8 @@ public final class EventGenerator {
    * Counts of one written replay file.
    *
    * @param eventsWritten distinct valid events (legit and fraud), without duplicates
-   * @param fraudEvents distinct events labelled {@code fraud}
+   * @param fraudEvents distinct events labelled positive: {@code fraud} (payments) or {@code
+   *     takeover} (logins)
    * @param duplicates re-sent events (lines whose source and id appeared on an earlier line)
    * @param conflicts duplicates whose payload differs from the original
    * @param malformed lines a reader must reject
@@ -250,45 +257,113 @@ public final class EventGenerator {
   private static final Comparator<Line> ARRIVAL_ORDER =
       Comparator.comparingLong(Line::arrivalMs).thenComparingLong(Line::seq);
 
-  /** One distinct valid event; mutable only while its generation runs. */
-  private static final class Txn {
+  /** One distinct valid event; its source and id number are set once all events are made. */
+  abstract static class Event {
     final long timeMs;
+    final boolean positive;
+    int source;
+    long idNumber;
+
+    Event(long timeMs, boolean positive) {
+      this.timeMs = timeMs;
+      this.positive = positive;
+    }
+  }
+
+  /**
+   * What one {@link Workload} puts in a stream: its distinct valid events and their JSON, and its
+   * malformed lines. The generator does the rest (sources and ids, arrival times, lateness,
+   * duplicates, directives), the same for every workload.
+   */
+  interface Content {
+    /** The CloudEvent sources, in the order their share of events decreases. */
+    List<String> sources();
+
+    /** The cumulative share of events of each source. */
+    double[] sourceCumulative();
+
+    /**
+     * Appends the distinct valid events to {@code events}, the first at {@code config.start} (in
+     * any order otherwise: they are sorted by event time, stably) and returns how many are labelled
+     * positive.
+     */
+    long addEvents(List<Event> events);
+
+    /** The line of a valid event; with {@code conflict}, the same identity with another payload. */
+    byte[] json(Event event, boolean conflict);
+
+    /**
+     * Malformed line {@code k} (from 0), with exactly one defect, arriving at {@code arrivalMs}.
+     */
+    byte[] malformedLine(int k, long arrivalMs);
+  }
+
+  /** A payment of the payments workload. */
+  private static final class Txn extends Event {
     final int account;
     final int merchant;
     final String country;
     final long cents;
-    final boolean fraud;
-    int source;
-    long idNumber;
 
     Txn(long timeMs, int account, int merchant, String country, long cents, boolean fraud) {
-      this.timeMs = timeMs;
+      super(timeMs, fraud);
       this.account = account;
       this.merchant = merchant;
       this.country = country;
       this.cents = cents;
-      this.fraud = fraud;
     }
   }
 
-  /** Fields of a CloudEvent line; a null field is left out. Used for valid and malformed lines. */
-  private static final class EventFields {
+  /**
+   * The envelope of a CloudEvent line; a null field is left out. Subclasses write {@code data}.
+   * Used for valid and malformed lines.
+   */
+  abstract static class Envelope {
     String specversion = "1.0";
     String id;
     String source;
-    String type = EVENT_TYPE;
+    String type;
     String time;
     String datacontenttype = "application/json";
-    String accountId;
-    BigDecimal amount;
-    String amountText;
-    String currency = CURRENCY;
-    String merchantId;
-    String country;
-    String label;
-    String padding;
 
-    byte[] toJson() {
+    Envelope(String type) {
+      this.type = type;
+    }
+
+    /** Writes the members of {@code data}. */
+    abstract void writeData(JsonGenerator g) throws IOException;
+
+    /**
+     * For the envelope's malformed kinds, named as in every workload's kinds: the line with that
+     * defect ({@code TRUNCATED_JSON}, {@code NOT_A_CLOUDEVENT_OBJECT}, {@code
+     * NOT_A_CLOUDEVENT_ARRAY}) or null with the defect applied to this envelope ({@code
+     * MISSING_ID}, {@code EMPTY_SOURCE}, {@code UNPARSEABLE_TIME}); null and unchanged for another
+     * kind.
+     */
+    final byte[] withEnvelopeDefect(String kind) {
+      switch (kind) {
+        case "TRUNCATED_JSON":
+          byte[] whole = toJson();
+          return Arrays.copyOf(whole, whole.length / 2);
+        case "NOT_A_CLOUDEVENT_OBJECT":
+          return "{\"hello\":\"world\"}".getBytes(StandardCharsets.UTF_8);
+        case "NOT_A_CLOUDEVENT_ARRAY":
+          return concat(bytes("["), toJson(), bytes("]"));
+        case "MISSING_ID":
+          id = null;
+          return null;
+        case "EMPTY_SOURCE":
+          source = "";
+          return null;
+        case "UNPARSEABLE_TIME":
+          time = "yesterday";
+          return null;
+        default:
+          return null;
+      }
+    }
+
+    final byte[] toJson() {
       ByteArrayOutputStream bytes = new ByteArrayOutputStream(320);
       try (JsonGenerator g = JSON.createGenerator(bytes, JsonEncoding.UTF8)) {
         g.writeStartObject();
@@ -299,17 +374,7 @@ public final class EventGenerator {
         writeField(g, "time", time);
         writeField(g, "datacontenttype", datacontenttype);
         g.writeObjectFieldStart("data");
-        writeField(g, "accountId", accountId);
-        if (amount != null) {
-          g.writeNumberField("amount", amount);
-        } else {
-          writeField(g, "amount", amountText);
-        }
-        writeField(g, "currency", currency);
-        writeField(g, "merchantId", merchantId);
-        writeField(g, "country", country);
-        writeField(g, "label", label);
-        writeField(g, "padding", padding);
+        writeData(g);
         g.writeEndObject();
         g.writeEndObject();
       } catch (IOException e) {
@@ -318,15 +383,46 @@ public final class EventGenerator {
       return bytes.toByteArray();
     }
 
-    private static void writeField(JsonGenerator g, String name, String value) throws IOException {
+    static void writeField(JsonGenerator g, String name, String value) throws IOException {
       if (value != null) {
         g.writeStringField(name, value);
       }
     }
   }
 
+  /** The fields of a payment line. */
+  private static final class EventFields extends Envelope {
+    String accountId;
+    BigDecimal amount;
+    String amountText;
+    String currency = CURRENCY;
+    String merchantId;
+    String country;
+    String label;
+    String padding;
+
+    EventFields() {
+      super(EVENT_TYPE);
+    }
+
+    @Override
+    void writeData(JsonGenerator g) throws IOException {
+      writeField(g, "accountId", accountId);
+      if (amount != null) {
+        g.writeNumberField("amount", amount);
+      } else {
+        writeField(g, "amount", amountText);
+      }
+      writeField(g, "currency", currency);
+      writeField(g, "merchantId", merchantId);
+      writeField(g, "country", country);
+      writeField(g, "label", label);
+      writeField(g, "padding", padding);
+    }
+  }
+
   /** Samples indices {@code 0..n-1} with Zipf-like weights, the heavy ones spread at random. */
-  private static final class SkewedSampler {
+  static final class SkewedSampler {
     private final double[] cumulative;
     private final int[] indexOfRank;
 
@@ -350,7 +446,7 @@ public final class EventGenerator {
   }
 
   /** One run of the generator: all random choices, in a fixed order. */
-  private static final class Generation {
+  static final class Generation {
     final GeneratorConfig config;
     final long startMs;
     final SplittableRandom accountRandom;
@@ -361,10 +457,8 @@ public final class EventGenerator {
     final SplittableRandom delayRandom;
     final SplittableRandom duplicateRandom;
     final SplittableRandom malformedRandom;
-    final String[] homeCountry;
-    final SkewedSampler accounts;
-    final SkewedSampler merchants;
-    final List<Txn> events = new ArrayList<>();
+    final Content content;
+    final List<Event> events = new ArrayList<>();
     long fraudEvents;
     long duplicates;
     long conflicts;
@@ -384,22 +478,28 @@ public final class EventGenerator {
       delayRandom = root.split();
       duplicateRandom = root.split();
       malformedRandom = root.split();
-      homeCountry = new String[config.numAccounts()];
-      for (int i = 0; i < homeCountry.length; i++) {
-        homeCountry[i] = HOME_COUNTRIES[pick(HOME_COUNTRY_CUMULATIVE, accountRandom.nextDouble())];
-      }
-      accounts = new SkewedSampler(config.numAccounts(), ACCOUNT_SKEW, accountRandom);
-      merchants = new SkewedSampler(MERCHANT_POOL_SIZE, MERCHANT_SKEW, accountRandom);
+      content =
+          config.workload() == Workload.LOGINS
+              ? new LoginsContent(this)
+              : new PaymentsContent(this);
     }
 
     List<Line> lines() {
-      generateEvents();
+      fraudEvents = content.addEvents(events);
+      // Stable sort: the first event (at start) stays first.
+      events.sort(Comparator.comparingLong(event -> event.timeMs));
+      double[] sourceCumulative = content.sourceCumulative();
+      long[] counters = new long[content.sources().size()];
+      for (Event event : events) {
+        event.source = pick(sourceCumulative, sourceRandom.nextDouble());
+        event.idNumber = ++counters[event.source];
+      }
       long[] arrival = arrivals();
       List<Line> lines = new ArrayList<>();
       byte[][] eventBytes = new byte[events.size()][];
       long lastArrival = startMs;
       for (int i = 0; i < events.size(); i++) {
-        eventBytes[i] = eventFields(events.get(i), 0).toJson();
+        eventBytes[i] = content.json(events.get(i), false);
         lines.add(new Line(arrival[i], i, eventBytes[i]));
         lastArrival = Math.max(lastArrival, arrival[i]);
       }
@@ -412,8 +512,7 @@ public final class EventGenerator {
         int original = originals[j];
         long extra = 1000 + nextLong(duplicateRandom, MAX_DUPLICATE_EXTRA_DELAY_MS - 1000 + 1);
         boolean conflict = j < conflictCount;
-        byte[] bytes =
-            conflict ? eventFields(events.get(original), 100).toJson() : eventBytes[original];
+        byte[] bytes = conflict ? content.json(events.get(original), true) : eventBytes[original];
         lines.add(new Line(arrival[original] + extra, seq++, bytes));
         duplicates++;
         if (conflict) {
@@ -421,116 +520,14 @@ public final class EventGenerator {
         }
       }
       int malformedCount = (int) Math.round(events.size() * config.malformedFraction());
-      MalformedKind[] kinds = MalformedKind.values();
       for (int k = 0; k < malformedCount; k++) {
         long arrivalMs =
             startMs + 1 + nextLong(malformedRandom, Math.max(1, lastArrival - startMs));
-        lines.add(new Line(arrivalMs, seq++, malformedLine(kinds[k % kinds.length], k, arrivalMs)));
+        lines.add(new Line(arrivalMs, seq++, content.malformedLine(k, arrivalMs)));
         malformed++;
       }
       lines.sort(ARRIVAL_ORDER);
       return lines;
-    }
-
-    /** Legit timeline plus fraud bursts, sorted by event time, with sources and ids. */
-    private void generateEvents() {
-      int n = config.numEvents();
-      int maxFraud = (n - 1) / 2;
-      List<Integer> cardTestingSizes = new ArrayList<>();
-      List<Integer> takeoverSizes = new ArrayList<>();
-      int fraudTotal = 0;
-      long cardTestingBursts = Math.round(n * config.cardTestingBurstsPerThousand() / 1000.0);
-      for (long b = 0; b < cardTestingBursts; b++) {
-        int size = 8 + nextInt(fraudRandom, 13);
-        if (fraudTotal + size <= maxFraud) {
-          cardTestingSizes.add(size);
-          fraudTotal += size;
-        }
-      }
-      long takeoverBursts = Math.round(n * config.takeoverBurstsPerThousand() / 1000.0);
-      for (long b = 0; b < takeoverBursts; b++) {
-        int size = 3 + nextInt(fraudRandom, 4);
-        if (fraudTotal + size <= maxFraud) {
-          takeoverSizes.add(size);
-          fraudTotal += size;
-        }
-      }
-
-      double meanGapMs = 1000.0 / config.eventsPerSecond();
-      long t = startMs;
-      for (int i = 0; i < n - fraudTotal; i++) {
-        if (i > 0) {
-          t += Math.round(exponential(timeRandom, meanGapMs));
-        }
-        int account = accounts.next(accountRandom);
-        events.add(
-            new Txn(
-                t,
-                account,
-                merchants.next(accountRandom),
-                homeCountry[account],
-                legitCents(amountRandom),
-                false));
-      }
-      long lastLegitMs = t;
-
-      for (int size : cardTestingSizes) {
-        long span = 60_000 + nextLong(fraudRandom, 120_001);
-        long begin = burstBegin(span, lastLegitMs);
-        int account = nextInt(fraudRandom, config.numAccounts());
-        int[] merchantPool = identity(MERCHANT_POOL_SIZE);
-        shuffle(merchantPool, fraudRandom);
-        long[] offsets = sortedOffsets(size, span);
-        for (int e = 0; e < size; e++) {
-          long cents = 50 + nextLong(fraudRandom, 251);
-          events.add(
-              new Txn(
-                  begin + offsets[e], account, merchantPool[e], homeCountry[account], cents, true));
-        }
-      }
-      for (int size : takeoverSizes) {
-        long span = 60_000 + nextLong(fraudRandom, 240_001);
-        long begin = burstBegin(span, lastLegitMs);
-        int account = nextInt(fraudRandom, config.numAccounts());
-        String country = TAKEOVER_COUNTRIES[nextInt(fraudRandom, TAKEOVER_COUNTRIES.length)];
-        long[] offsets = sortedOffsets(size, span);
-        for (int e = 0; e < size; e++) {
-          long cents = 50_000 + nextLong(fraudRandom, 140_001);
-          events.add(
-              new Txn(
-                  begin + offsets[e], account, merchants.next(fraudRandom), country, cents, true));
-        }
-      }
-      fraudEvents = fraudTotal;
-
-      // Stable sort: the first legit event (at start) stays first.
-      events.sort(Comparator.comparingLong(txn -> txn.timeMs));
-      long[] counters = new long[SOURCES.size()];
-      for (Txn txn : events) {
-        txn.source = pick(SOURCE_CUMULATIVE, sourceRandom.nextDouble());
-        txn.idNumber = ++counters[txn.source];
-      }
-    }
-
-    /** A burst start after {@code start}, leaving room for the burst before the legit end. */
-    private long burstBegin(long span, long lastLegitMs) {
-      long low = startMs + 1;
-      long high = Math.max(low, lastLegitMs - span);
-      return low + nextLong(fraudRandom, high - low + 1);
-    }
-
-    private long[] sortedOffsets(int size, long span) {
-      long[] offsets = new long[size];
-      for (int e = 0; e < size; e++) {
-        offsets[e] = nextLong(fraudRandom, span + 1);
-      }
-      Arrays.sort(offsets);
-      return offsets;
-    }
-
-    private static long legitCents(SplittableRandom random) {
-      double amount = MEDIAN_LEGIT_CENTS * StrictMath.exp(LEGIT_AMOUNT_SIGMA * gaussian(random));
-      return Math.max(1, Math.min(MAX_LEGIT_CENTS, Math.round(amount)));
     }
 
     /**
@@ -654,6 +651,143 @@ public final class EventGenerator {
       }
       return !misses.isEmpty();
     }
+  }
+
+  /** The payments workload: card payments, card-testing and account-takeover bursts. */
+  private static final class PaymentsContent implements Content {
+    private final GeneratorConfig config;
+    private final long startMs;
+    private final SplittableRandom accountRandom;
+    private final SplittableRandom timeRandom;
+    private final SplittableRandom fraudRandom;
+    private final SplittableRandom amountRandom;
+    private final SplittableRandom malformedRandom;
+    private final String[] homeCountry;
+    private final SkewedSampler accounts;
+    private final SkewedSampler merchants;
+
+    PaymentsContent(Generation generation) {
+      config = generation.config;
+      startMs = generation.startMs;
+      accountRandom = generation.accountRandom;
+      timeRandom = generation.timeRandom;
+      fraudRandom = generation.fraudRandom;
+      amountRandom = generation.amountRandom;
+      malformedRandom = generation.malformedRandom;
+      homeCountry = new String[config.numAccounts()];
+      for (int i = 0; i < homeCountry.length; i++) {
+        homeCountry[i] = HOME_COUNTRIES[pick(HOME_COUNTRY_CUMULATIVE, accountRandom.nextDouble())];
+      }
+      accounts = new SkewedSampler(config.numAccounts(), ACCOUNT_SKEW, accountRandom);
+      merchants = new SkewedSampler(MERCHANT_POOL_SIZE, MERCHANT_SKEW, accountRandom);
+    }
+
+    @Override
+    public List<String> sources() {
+      return SOURCES;
+    }
+
+    @Override
+    public double[] sourceCumulative() {
+      return SOURCE_CUMULATIVE;
+    }
+
+    /** Legit timeline plus fraud bursts. */
+    @Override
+    public long addEvents(List<Event> events) {
+      int n = config.numEvents();
+      int maxFraud = (n - 1) / 2;
+      List<Integer> cardTestingSizes = new ArrayList<>();
+      List<Integer> takeoverSizes = new ArrayList<>();
+      int fraudTotal = 0;
+      long cardTestingBursts = Math.round(n * config.cardTestingBurstsPerThousand() / 1000.0);
+      for (long b = 0; b < cardTestingBursts; b++) {
+        int size = 8 + nextInt(fraudRandom, 13);
+        if (fraudTotal + size <= maxFraud) {
+          cardTestingSizes.add(size);
+          fraudTotal += size;
+        }
+      }
+      long takeoverBursts = Math.round(n * config.takeoverBurstsPerThousand() / 1000.0);
+      for (long b = 0; b < takeoverBursts; b++) {
+        int size = 3 + nextInt(fraudRandom, 4);
+        if (fraudTotal + size <= maxFraud) {
+          takeoverSizes.add(size);
+          fraudTotal += size;
+        }
+      }
+
+      double meanGapMs = 1000.0 / config.eventsPerSecond();
+      long t = startMs;
+      for (int i = 0; i < n - fraudTotal; i++) {
+        if (i > 0) {
+          t += Math.round(exponential(timeRandom, meanGapMs));
+        }
+        int account = accounts.next(accountRandom);
+        events.add(
+            new Txn(
+                t,
+                account,
+                merchants.next(accountRandom),
+                homeCountry[account],
+                legitCents(amountRandom),
+                false));
+      }
+      long lastLegitMs = t;
+
+      for (int size : cardTestingSizes) {
+        long span = 60_000 + nextLong(fraudRandom, 120_001);
+        long begin = burstBegin(span, lastLegitMs);
+        int account = nextInt(fraudRandom, config.numAccounts());
+        int[] merchantPool = identity(MERCHANT_POOL_SIZE);
+        shuffle(merchantPool, fraudRandom);
+        long[] offsets = sortedOffsets(size, span);
+        for (int e = 0; e < size; e++) {
+          long cents = 50 + nextLong(fraudRandom, 251);
+          events.add(
+              new Txn(
+                  begin + offsets[e], account, merchantPool[e], homeCountry[account], cents, true));
+        }
+      }
+      for (int size : takeoverSizes) {
+        long span = 60_000 + nextLong(fraudRandom, 240_001);
+        long begin = burstBegin(span, lastLegitMs);
+        int account = nextInt(fraudRandom, config.numAccounts());
+        String country = TAKEOVER_COUNTRIES[nextInt(fraudRandom, TAKEOVER_COUNTRIES.length)];
+        long[] offsets = sortedOffsets(size, span);
+        for (int e = 0; e < size; e++) {
+          long cents = 50_000 + nextLong(fraudRandom, 140_001);
+          events.add(
+              new Txn(
+                  begin + offsets[e], account, merchants.next(fraudRandom), country, cents, true));
+        }
+      }
+      return fraudTotal;
+    }
+
+    private long burstBegin(long span, long lastLegitMs) {
+      return EventGenerator.burstBegin(fraudRandom, startMs, span, lastLegitMs);
+    }
+
+    private long[] sortedOffsets(int size, long span) {
+      return EventGenerator.sortedOffsets(fraudRandom, size, span);
+    }
+
+    private static long legitCents(SplittableRandom random) {
+      double amount = MEDIAN_LEGIT_CENTS * StrictMath.exp(LEGIT_AMOUNT_SIGMA * gaussian(random));
+      return Math.max(1, Math.min(MAX_LEGIT_CENTS, Math.round(amount)));
+    }
+
+    @Override
+    public byte[] json(Event event, boolean conflict) {
+      return eventFields((Txn) event, conflict ? 100 : 0).toJson();
+    }
+
+    @Override
+    public byte[] malformedLine(int k, long arrivalMs) {
+      MalformedKind[] kinds = MalformedKind.values();
+      return malformedLine(kinds[k % kinds.length], k, arrivalMs);
+    }
 
     private EventFields eventFields(Txn txn, long extraCents) {
       EventFields f = new EventFields();
@@ -664,7 +798,7 @@ public final class EventGenerator {
       f.amount = BigDecimal.valueOf(txn.cents + extraCents, 2);
       f.merchantId = merchantId(txn.merchant);
       f.country = txn.country;
-      f.label = txn.fraud ? "fraud" : "legit";
+      f.label = txn.positive ? "fraud" : "legit";
       return f;
     }
 
@@ -680,23 +814,15 @@ public final class EventGenerator {
       f.amount = BigDecimal.valueOf(legitCents(malformedRandom), 2);
       f.merchantId = merchantId(merchants.next(malformedRandom));
       f.country = homeCountry[account];
+      byte[] envelope = f.withEnvelopeDefect(kind.name());
+      if (envelope != null) {
+        return envelope;
+      }
       switch (kind) {
-        case TRUNCATED_JSON:
-          byte[] whole = f.toJson();
-          return Arrays.copyOf(whole, whole.length / 2);
-        case NOT_A_CLOUDEVENT_OBJECT:
-          return "{\"hello\":\"world\"}".getBytes(StandardCharsets.UTF_8);
-        case NOT_A_CLOUDEVENT_ARRAY:
-          return concat(bytes("["), f.toJson(), bytes("]"));
         case MISSING_ID:
-          f.id = null;
-          break;
         case EMPTY_SOURCE:
-          f.source = "";
-          break;
         case UNPARSEABLE_TIME:
-          f.time = "yesterday";
-          break;
+          break; // applied to the envelope above
         case WRONG_TYPE:
           f.type = "payments.refund.v1";
           break;
@@ -736,6 +862,23 @@ public final class EventGenerator {
     }
   }
 
+  /** A burst start after {@code startMs}, leaving room for the burst before {@code lastMs}. */
+  static long burstBegin(SplittableRandom random, long startMs, long span, long lastMs) {
+    long low = startMs + 1;
+    long high = Math.max(low, lastMs - span);
+    return low + nextLong(random, high - low + 1);
+  }
+
+  /** {@code size} offsets uniform in {@code [0, span]}, sorted. */
+  static long[] sortedOffsets(SplittableRandom random, int size, long span) {
+    long[] offsets = new long[size];
+    for (int e = 0; e < size; e++) {
+      offsets[e] = nextLong(random, span + 1);
+    }
+    Arrays.sort(offsets);
+    return offsets;
+  }
+
   private static String accountId(int account) {
     return String.format(Locale.ROOT, "acct-%05d", account + 1);
   }
@@ -745,7 +888,7 @@ public final class EventGenerator {
   }
 
   /** {@code {"advanceProcessingTime":"PT<seconds>[.<fraction>]S"}}. */
-  private static byte[] directive(long deltaMs) {
+  static byte[] directive(long deltaMs) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream(48);
     try (JsonGenerator g = JSON.createGenerator(bytes, JsonEncoding.UTF8)) {
       g.writeStartObject();
@@ -768,11 +911,11 @@ public final class EventGenerator {
     return "PT" + BigDecimal.valueOf(millis, 3).stripTrailingZeros().toPlainString() + "S";
   }
 
-  private static byte[] bytes(String s) {
+  static byte[] bytes(String s) {
     return s.getBytes(StandardCharsets.UTF_8);
   }
 
-  private static byte[] concat(byte[]... parts) {
+  static byte[] concat(byte[]... parts) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     for (byte[] part : parts) {
       out.writeBytes(part);
@@ -781,7 +924,7 @@ public final class EventGenerator {
   }
 
   /** {@code haystack} with the first {@code needle} replaced; the needle must occur. */
-  private static byte[] replace(byte[] haystack, byte[] needle, byte[] replacement) {
+  static byte[] replace(byte[] haystack, byte[] needle, byte[] replacement) {
     for (int i = 0; i + needle.length <= haystack.length; i++) {
       if (Arrays.equals(haystack, i, i + needle.length, needle, 0, needle.length)) {
         return concat(
@@ -796,7 +939,7 @@ public final class EventGenerator {
   // Random helpers built only on nextLong()/nextDouble() and StrictMath, so that the output does
   // not depend on the JDK's bounded-int or Gaussian algorithms or on platform floating point.
 
-  private static int[] identity(int n) {
+  static int[] identity(int n) {
     int[] values = new int[n];
     for (int i = 0; i < n; i++) {
       values[i] = i;
@@ -804,7 +947,7 @@ public final class EventGenerator {
     return values;
   }
 
-  private static void shuffle(int[] values, SplittableRandom random) {
+  static void shuffle(int[] values, SplittableRandom random) {
     for (int i = values.length - 1; i > 0; i--) {
       int j = nextInt(random, i + 1);
       int tmp = values[i];
@@ -814,32 +957,32 @@ public final class EventGenerator {
   }
 
   /** Uniform in {@code [0, bound)}, bound > 0. */
-  private static long nextLong(SplittableRandom random, long bound) {
+  static long nextLong(SplittableRandom random, long bound) {
     return Math.floorMod(random.nextLong(), bound);
   }
 
-  private static int nextInt(SplittableRandom random, int bound) {
+  static int nextInt(SplittableRandom random, int bound) {
     return (int) nextLong(random, bound);
   }
 
   /** Uniform in the open interval {@code (low, high)}, which must hold at least one value. */
-  private static long openUniform(SplittableRandom random, long low, long high) {
+  static long openUniform(SplittableRandom random, long low, long high) {
     return low + 1 + nextLong(random, Math.max(1, high - low - 1));
   }
 
-  private static double exponential(SplittableRandom random, double mean) {
+  static double exponential(SplittableRandom random, double mean) {
     return -mean * StrictMath.log(1.0 - random.nextDouble());
   }
 
   /** Standard normal by Box-Muller. */
-  private static double gaussian(SplittableRandom random) {
+  static double gaussian(SplittableRandom random) {
     double u1 = 1.0 - random.nextDouble();
     double u2 = random.nextDouble();
     return StrictMath.sqrt(-2.0 * StrictMath.log(u1)) * StrictMath.cos(2 * StrictMath.PI * u2);
   }
 
   /** First index whose cumulative weight exceeds {@code u} in {@code [0, 1)}. */
-  private static int pick(double[] cumulative, double u) {
+  static int pick(double[] cumulative, double u) {
     int low = 0;
     int high = cumulative.length - 1;
     while (low < high) {

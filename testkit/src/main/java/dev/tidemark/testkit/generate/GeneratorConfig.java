@@ -47,6 +47,10 @@ import java.util.Objects;
  *       kinds cycle, so every kind appears once there are at least 16 malformed lines.
  *   <li>{@code cardTestingBurstsPerThousand}, {@code takeoverBurstsPerThousand}: fraud bursts per
  *       1000 events (rounded to a whole number of bursts; fraud never exceeds half of the events).
+ *       The logins workload has no card testing: its account-takeover episodes are {@code
+ *       takeoverBurstsPerThousand}.
+ *   <li>{@code workload}: what the events are ({@link Workload}): payments (the default) or logins.
+ *       With logins, {@code numAccounts} is the number of users.
  * </ul>
  */
 public record GeneratorConfig(
@@ -65,7 +69,8 @@ public record GeneratorConfig(
     double conflictFraction,
     double malformedFraction,
     double cardTestingBurstsPerThousand,
-    double takeoverBurstsPerThousand) {
+    double takeoverBurstsPerThousand,
+    Workload workload) {
 
   public static final long DEFAULT_SEED = 42L;
   public static final int DEFAULT_NUM_ACCOUNTS = 200;
@@ -83,6 +88,7 @@ public record GeneratorConfig(
   public static final double DEFAULT_MALFORMED_FRACTION = 0.01;
   public static final double DEFAULT_CARD_TESTING_BURSTS_PER_THOUSAND = 2.0;
   public static final double DEFAULT_TAKEOVER_BURSTS_PER_THOUSAND = 1.0;
+  public static final Workload DEFAULT_WORKLOAD = Workload.PAYMENTS;
 
   /** Margin past the window end (or past the out-of-orderness) before an event counts as late. */
   private static final Duration LATE_MARGIN = Duration.ofMinutes(1);
@@ -98,6 +104,7 @@ public record GeneratorConfig(
 
   /** Validates every field; see the class documentation for their meaning. */
   public GeneratorConfig {
+    Objects.requireNonNull(workload, "workload must not be null; pass e.g. " + DEFAULT_WORKLOAD);
     requirePositive("numAccounts", numAccounts, "e.g. 200");
     requirePositive("numEvents", numEvents, "e.g. 4000");
     if (!(eventsPerSecond > 0) || !Double.isFinite(eventsPerSecond)) {
@@ -154,6 +161,24 @@ public record GeneratorConfig(
               + DEFAULT_ALLOWED_LATENESS
               + "), lower maxOutOfOrderness, or set lateFraction to 0");
     }
+  }
+
+  /**
+   * The stream the shipped models of {@code workload} were trained on ({@code ./tidemark train}
+   * without {@code --input}): seed 42, 20,000 events from 500 accounts at 2 per second; for logins
+   * 3 takeover episodes per 1000 events. Windows and lateness stay at the defaults; aim them at a
+   * spec's before building.
+   */
+  public static Builder trainingStream(Workload workload) {
+    Builder builder =
+        builder().seed(42).numEvents(20000).numAccounts(500).eventsPerSecond(2).workload(workload);
+    return workload == Workload.LOGINS ? builder.takeoverBurstsPerThousand(3) : builder;
+  }
+
+  /** The {@code ./tidemark generate} flags of {@link #trainingStream}, without the spec. */
+  public static String trainingStreamFlags(Workload workload) {
+    String flags = "--seed=42 --events=20000 --accounts=500 --eventsPerSecond=2";
+    return workload == Workload.LOGINS ? flags + " --takeoverBurstsPerThousand=3" : flags;
   }
 
   /** A config with every field at its default. */
@@ -273,6 +298,7 @@ public record GeneratorConfig(
     private double malformedFraction = DEFAULT_MALFORMED_FRACTION;
     private double cardTestingBurstsPerThousand = DEFAULT_CARD_TESTING_BURSTS_PER_THOUSAND;
     private double takeoverBurstsPerThousand = DEFAULT_TAKEOVER_BURSTS_PER_THOUSAND;
+    private Workload workload = DEFAULT_WORKLOAD;
 
     private Builder() {}
 
@@ -293,6 +319,7 @@ public record GeneratorConfig(
       malformedFraction = config.malformedFraction;
       cardTestingBurstsPerThousand = config.cardTestingBurstsPerThousand;
       takeoverBurstsPerThousand = config.takeoverBurstsPerThousand;
+      workload = config.workload;
     }
 
     public Builder seed(long seed) {
@@ -375,6 +402,11 @@ public record GeneratorConfig(
       return this;
     }
 
+    public Builder workload(Workload workload) {
+      this.workload = workload;
+      return this;
+    }
+
     /** Validates and returns the config; throws {@link IllegalArgumentException} if invalid. */
     public GeneratorConfig build() {
       return new GeneratorConfig(
@@ -393,7 +425,8 @@ public record GeneratorConfig(
           conflictFraction,
           malformedFraction,
           cardTestingBurstsPerThousand,
-          takeoverBurstsPerThousand);
+          takeoverBurstsPerThousand,
+          workload);
     }
   }
 }

@@ -646,28 +646,27 @@ public class EventGeneratorTest {
     /** The true delay is in [lag, lag + 1 s) because the clock lags the arrival by < 1 s. */
     private void classifyDelay(Event e) {
       long lag = clockMs - e.timeMs;
-      long windowMs = config.windowSize().toMillis();
-      long latenessMs = config.allowedLateness().toMillis();
-      long windowEnd = Math.floorDiv(e.timeMs, windowMs) * windowMs + windowMs;
-      long watermark = maxEventTimeMs - config.maxOutOfOrderness().toMillis();
-      if (lag <= config.maxOutOfOrderness().toMillis()) {
-        return;
-      }
-      if (lag >= config.lateDelayMin().toMillis() - 1000
-          && lag < config.lateDelayMax().toMillis()) {
-        late++;
-        if (watermark < windowEnd || watermark >= windowEnd + latenessMs) {
-          lateButNotBehindWatermark.add(e.source + " " + e.id);
-        }
-      } else if (lag >= config.tooLateDelayMin().toMillis() - 1000
-          && lag < config.tooLateDelayMax().toMillis()) {
-        tooLate++;
-        tooLateLags.add(lag);
-        if (watermark < windowEnd + latenessMs) {
-          tooLateButNotExpired.add(e.source + " " + e.id);
-        }
-      } else {
-        unclassifiedDelays.add(e.source + " " + e.id + " read " + lag + " ms after its time");
+      Lateness.Kind kind = Lateness.classify(config, lag);
+      boolean agrees = Lateness.watermarkAgrees(config, kind, e.timeMs, maxEventTimeMs);
+      switch (kind) {
+        case LATE:
+          late++;
+          if (!agrees) {
+            lateButNotBehindWatermark.add(e.source + " " + e.id);
+          }
+          break;
+        case TOO_LATE:
+          tooLate++;
+          tooLateLags.add(lag);
+          if (!agrees) {
+            tooLateButNotExpired.add(e.source + " " + e.id);
+          }
+          break;
+        case UNCLASSIFIED:
+          unclassifiedDelays.add(e.source + " " + e.id + " read " + lag + " ms after its time");
+          break;
+        default:
+          break;
       }
     }
 

@@ -74,54 +74,27 @@ public final class TrainModel {
         TrainingFeatures.compute(labelledReplay, config.windowSize(), config.windowPeriod());
     List<LabelledWindow> rows = features.rows();
     TrainingFeatures.requireNotEmpty(rows, labelledReplay);
-
-    // Time split on window ends; purge windows that straddle the split.
-    List<Instant> ends =
-        new ArrayList<>(new TreeSet<>(rows.stream().map(LabelledWindow::windowEnd).toList()));
-    Instant split =
-        ends.get(Math.max(0, (int) Math.floor(config.trainFraction() * ends.size()) - 1));
-    List<LabelledWindow> train = new ArrayList<>();
-    List<LabelledWindow> eval = new ArrayList<>();
+    List<TrainingRow> generic = new ArrayList<>(rows.size());
     for (LabelledWindow row : rows) {
-      if (!row.windowEnd().isAfter(split)) {
-        train.add(row);
-      } else if (!row.windowStart().isBefore(split)) {
-        eval.add(row);
-      }
+      generic.add(
+          new TrainingRow(
+              row.accountId(),
+              row.windowStart(),
+              row.windowEnd(),
+              row.features().toVector(),
+              row.fraud()));
     }
-    int purged = rows.size() - train.size() - eval.size();
-    float[][] trainX = vectors(train);
-    boolean[] trainY = labels(train);
-    float[][] evalX = vectors(eval);
-    boolean[] evalY = labels(eval);
-    requireBothClasses(trainY, "training", split, labelledReplay);
-    requireBothClasses(evalY, "evaluation", split, labelledReplay);
-
-    // XGBoost.
-    byte[] xgbBytes = trainBooster(trainX, trainY, config);
-    double[] xgbScores;
-    try {
-      Booster booster = XGBoost.loadModel(xgbBytes);
-      DMatrix deval = matrix(evalX);
-      xgbScores = column(booster.predict(deval));
-      deval.dispose();
-      booster.dispose();
-    } catch (XGBoostError e) {
-      throw new IllegalStateException("XGBoost prediction failed: " + e.getMessage(), e);
-    }
-    ClassificationMetrics xgbMetrics =
-        ClassificationMetrics.of(xgbScores, evalY, config.threshold());
-
-    // Logistic regression, exported to ONNX.
-    OnnxLogisticRegression logistic =
-        new LogisticRegressionTrainer(
-                config.logisticIterations(), config.logisticLearningRate(), 1e-4)
-            .fit(trainX, trainY);
-    double[] lrScores = new double[evalX.length];
-    for (int i = 0; i < evalX.length; i++) {
-      lrScores[i] = logistic.score(evalX[i]);
-    }
-    ClassificationMetrics lrMetrics = ClassificationMetrics.of(lrScores, evalY, config.threshold());
+    Fit fit = fit(generic, config, labelledReplay);
+    Instant split = fit.split();
+    int purged = fit.purged();
+    boolean[] trainY = fit.trainY();
+    boolean[] evalY = fit.evalY();
+    byte[] xgbBytes = fit.xgboostBytes();
+    OnnxLogisticRegression logistic = fit.logistic();
+    ClassificationMetrics xgbMetrics = fit.xgboost();
+    ClassificationMetrics lrMetrics = fit.logisticMetrics();
+    ClassificationMetrics baseline = fit.baseline();
+    long k = (long) fit.baselineThreshold();
     byte[] onnxBytes =
         logistic.toOnnx(
             config.onnxName(),
@@ -129,14 +102,6 @@ public final class TrainModel {
                 + config.modelVersion()
                 + "; inputs "
                 + Features.NAMES);
-
-    // Baseline: txnCount >= k, k chosen on the training slice.
-    long k = bestTxnCountThreshold(train);
-    double[] baselineScores = new double[eval.size()];
-    for (int i = 0; i < eval.size(); i++) {
-      baselineScores[i] = eval.get(i).features().txnCount();
-    }
-    ClassificationMetrics baseline = ClassificationMetrics.of(baselineScores, evalY, k);
 
     String dataSha = sha256(Files.readAllBytes(labelledReplay));
     ObjectNode trainingData = JsonNodeFactory.instance.objectNode();
@@ -153,57 +118,28 @@ public final class TrainModel {
     trainingData.put("windowSize", iso(config.windowSize()));
     trainingData.put("windowPeriod", iso(config.windowPeriod()));
     trainingData.put("splitTime", Json.instant(split));
-    trainingData.put("trainWindows", train.size());
+    trainingData.put("trainWindows", trainY.length);
     trainingData.put("trainFraudWindows", count(trainY));
-    trainingData.put("evalWindows", eval.size());
+    trainingData.put("evalWindows", evalY.length);
     trainingData.put("evalFraudWindows", count(evalY));
     trainingData.put("purgedWindows", purged);
 
     String base = "-v" + config.modelVersion();
     Path xgbFile = outputDir.resolve(config.xgboostName() + base + ".ubj");
     Path onnxFile = outputDir.resolve(config.onnxName() + base + ".onnx");
-    Files.write(xgbFile, xgbBytes);
-    Files.write(onnxFile, onnxBytes);
-    String xgbSha = sha256(xgbBytes);
-    String onnxSha = sha256(onnxBytes);
-
-    ObjectNode xgbTraining = JsonNodeFactory.instance.objectNode();
-    xgbTraining.put("trainer", TrainModel.class.getName());
-    xgbTraining.put("library", "xgboost4j " + xgboostVersion());
-    ObjectNode params = xgbTraining.putObject("params");
-    xgboostParams(config).forEach((name, value) -> params.put(name, String.valueOf(value)));
-    xgbTraining.put("rounds", config.rounds());
-    ModelMetadata.of(
-            config.xgboostName(), config.modelVersion(), ModelEngine.XGBOOST, Features.NAMES)
-        .withModelSha256(xgbSha)
-        .withThreshold(config.threshold())
-        .withTrainingData(trainingData)
-        .withTraining(xgbTraining)
-        .withMetrics(metricsJson(xgbMetrics, baseline, k))
-        .writeTo(ModelMetadata.sidecarOf(xgbFile));
-
-    ObjectNode lrTraining = JsonNodeFactory.instance.objectNode();
-    lrTraining.put("trainer", TrainModel.class.getName());
-    lrTraining.put(
-        "method",
-        "logistic regression, full-batch gradient descent on standardised features, L2 1e-4");
-    lrTraining.put("iterations", config.logisticIterations());
-    lrTraining.put("learningRate", config.logisticLearningRate());
-    ObjectNode weights = lrTraining.putObject("weightsOnRawFeatures");
-    float[] w = logistic.weights();
-    for (int j = 0; j < w.length; j++) {
-      weights.put(Features.NAMES.get(j), w[j]);
-    }
-    lrTraining.put("bias", logistic.bias());
-    ModelMetadata.of(
-            config.onnxName(), config.modelVersion(), ModelEngine.ONNX_RUNTIME, Features.NAMES)
-        .withInputOutput(OnnxLogisticRegression.INPUT, OnnxLogisticRegression.OUTPUT)
-        .withModelSha256(onnxSha)
-        .withThreshold(config.threshold())
-        .withTrainingData(trainingData)
-        .withTraining(lrTraining)
-        .withMetrics(metricsJson(lrMetrics, baseline, k))
-        .writeTo(ModelMetadata.sidecarOf(onnxFile));
+    String[] shas =
+        writeModels(
+            config,
+            Features.NAMES,
+            xgbFile,
+            xgbBytes,
+            onnxFile,
+            onnxBytes,
+            trainingData,
+            fit,
+            "txnCount >= " + k);
+    String xgbSha = shas[0];
+    String onnxSha = shas[1];
 
     Path reportFile = outputDir.resolve(config.modelName() + base + ".md");
     TrainingReport report =
@@ -222,9 +158,9 @@ public final class TrainModel {
             features.droppedCopies(),
             rows.size(),
             count(labels(rows)),
-            train.size(),
+            trainY.length,
             count(trainY),
-            eval.size(),
+            evalY.length,
             count(evalY),
             purged,
             Json.instant(split),
@@ -235,6 +171,74 @@ public final class TrainModel {
             config);
     Files.writeString(reportFile, report.markdown(), StandardCharsets.UTF_8);
     return report;
+  }
+
+  /**
+   * Writes both models and their sidecars ({@code featureNames}, training data, training details,
+   * metrics with the baseline {@code rule}); returns the SHA-256 of the XGBoost and the ONNX bytes.
+   */
+  static String[] writeModels(
+      TrainConfig config,
+      List<String> featureNames,
+      Path xgbFile,
+      byte[] xgbBytes,
+      Path onnxFile,
+      byte[] onnxBytes,
+      ObjectNode trainingData,
+      Fit fit,
+      String rule)
+      throws IOException {
+    Files.write(xgbFile, xgbBytes);
+    Files.write(onnxFile, onnxBytes);
+    String xgbSha = sha256(xgbBytes);
+    String onnxSha = sha256(onnxBytes);
+    ModelMetadata.of(config.xgboostName(), config.modelVersion(), ModelEngine.XGBOOST, featureNames)
+        .withModelSha256(xgbSha)
+        .withThreshold(config.threshold())
+        .withTrainingData(trainingData)
+        .withTraining(xgboostTraining(config))
+        .withMetrics(metricsJson(fit.xgboost(), fit.baseline(), rule))
+        .writeTo(ModelMetadata.sidecarOf(xgbFile));
+    ModelMetadata.of(
+            config.onnxName(), config.modelVersion(), ModelEngine.ONNX_RUNTIME, featureNames)
+        .withInputOutput(OnnxLogisticRegression.INPUT, OnnxLogisticRegression.OUTPUT)
+        .withModelSha256(onnxSha)
+        .withThreshold(config.threshold())
+        .withTrainingData(trainingData)
+        .withTraining(logisticTraining(config, fit.logistic(), featureNames))
+        .withMetrics(metricsJson(fit.logisticMetrics(), fit.baseline(), rule))
+        .writeTo(ModelMetadata.sidecarOf(onnxFile));
+    return new String[] {xgbSha, onnxSha};
+  }
+
+  /** The XGBoost sidecar's {@code training}: trainer, library, parameters, rounds. */
+  static ObjectNode xgboostTraining(TrainConfig config) {
+    ObjectNode xgbTraining = JsonNodeFactory.instance.objectNode();
+    xgbTraining.put("trainer", TrainModel.class.getName());
+    xgbTraining.put("library", "xgboost4j " + xgboostVersion());
+    ObjectNode params = xgbTraining.putObject("params");
+    xgboostParams(config).forEach((name, value) -> params.put(name, String.valueOf(value)));
+    xgbTraining.put("rounds", config.rounds());
+    return xgbTraining;
+  }
+
+  /** The logistic regression sidecar's {@code training}: method, steps, weights per feature. */
+  static ObjectNode logisticTraining(
+      TrainConfig config, OnnxLogisticRegression logistic, List<String> featureNames) {
+    ObjectNode lrTraining = JsonNodeFactory.instance.objectNode();
+    lrTraining.put("trainer", TrainModel.class.getName());
+    lrTraining.put(
+        "method",
+        "logistic regression, full-batch gradient descent on standardised features, L2 1e-4");
+    lrTraining.put("iterations", config.logisticIterations());
+    lrTraining.put("learningRate", config.logisticLearningRate());
+    ObjectNode weights = lrTraining.putObject("weightsOnRawFeatures");
+    float[] w = logistic.weights();
+    for (int j = 0; j < w.length; j++) {
+      weights.put(featureNames.get(j), w[j]);
+    }
+    lrTraining.put("bias", logistic.bias());
+    return lrTraining;
   }
 
   /**
@@ -271,34 +275,128 @@ public final class TrainModel {
     return params;
   }
 
-  private static ObjectNode metricsJson(
-      ClassificationMetrics model, ClassificationMetrics baseline, long minTxnCount) {
+  /** The sidecars' {@code metrics}: the model's and the baseline's, with its {@code rule}. */
+  static ObjectNode metricsJson(
+      ClassificationMetrics model, ClassificationMetrics baseline, String baselineRule) {
     ObjectNode metrics = JsonNodeFactory.instance.objectNode();
     metrics.put("evaluatedOn", "later slice: windows starting at or after the split time");
     metrics.set("model", model.toJson());
     ObjectNode base = baseline.toJson();
-    base.put("rule", "txnCount >= " + minTxnCount + " (threshold chosen on the training slice)");
+    base.put("rule", baselineRule + " (threshold chosen on the training slice)");
     metrics.set("baseline", base);
     return metrics;
   }
 
-  /** The {@code txnCount} threshold with the best F1 on {@code rows}. */
-  static long bestTxnCountThreshold(List<LabelledWindow> rows) {
-    TreeSet<Long> candidates = new TreeSet<>();
-    int positives = 0;
-    for (LabelledWindow row : rows) {
-      candidates.add(row.features().txnCount());
-      positives += row.fraud() ? 1 : 0;
+  /**
+   * The fitted models and their evaluation, whatever the features.
+   *
+   * @param split the split time: train on windows ending at or before it, evaluate on windows
+   *     starting at or after it
+   * @param purged windows straddling the split, in neither slice
+   * @param baselineThreshold the baseline rule: flag when the first feature is at least this
+   */
+  record Fit(
+      Instant split,
+      int purged,
+      boolean[] trainY,
+      boolean[] evalY,
+      byte[] xgboostBytes,
+      OnnxLogisticRegression logistic,
+      ClassificationMetrics xgboost,
+      ClassificationMetrics logisticMetrics,
+      ClassificationMetrics baseline,
+      double baselineThreshold) {}
+
+  /**
+   * Splits {@code rows} (in {@link TrainingRow#TIME_ORDER}) by time, fits XGBoost and the logistic
+   * regression on the earlier slice and evaluates both, and the baseline rule on the first feature,
+   * on the later slice.
+   *
+   * @throws IllegalArgumentException if a slice lacks a class
+   */
+  static Fit fit(List<TrainingRow> rows, TrainConfig config, Path file) throws IOException {
+    // Time split on window ends; purge windows that straddle the split.
+    List<Instant> ends =
+        new ArrayList<>(new TreeSet<>(rows.stream().map(TrainingRow::windowEnd).toList()));
+    Instant split =
+        ends.get(Math.max(0, (int) Math.floor(config.trainFraction() * ends.size()) - 1));
+    List<TrainingRow> train = new ArrayList<>();
+    List<TrainingRow> eval = new ArrayList<>();
+    for (TrainingRow row : rows) {
+      if (!row.windowEnd().isAfter(split)) {
+        train.add(row);
+      } else if (!row.windowStart().isBefore(split)) {
+        eval.add(row);
+      }
     }
-    long best = candidates.isEmpty() ? 1 : candidates.first();
+    int purged = rows.size() - train.size() - eval.size();
+    float[][] trainX = features(train);
+    boolean[] trainY = positives(train);
+    float[][] evalX = features(eval);
+    boolean[] evalY = positives(eval);
+    requireBothClasses(trainY, "training", split, file);
+    requireBothClasses(evalY, "evaluation", split, file);
+
+    // XGBoost.
+    byte[] xgbBytes = trainBooster(trainX, trainY, config);
+    double[] xgbScores;
+    try {
+      Booster booster = XGBoost.loadModel(xgbBytes);
+      DMatrix deval = matrix(evalX);
+      xgbScores = column(booster.predict(deval));
+      deval.dispose();
+      booster.dispose();
+    } catch (XGBoostError e) {
+      throw new IllegalStateException("XGBoost prediction failed: " + e.getMessage(), e);
+    }
+    ClassificationMetrics xgbMetrics =
+        ClassificationMetrics.of(xgbScores, evalY, config.threshold());
+
+    // Logistic regression, exported to ONNX by the caller.
+    OnnxLogisticRegression logistic =
+        new LogisticRegressionTrainer(
+                config.logisticIterations(), config.logisticLearningRate(), 1e-4)
+            .fit(trainX, trainY);
+    double[] lrScores = new double[evalX.length];
+    for (int i = 0; i < evalX.length; i++) {
+      lrScores[i] = logistic.score(evalX[i]);
+    }
+    ClassificationMetrics lrMetrics = ClassificationMetrics.of(lrScores, evalY, config.threshold());
+
+    // Baseline: first feature >= k, k chosen on the training slice.
+    double k = bestThreshold(trainX, trainY, 0);
+    double[] baselineScores = new double[evalX.length];
+    for (int i = 0; i < evalX.length; i++) {
+      float value = evalX[i][0];
+      baselineScores[i] = Float.isNaN(value) ? Double.NEGATIVE_INFINITY : value;
+    }
+    ClassificationMetrics baseline = ClassificationMetrics.of(baselineScores, evalY, k);
+    return new Fit(
+        split, purged, trainY, evalY, xgbBytes, logistic, xgbMetrics, lrMetrics, baseline, k);
+  }
+
+  /**
+   * The threshold on feature {@code column} with the best F1 on {@code x}/{@code y}: the smallest
+   * of the values that tie. NaN values are never flagged.
+   */
+  static double bestThreshold(float[][] x, boolean[] y, int column) {
+    TreeSet<Float> candidates = new TreeSet<>();
+    int positives = 0;
+    for (int i = 0; i < x.length; i++) {
+      if (!Float.isNaN(x[i][column])) {
+        candidates.add(x[i][column]);
+      }
+      positives += y[i] ? 1 : 0;
+    }
+    double best = candidates.isEmpty() ? 1 : candidates.first();
     double bestF1 = -1;
-    for (long k : candidates) {
+    for (float k : candidates) {
       long tp = 0;
       long flagged = 0;
-      for (LabelledWindow row : rows) {
-        if (row.features().txnCount() >= k) {
+      for (int i = 0; i < x.length; i++) {
+        if (x[i][column] >= k) {
           flagged++;
-          tp += row.fraud() ? 1 : 0;
+          tp += y[i] ? 1 : 0;
         }
       }
       double f1 = tp == 0 ? 0 : 2.0 * tp / (flagged + positives);
@@ -308,6 +406,22 @@ public final class TrainModel {
       }
     }
     return best;
+  }
+
+  static float[][] features(List<TrainingRow> rows) {
+    float[][] x = new float[rows.size()][];
+    for (int i = 0; i < x.length; i++) {
+      x[i] = rows.get(i).features();
+    }
+    return x;
+  }
+
+  static boolean[] positives(List<TrainingRow> rows) {
+    boolean[] y = new boolean[rows.size()];
+    for (int i = 0; i < y.length; i++) {
+      y[i] = rows.get(i).positive();
+    }
+    return y;
   }
 
   /** The feature vectors of {@code rows}, as served ({@link Features#toVector()}). */
@@ -327,7 +441,7 @@ public final class TrainModel {
     return y;
   }
 
-  private static void requireBothClasses(boolean[] y, String slice, Instant split, Path file) {
+  static void requireBothClasses(boolean[] y, String slice, Instant split, Path file) {
     int positives = count(y);
     if (positives == 0 || positives == y.length) {
       throw new IllegalArgumentException(
@@ -339,7 +453,7 @@ public final class TrainModel {
               + file
               + " has "
               + positives
-              + " fraud windows out of "
+              + " positively labelled windows out of "
               + y.length
               + "; it needs both classes: use a longer labelled stream (more events) or another"
               + " trainFraction");

@@ -288,7 +288,7 @@ public final class TrainingFeatures {
     return records;
   }
 
-  private static int countLines(Path replay) throws IOException {
+  static int countLines(Path replay) throws IOException {
     byte[] bytes = Files.readAllBytes(replay);
     int lines = 0;
     for (byte b : bytes) {

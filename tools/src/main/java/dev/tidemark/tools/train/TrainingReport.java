@@ -54,15 +54,7 @@ public record TrainingReport(
             + " generator (card-testing and account-takeover bursts injected into log-normal"
             + " legitimate traffic). The numbers below say the models learned the generator's"
             + " patterns; they say nothing about real fraud.\n\n");
-    md.append("## Data\n\n");
-    md.append("- Training file: `")
-        .append(dataFile)
-        .append("` (SHA-256 `")
-        .append(dataSha256)
-        .append("`, ")
-        .append(lines)
-        .append(" lines)\n");
-    md.append("- Made with: `").append(dataDescription).append("`\n");
+    dataSection(md, dataFile, dataSha256, lines, dataDescription);
     md.append("- Repeated lines of an identity (re-sends) dropped before the pipeline, keeping the")
         .append(" first to arrive as a streaming replay's deduplication does: ")
         .append(droppedCopies)
@@ -117,23 +109,7 @@ public record TrainingReport(
                 xgboost.rows() == 0 ? 0 : (double) xgboost.positives() / xgboost.rows()))
         .append(" (the fraud rate of the slice) and ROC-AUC 0.5.\n\n");
     md.append("## Models\n\n");
-    md.append("- `")
-        .append(xgboostModel.getFileName())
-        .append("`: XGBoost (xgboost4j ")
-        .append(TrainModel.xgboostVersion())
-        .append("), binary:logistic, ")
-        .append(config.rounds())
-        .append(" rounds, max_depth ")
-        .append(config.maxDepth())
-        .append(", eta ")
-        .append(config.eta())
-        .append(", subsample ")
-        .append(config.subsample())
-        .append(", seed ")
-        .append(config.seed())
-        .append(", nthread 1; SHA-256 `")
-        .append(xgboostSha256)
-        .append("`\n");
+    xgboostLine(md, xgboostModel, xgboostSha256, config);
     md.append("- `")
         .append(onnxModel.getFileName())
         .append("`: logistic regression fitted in Java (")
@@ -151,7 +127,43 @@ public record TrainingReport(
     return md.toString();
   }
 
-  private static void row(StringBuilder md, String name, ClassificationMetrics m) {
+  /** The start of the data section: the training file, its fingerprint and how it was made. */
+  static void dataSection(
+      StringBuilder md, String dataFile, String dataSha256, int lines, String dataDescription) {
+    md.append("## Data\n\n");
+    md.append("- Training file: `")
+        .append(dataFile)
+        .append("` (SHA-256 `")
+        .append(dataSha256)
+        .append("`, ")
+        .append(lines)
+        .append(" lines)\n");
+    md.append("- Made with: `").append(dataDescription).append("`\n");
+  }
+
+  /** The model list's line of the XGBoost model. */
+  static void xgboostLine(StringBuilder md, Path model, String sha256, TrainConfig config) {
+    md.append("- `")
+        .append(model.getFileName())
+        .append("`: XGBoost (xgboost4j ")
+        .append(TrainModel.xgboostVersion())
+        .append("), binary:logistic, ")
+        .append(config.rounds())
+        .append(" rounds, max_depth ")
+        .append(config.maxDepth())
+        .append(", eta ")
+        .append(config.eta())
+        .append(", subsample ")
+        .append(config.subsample())
+        .append(", seed ")
+        .append(config.seed())
+        .append(", nthread 1; SHA-256 `")
+        .append(sha256)
+        .append("`\n");
+  }
+
+  /** A row of the evaluation table. */
+  static void row(StringBuilder md, String name, ClassificationMetrics m) {
     md.append(
         String.format(
             Locale.ROOT,

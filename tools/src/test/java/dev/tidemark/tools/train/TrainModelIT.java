@@ -10,10 +10,13 @@ import static org.hamcrest.Matchers.not;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.model.ModelEngine;
 import dev.tidemark.model.ModelMetadata;
+import dev.tidemark.spec.PipelineSpec;
+import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.values.Features;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import org.joda.time.Duration;
 import org.junit.BeforeClass;
 import org.junit.ClassRule;
@@ -22,7 +25,8 @@ import org.junit.rules.TemporaryFolder;
 
 /**
  * TrainModel end to end on a small labelled file: files, sidecars and report written; the same seed
- * and data give byte-identical models; another seed gives another booster.
+ * and data give byte-identical models; another seed gives another booster; training for the
+ * payments spec (its features in the JVM) gives the same models as the serving transforms.
  */
 public class TrainModelIT {
   @ClassRule public static final TemporaryFolder TMP = new TemporaryFolder();
@@ -30,6 +34,7 @@ public class TrainModelIT {
   private static Path data;
   private static TrainingReport first;
   private static TrainingReport second;
+  private static SpecTrainingReport fromSpec;
   private static final TrainConfig CONFIG =
       TrainConfig.defaults()
           .withWindows(Duration.standardMinutes(5), Duration.standardMinutes(1))
@@ -43,6 +48,36 @@ public class TrainModelIT {
     data = LabelledReplayFixture.write(root.resolve("labelled.ndjson"), 3, 30, 300, 10, 60);
     first = TrainModel.train(data, root.resolve("first"), CONFIG);
     second = TrainModel.train(data, root.resolve("second"), CONFIG);
+    // specs/payments.yaml with CONFIG's windows (5 minutes every minute, to keep this test small).
+    Path home = Paths.get(System.getProperty("tidemark.home", "..")).toAbsolutePath();
+    PipelineSpec payments =
+        SpecLoader.parse(
+            Files.readString(home.resolve("specs/payments.yaml"))
+                .replace("period: PT30S", "period: PT1M"),
+            "specs/payments.yaml with period PT1M");
+    fromSpec = SpecTrainModel.train(payments, "payments", data, root.resolve("spec"), CONFIG);
+  }
+
+  @Test
+  public void trainingForThePaymentsSpecGivesTheServingTrainersModels() throws Exception {
+    assertThat(fromSpec.spec().windows().period(), equalTo(java.time.Duration.ofMinutes(1)));
+    assertThat(fromSpec.data().rows().size(), equalTo(first.windows()));
+    assertThat(fromSpec.positiveRows(), equalTo(first.fraudWindows()));
+    assertThat(
+        Files.readAllBytes(fromSpec.xgboostModel()),
+        equalTo(Files.readAllBytes(first.xgboostModel())));
+    assertThat(fromSpec.xgboost(), equalTo(first.xgboost()));
+    assertThat(fromSpec.logistic(), equalTo(first.logistic()));
+    assertThat(fromSpec.baseline(), equalTo(first.baseline()));
+    ModelMetadata serving =
+        ModelMetadata.parse(
+            Files.readAllBytes(ModelMetadata.sidecarOf(first.onnxModel())), "serving");
+    ModelMetadata spec =
+        ModelMetadata.parse(
+            Files.readAllBytes(ModelMetadata.sidecarOf(fromSpec.onnxModel())), "spec");
+    assertThat(spec.featureNames(), equalTo(Features.NAMES));
+    assertThat(spec.training(), equalTo(serving.training()));
+    assertThat(spec.metrics(), equalTo(serving.metrics()));
   }
 
   @Test
