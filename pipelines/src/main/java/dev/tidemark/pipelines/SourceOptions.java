@@ -28,8 +28,10 @@ public interface SourceOptions extends PipelineOptions {
 
   void setMaxOutOfOrderness(String duration);
 
-  @Description("The only currency accepted in data.currency (ISO 4217).")
-  @Default.String("GBP")
+  @Description(
+      "The only currency accepted in data.currency (ISO 4217). Unless given, the spec's currency"
+          + " field's one value.")
+  @Default.InstanceFactory(SpecDefaults.Currency.class)
   String getCurrency();
 
   void setCurrency(String currency);

@@ -41,6 +41,17 @@ public final class SpecDefaults {
     }
   }
 
+  /** The one value of the {@code currency} field (an enum), or null when the spec has none. */
+  public static final class Currency extends FromSpec<String> {
+    @Override
+    public @Nullable String value(PipelineSpec spec) {
+      return spec.field("currency")
+          .filter(f -> f.values().size() == 1)
+          .map(f -> f.values().get(0))
+          .orElse(null);
+    }
+  }
+
   /** {@code clocks.maxFutureSkew}. */
   public static final class MaxFutureSkew extends FromSpec<String> {
     @Override

@@ -5,6 +5,7 @@ import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.is;
 import static org.junit.Assert.assertThrows;
 
+import dev.tidemark.model.ScoreFeatures;
 import dev.tidemark.pipelines.launch.OptionChecks;
 import dev.tidemark.pipelines.launch.SpecChecks;
 import dev.tidemark.spec.PipelineSpec;
@@ -149,6 +150,42 @@ public class SpecOptionsTest {
   }
 
   @Test
+  public void aSpecOfOtherEventsIsRefusedUntilTheParserAndFeaturesAreDerived() {
+    SpecException e =
+        assertThrows(
+            SpecException.class,
+            () -> SpecChecks.checkSupported(RunSpecs.load("logins"), "specs/logins.yaml"));
+    assertThat(e.location(), is("specs/logins.yaml"));
+    List<String> paths = e.problems().stream().map(SpecException.Problem::path).toList();
+    assertThat(
+        paths,
+        is(
+            List.of(
+                "events.fields",
+                "features",
+                "model.labels",
+                "outputs.dataflow.names",
+                "outputs.direct-kafka.names",
+                "outputs.flink.names",
+                "outputs.flink-cluster.names")));
+    assertThat(e.getMessage(), containsString("this build parses and aggregates the payments"));
+  }
+
+  @Test
+  public void aPaymentsSpecWithAnotherCurrencyIsTakenAndSetsTheCurrency() throws IOException {
+    Path spec = paymentsWith("euro.yaml", "values: [GBP]", "values: [EUR]");
+    TidemarkOptions options = options("--specUri=" + spec);
+    OptionChecks.check(options);
+    assertThat(options.getCurrency(), is("EUR"));
+    assertThat(options("--specUri=" + spec, "--currency=USD").getCurrency(), is("USD"));
+    assertThat(options().getCurrency(), is("GBP"));
+    Path two = paymentsWith("two.yaml", "values: [GBP]", "values: [GBP, EUR]");
+    SpecException e =
+        assertThrows(SpecException.class, () -> OptionChecks.check(options("--specUri=" + two)));
+    assertThat(e.problems().get(0).path(), is("events.fields"));
+  }
+
+  @Test
   public void aMissingFieldIsRefusedWithThePathAndADidYouMean() throws IOException {
     Path spec = paymentsWith("typo.yaml", "of: amount}", "of: amout}");
     SpecException e =
@@ -238,7 +275,7 @@ public class SpecOptionsTest {
         sidecar.replaceFirst(
             "\"featureNames\"\\s*:\\s*\\[[^\\]]*\\]", "\"featureNames\": " + names);
     Files.writeString(dir.resolve("m.ubj.json"), sidecar);
-    SpecChecks.check(options("--specUri=" + specFile, "--modelUri=" + model));
+    assertThat(ScoreFeatures.sidecarFeatureNames(model.toString()), is(spec.featureNames()));
     return model.toString();
   }
 }
