@@ -17,6 +17,7 @@ import dev.tidemark.pipelines.launch.EmbeddedBroker;
 import dev.tidemark.pipelines.launch.ExitCodes;
 import dev.tidemark.pipelines.launch.FlinkClusterLaunch;
 import dev.tidemark.pipelines.launch.Launch;
+import dev.tidemark.pipelines.launch.SpecChecks;
 import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.spec.SpecException;
@@ -79,11 +80,12 @@ public final class Tidemark implements Callable<Integer> {
           // A wrong option is reported as one; anything thrown once the options were accepted is
           // a failed run. Runner wrappers (Flink's "Recovery is suppressed", Beam's
           // PipelineExecutionException) hide the real failure, so print the chain under it.
-          boolean usage = e instanceof IllegalArgumentException;
+          boolean usage = e instanceof IllegalArgumentException || e instanceof SpecException;
           Throwable cause = e;
           while (cause.getCause() != null
               && cause instanceof RuntimeException
-              && !(cause instanceof IllegalArgumentException)) {
+              && !(cause instanceof IllegalArgumentException)
+              && !(cause instanceof SpecException)) {
             cause = cause.getCause();
           }
           cmd.getErr().println("tidemark: " + cause.getMessage());
@@ -133,6 +135,15 @@ public final class Tidemark implements Callable<Integer> {
                 + " absolute (file:); the cluster's processes must reach it.")
     String fromSavepoint;
 
+    @Option(
+        names = "--spec",
+        paramLabel = "PATH",
+        description =
+            "The pipeline spec (docs/spec.md): a YAML file, a file: or gs:// URI, or a bundled"
+                + " spec's name (payments, the default, or logins); Beam's --specUri. Its values"
+                + " are the defaults of the pipeline options; options given here override them.")
+    String specPath;
+
     @Option(names = "--help", description = "Show the pipeline options and exit.")
     boolean help;
 
@@ -148,6 +159,12 @@ public final class Tidemark implements Callable<Integer> {
         return 0;
       }
       List<String> commandLine = new ArrayList<>(pipelineArgs);
+      if (specPath != null) {
+        if (commandLine.stream().anyMatch(a -> a.startsWith("--specUri"))) {
+          throw new IllegalArgumentException("give one of --spec and --specUri, not both");
+        }
+        commandLine.add("--specUri=" + specPath);
+      }
       if (fromSavepoint != null) {
         if (commandLine.stream().anyMatch(a -> a.startsWith("--savepointPath"))) {
           throw new IllegalArgumentException(
@@ -160,6 +177,8 @@ public final class Tidemark implements Callable<Integer> {
           PipelineOptionsFactory.fromArgs(arguments.toArray(new String[0]))
               .withValidation()
               .as(TidemarkOptions.class);
+      // A spec that cannot be used, or a model that does not fit it, stops the run here (exit 2).
+      SpecChecks.check(options);
       if (fromSavepoint != null && !Runners.isFlink(options)) {
         throw new IllegalArgumentException(
             "--fromSavepoint resumes a Flink job; this run's runner is "

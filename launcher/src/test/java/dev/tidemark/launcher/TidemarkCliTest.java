@@ -1,6 +1,7 @@
 package dev.tidemark.launcher;
 
 import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.is;
 
 import dev.tidemark.pipelines.launch.ExitCodes;
@@ -89,6 +90,47 @@ public class TidemarkCliTest {
       }
     }
     assertThat(stdout("--help"), org.hamcrest.Matchers.containsString("Exit codes:"));
+  }
+
+  /** The bundled payments spec with {@code from} replaced by {@code to}, in a file of its own. */
+  private Path paymentsSpecWith(String name, String from, String to) throws IOException {
+    String text =
+        Files.readString(
+            Path.of(System.getProperty("tidemark.home", ".."), "specs", "payments.yaml"));
+    assertThat(from, text.contains(from), is(true));
+    Path file = folder.getRoot().toPath().resolve(name);
+    Files.writeString(file, text.replace(from, to));
+    return file;
+  }
+
+  @Test
+  public void aSpecThatNamesAMissingFieldExitsTwoNamingItsPath() throws IOException {
+    Path spec = paymentsSpecWith("typo.yaml", "of: merchantId}", "of: merchantID}");
+    CliRun run = CliRun.of("run", "--spec=" + spec, "--output=" + folder.newFolder("out"));
+    assertThat(run.err, run.exit, is(ExitCodes.USAGE_ERROR));
+    assertThat(
+        run.err,
+        containsString(
+            "tidemark: the spec "
+                + spec
+                + " cannot be used (1 problem):\n"
+                + "  features[3].of: no field 'merchantID' in events.fields (did you mean"
+                + " 'merchantId'?)"));
+  }
+
+  @Test
+  public void aModelWhoseFeaturesDifferFromTheSpecExitsTwoNamingThePath() throws IOException {
+    Path spec = paymentsSpecWith("renamed.yaml", "name: txnCount,", "name: eventCount,");
+    CliRun run = CliRun.of("run", "--spec=" + spec, "--output=" + folder.newFolder("out"));
+    assertThat(run.err, run.exit, is(ExitCodes.USAGE_ERROR));
+    assertThat(run.err, containsString("tidemark: the spec " + spec + " cannot be used"));
+    assertThat(
+        run.err,
+        containsString(
+            "features[0]: the spec has 'eventCount' where the model default has 'txnCount'"));
+    // --spec and --specUri name the same option: one of them.
+    assertThat(
+        CliRun.of("run", "--spec=" + spec, "--specUri=" + spec).exit, is(ExitCodes.USAGE_ERROR));
   }
 
   @Test

@@ -491,6 +491,24 @@ public abstract class ScoreFeatures
     return new TupleTag<DeadLetter>() {};
   }
 
+  /**
+   * The {@code featureNames} of the sidecar of {@code modelUri} ({@code default}: the shipped
+   * model), read where it is cheap: a local or classpath model file. Null for a watched directory
+   * or pattern and for a model on a remote filesystem, whose sidecars are read on the workers.
+   *
+   * @throws ModelLoadException when the model file or its sidecar is missing or not valid
+   */
+  public static @Nullable List<String> sidecarFeatureNames(String modelUri) {
+    String uri = "default".equals(modelUri) ? DefaultModel.XGBOOST_URI : checkUri(modelUri);
+    if (ModelDirectory.isWatched(uri)) {
+      return null;
+    }
+    byte[] sidecar = ModelLocation.readSidecarIfCheap(uri);
+    return sidecar == null
+        ? null
+        : ModelMetadata.parse(sidecar, ModelLocation.sidecarUri(uri)).featureNames();
+  }
+
   /** Fails at construction, on the launcher, for a model whose sidecar is cheap to read. */
   private static void checkCheaply(ScoringConfig config) {
     byte[] sidecar = ModelLocation.readSidecarIfCheap(config.modelUri);

@@ -8,8 +8,8 @@ import org.apache.beam.sdk.options.PipelineOptions;
 public interface IdentityOptions extends PipelineOptions {
   @Description(
       "How long (event time, ISO-8601) an event identity (source+id) is remembered after its"
-          + " first copy.")
-  @Default.String("PT24H")
+          + " first copy. Unless given, the spec's identity.horizon.")
+  @Default.InstanceFactory(SpecDefaults.DedupHorizon.class)
   String getDedupHorizon();
 
   void setDedupHorizon(String duration);

@@ -11,15 +11,16 @@ public interface ScoringOptions extends PipelineOptions {
       "Model file: 'default' (the shipped XGBoost model), a local path, file:, classpath: or"
           + " gs:// URI; its sidecar is the same path plus .json. A directory (or a URI ending in"
           + " /) or a glob pattern is watched: the newest valid model in it scores, and a newer"
-          + " one replaces it without a restart (see --modelWatchInterval).")
-  @Default.String("default")
+          + " one replaces it without a restart (see --modelWatchInterval). Unless given, the spec's model.uri.")
+  @Default.InstanceFactory(SpecDefaults.ModelUri.class)
   String getModelUri();
 
   void setModelUri(String uri);
 
   @Description(
       "Optional check: the engine --modelUri's sidecar must name (XGBoost or OnnxRuntime). Unset,"
-          + " the model scores on the engine its sidecar names.")
+          + " the model scores on the engine its sidecar names. Unless given, the spec's model.engine.")
+  @Default.InstanceFactory(SpecDefaults.ModelEngine.class)
   @Nullable String getModelEngine();
 
   void setModelEngine(String engine);
@@ -40,8 +41,9 @@ public interface ScoringOptions extends PipelineOptions {
 
   void setShadowModelUri(String uri);
 
-  @Description("Decision threshold: a score at or above it is 'review', below it 'allow'.")
-  @Default.Double(0.5)
+  @Description(
+      "Decision threshold: a score at or above it is 'review', below it 'allow'. Unless given, the spec's model.threshold.")
+  @Default.InstanceFactory(SpecDefaults.DecisionThreshold.class)
   Double getDecisionThreshold();
 
   void setDecisionThreshold(Double threshold);

@@ -22,34 +22,38 @@ public interface SourceOptions extends PipelineOptions {
 
   @Description(
       "Bounded out-of-orderness of the watermark (replay without watermark directives, kafka):"
-          + " it trails the latest event time seen by this duration (ISO-8601).")
-  @Default.String("PT30S")
+          + " it trails the latest event time seen by this duration (ISO-8601). Unless given, the spec's clocks.maxOutOfOrderness.")
+  @Default.InstanceFactory(SpecDefaults.MaxOutOfOrderness.class)
   String getMaxOutOfOrderness();
 
   void setMaxOutOfOrderness(String duration);
 
-  @Description("The only currency accepted in data.currency (ISO 4217).")
-  @Default.String("GBP")
+  @Description(
+      "The only currency accepted in data.currency (ISO 4217). Unless given, the spec's currency"
+          + " field's one value.")
+  @Default.InstanceFactory(SpecDefaults.Currency.class)
   String getCurrency();
 
   void setCurrency(String currency);
 
-  @Description("Comma-separated CloudEvent types to accept; other types are dead-lettered.")
-  @Default.String("payments.transaction.v1")
+  @Description(
+      "Comma-separated CloudEvent types to accept; other types are dead-lettered. Unless given, the spec's events.types.")
+  @Default.InstanceFactory(SpecDefaults.EventTypes.class)
   String getEventTypes();
 
   void setEventTypes(String types);
 
-  @Description("Largest record accepted, in bytes; larger ones are dead-lettered.")
-  @Default.Integer(65536)
+  @Description(
+      "Largest record accepted, in bytes; larger ones are dead-lettered. Unless given, the spec's events.maxEventBytes.")
+  @Default.InstanceFactory(SpecDefaults.MaxEventBytes.class)
   Integer getMaxEventBytes();
 
   void setMaxEventBytes(Integer bytes);
 
   @Description(
       "How far (ISO-8601) an event's time may lie after its ingestion time; a later event is"
-          + " dead-lettered as time_in_future before it can move a watermark or create state.")
-  @Default.String("PT10M")
+          + " dead-lettered as time_in_future before it can move a watermark or create state. Unless given, the spec's clocks.maxFutureSkew.")
+  @Default.InstanceFactory(SpecDefaults.MaxFutureSkew.class)
   String getMaxFutureSkew();
 
   void setMaxFutureSkew(String duration);

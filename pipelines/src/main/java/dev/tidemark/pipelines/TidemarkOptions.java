@@ -11,6 +11,7 @@ import org.apache.beam.sdk.options.StreamingOptions;
 public interface TidemarkOptions
     extends PipelineOptions,
         StreamingOptions,
+        SpecOptions,
         SourceOptions,
         IdentityOptions,
         WindowOptions,

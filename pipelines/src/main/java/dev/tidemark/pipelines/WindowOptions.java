@@ -7,42 +7,45 @@ import org.apache.beam.sdk.options.PipelineOptions;
 
 /** The four windowing decisions. */
 public interface WindowOptions extends PipelineOptions {
-  @Description("Sliding window size (ISO-8601).")
-  @Default.String("PT5M")
+  @Description("Sliding window size (ISO-8601). Unless given, the spec's windows.size.")
+  @Default.InstanceFactory(SpecDefaults.WindowSize.class)
   String getWindowSize();
 
   void setWindowSize(String duration);
 
-  @Description("Sliding window period (ISO-8601); equal to the size gives fixed windows.")
-  @Default.String("PT30S")
+  @Description(
+      "Sliding window period (ISO-8601); equal to the size gives fixed windows. Unless given, the spec's windows.period.")
+  @Default.InstanceFactory(SpecDefaults.WindowPeriod.class)
   String getWindowPeriod();
 
   void setWindowPeriod(String duration);
 
   @Description(
       "Early firings this long (processing time, ISO-8601) after the first element of a pane;"
-          + " PT0S fires on every element; 'none' disables early firings.")
-  @Default.String("PT10S")
+          + " PT0S fires on every element; 'none' disables early firings. Unless given, the spec's windows.earlyFiring.")
+  @Default.InstanceFactory(SpecDefaults.EarlyFiringDelay.class)
   String getEarlyFiringDelay();
 
   void setEarlyFiringDelay(String duration);
 
   @Description(
       "Late firings this long (processing time, ISO-8601) after the first late element; PT0S"
-          + " fires on every late element.")
-  @Default.String("PT0S")
+          + " fires on every late element. Unless given, the spec's windows.lateFiring.")
+  @Default.InstanceFactory(SpecDefaults.LateFiringDelay.class)
   String getLateFiringDelay();
 
   void setLateFiringDelay(String duration);
 
-  @Description("How long after the end of a window late events still revise it (ISO-8601).")
-  @Default.String("PT1H")
+  @Description(
+      "How long after the end of a window late events still revise it (ISO-8601). Unless given, the spec's windows.allowedLateness.")
+  @Default.InstanceFactory(SpecDefaults.AllowedLateness.class)
   String getAllowedLateness();
 
   void setAllowedLateness(String duration);
 
-  @Description("ACCUMULATING (each pane has everything so far) or DISCARDING (only what is new).")
-  @Default.Enum("ACCUMULATING")
+  @Description(
+      "ACCUMULATING (each pane has everything so far) or DISCARDING (only what is new). Unless given, the spec's windows.accumulation.")
+  @Default.InstanceFactory(SpecDefaults.Accumulation.class)
   TidemarkOptions.AccumulationKind getAccumulationMode();
 
   void setAccumulationMode(TidemarkOptions.AccumulationKind mode);

@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.TreeSet;
 import java.util.stream.Stream;
@@ -94,7 +95,15 @@ final class TestReplays {
 
   /** The lines of one output, with the wall-clock fields removed and sorted. */
   static TreeSet<String> stableLines(Path output, String name) throws IOException {
-    TreeSet<String> lines = new TreeSet<>();
+    return new TreeSet<>(sortedLines(output, name));
+  }
+
+  /**
+   * Every line of one output, as canonical JSON without the wall-clock fields ({@code
+   * clocks.processingTime}, {@code clocks.decisionTime}), sorted, repeated lines kept.
+   */
+  static List<String> sortedLines(Path output, String name) throws IOException {
+    List<String> lines = new ArrayList<>();
     try (Stream<Path> files = Files.list(output.resolve(name))) {
       for (Path file : (Iterable<Path>) files::iterator) {
         for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
@@ -108,6 +117,7 @@ final class TestReplays {
         }
       }
     }
+    Collections.sort(lines);
     return lines;
   }
 }

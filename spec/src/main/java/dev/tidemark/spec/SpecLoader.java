@@ -23,6 +23,7 @@ import dev.tidemark.spec.PipelineSpec.ValueType;
 import dev.tidemark.spec.PipelineSpec.Windows;
 import dev.tidemark.spec.SpecException.Problem;
 import java.io.IOException;
+import java.io.InputStream;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -134,6 +135,37 @@ public final class SpecLoader {
   private static final Set<String> COUNTRIES = Set.of(Locale.getISOCountries());
   private static final int MAX_WINDOWS_PER_EVENT = 10_000;
   private static final int DEFAULT_MAX_EVENT_BYTES = 64 * 1024;
+
+  /** The bundled spec that is the pipeline's default. */
+  public static final String DEFAULT_BUNDLED = "payments";
+
+  /** The classpath directory of the bundled specs ({@code specs/*.yaml} of the source tree). */
+  public static final String BUNDLED_RESOURCES = "dev/tidemark/spec/bundled/";
+
+  /** Whether a spec of this name is bundled ({@code specs/<name>.yaml} in the source tree). */
+  public static boolean isBundled(String name) {
+    return NAME.matcher(name).matches()
+        && SpecLoader.class.getClassLoader().getResource(BUNDLED_RESOURCES + name + ".yaml")
+            != null;
+  }
+
+  /**
+   * Reads and checks the bundled spec {@code name} (e.g. {@code payments}) from the classpath;
+   * {@code specs/<name>.yaml} names it in problems.
+   */
+  public static PipelineSpec loadBundled(String name) {
+    String location = "specs/" + name + ".yaml";
+    if (!isBundled(name)) {
+      throw new SpecException(
+          location, List.of(new Problem("", "no bundled spec '" + name + "' on the classpath")));
+    }
+    try (InputStream in =
+        SpecLoader.class.getClassLoader().getResourceAsStream(BUNDLED_RESOURCES + name + ".yaml")) {
+      return parse(new String(in.readAllBytes(), StandardCharsets.UTF_8), location);
+    } catch (IOException e) {
+      throw new SpecException(location, List.of(new Problem("", "cannot read the spec: " + e)));
+    }
+  }
 
   /** Reads and checks the spec in {@code file}; its path names the spec in problems. */
   public static PipelineSpec load(Path file) {

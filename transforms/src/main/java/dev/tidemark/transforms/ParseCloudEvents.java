@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.auto.value.AutoValue;
+import dev.tidemark.spec.FieldParser;
 import dev.tidemark.transforms.util.BundleStats;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.Rfc3339;
@@ -447,7 +448,7 @@ public abstract class ParseCloudEvents
               DeadLetterReason.MISSING_ATTRIBUTE,
               "required attribute '" + attribute + "' is missing, empty or not a string");
         }
-        String unsafe = unsafeCharacter(value.asText());
+        String unsafe = FieldParser.unsafeCharacter(value.asText());
         if (unsafe != null && !attribute.equals("time")) {
           throw new Rejection(
               DeadLetterReason.INVALID_ATTRIBUTE,
@@ -572,7 +573,7 @@ public abstract class ParseCloudEvents
             "data.accountId is missing, empty or not a string");
       }
       String accountId = node.asText();
-      String unsafe = unsafeCharacter(accountId);
+      String unsafe = FieldParser.unsafeCharacter(accountId);
       if (unsafe != null) {
         throw new Rejection(DeadLetterReason.INVALID_ACCOUNT_ID, "data.accountId holds " + unsafe);
       }
@@ -631,34 +632,12 @@ public abstract class ParseCloudEvents
         throw new Rejection(
             DeadLetterReason.INVALID_MERCHANT_ID, "data.merchantId is not a non-empty string");
       }
-      String unsafe = unsafeCharacter(node.asText());
+      String unsafe = FieldParser.unsafeCharacter(node.asText());
       if (unsafe != null) {
         throw new Rejection(
             DeadLetterReason.INVALID_MERCHANT_ID, "data.merchantId holds " + unsafe);
       }
       return node.asText();
-    }
-
-    /**
-     * The first character of an identifier that is not plain text, described with its position (a
-     * control character, U+0000 to U+001F or U+007F to U+009F, or an unpaired surrogate, which no
-     * UTF-8 output can carry), or null when there is none.
-     */
-    static @Nullable String unsafeCharacter(String text) {
-      for (int i = 0; i < text.length(); i++) {
-        char c = text.charAt(i);
-        if (Character.isISOControl(c)) {
-          return String.format("the control character U+%04X at index %d", (int) c, i);
-        }
-        if (Character.isHighSurrogate(c)
-            && i + 1 < text.length()
-            && Character.isLowSurrogate(text.charAt(i + 1))) {
-          i++;
-        } else if (Character.isSurrogate(c)) {
-          return String.format("the unpaired surrogate U+%04X at index %d", (int) c, i);
-        }
-      }
-      return null;
     }
 
     private static @Nullable String optionalCountry(ObjectNode data) throws Rejection {

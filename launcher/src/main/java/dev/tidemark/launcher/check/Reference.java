@@ -219,6 +219,8 @@ public final class Reference {
     args.add("--input=" + replayFile.toAbsolutePath());
     args.add("--sink=files");
     args.add("--output=" + workDirectory.toAbsolutePath());
+    // The same spec, so the reference's start checks hold its model to the same features.
+    args.add("--specUri=" + streaming.getSpecUri());
     args.add("--maxOutOfOrderness=" + streaming.getMaxOutOfOrderness());
     args.add("--maxFutureSkew=" + streaming.getMaxFutureSkew());
     args.add("--currency=" + streaming.getCurrency());

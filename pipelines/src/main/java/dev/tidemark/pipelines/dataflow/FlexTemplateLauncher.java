@@ -5,6 +5,7 @@ import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.launch.ExitCodes;
 import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.pipelines.launch.Summary;
+import dev.tidemark.spec.SpecException;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -53,7 +54,7 @@ public final class FlexTemplateLauncher {
       }
       System.out.println(Launch.submitAndDescribe(options));
       return ExitCodes.DONE;
-    } catch (IllegalArgumentException e) {
+    } catch (IllegalArgumentException | SpecException e) {
       System.err.println("tidemark: " + e.getMessage());
       return ExitCodes.USAGE_ERROR;
     } catch (RuntimeException e) {

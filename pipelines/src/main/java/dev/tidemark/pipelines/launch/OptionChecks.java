@@ -26,6 +26,9 @@ public final class OptionChecks {
    * may hold an accumulator with elements from after its barrier, counted twice on restore). In
    * batch and without checkpoints it is safe.
    *
+   * <p>First the spec: {@link SpecChecks} loads it and refuses a model whose features are not the
+   * spec's, with a {@code SpecException} naming the spec.
+   *
    * <p>Also refuses a negative {@code --maxFutureSkew}, and with {@code --sink=files} a {@code
    * --fileRollInterval} that is not positive.
    *
@@ -38,6 +41,7 @@ public final class OptionChecks {
    * {@link #checkFlinkClusterState}.
    */
   public static void check(TidemarkOptions options) {
+    SpecChecks.check(options);
     KafkaChecks.checkOptions(options);
     Sources.maxFutureSkewOf(options);
     if (options.getSink() == TidemarkOptions.SinkKind.files) {

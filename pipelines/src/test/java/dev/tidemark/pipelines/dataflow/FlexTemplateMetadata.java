@@ -8,6 +8,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tidemark.model.ModelEngine;
+import dev.tidemark.pipelines.RunSpecs;
+import dev.tidemark.pipelines.SpecDefaults;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import java.io.IOException;
@@ -523,7 +525,11 @@ public final class FlexTemplateMetadata {
     return new Parameter(
         name,
         label(name),
-        helpText(description, name, defaultValue, profileValue),
+        helpText(
+            description,
+            name,
+            defaultValue != null ? defaultValue : specDefault(getter),
+            profileValue),
         optional,
         regex,
         paramType,
@@ -554,6 +560,26 @@ public final class FlexTemplateMetadata {
       text.append(" Default: ").append(defaultValue).append('.');
     }
     return text.toString();
+  }
+
+  /**
+   * The value a spec-derived default ({@link SpecDefaults.FromSpec}) takes under the bundled
+   * default spec, for the help text only: the parameter has no {@code defaultValue}, so that a
+   * launch passes nothing and the value comes from the launch's {@code specUri}.
+   */
+  static String specDefault(Method getter) {
+    Default.InstanceFactory factory = getter.getAnnotation(Default.InstanceFactory.class);
+    if (factory == null || !SpecDefaults.FromSpec.class.isAssignableFrom(factory.value())) {
+      return null;
+    }
+    try {
+      Object value =
+          ((SpecDefaults.FromSpec<?>) factory.value().getDeclaredConstructor().newInstance())
+              .value(RunSpecs.load(null));
+      return value == null ? null : value.toString() + " (the bundled payments spec)";
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   /** The literal {@link Default} of a getter as a command-line string, or {@code null}. */

@@ -1,6 +1,7 @@
 package dev.tidemark.pipelines.dataflow;
 
 import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.empty;
 import static org.hamcrest.Matchers.endsWith;
 import static org.hamcrest.Matchers.hasItems;
@@ -248,6 +249,14 @@ public class FlexTemplateMetadataTest {
             Pattern.compile(p.regex).matcher(p.defaultValue()).matches());
         checked++;
       }
+      String specDefault = FlexTemplateMetadata.specDefault(getter(p.name).orElseThrow());
+      if (specDefault != null) {
+        String value = specDefault.substring(0, specDefault.indexOf(" (the bundled"));
+        assertTrue(
+            p.name + " spec default '" + value + "' fails " + p.regex,
+            Pattern.compile(p.regex).matcher(value).matches());
+        checked++;
+      }
       if (p.profileValue != null && !p.profileValue.contains("${")) {
         assertTrue(
             p.name + " profile value '" + p.profileValue + "' fails " + p.regex,
@@ -407,6 +416,13 @@ public class FlexTemplateMetadataTest {
     assertThat(byName.get("modelUri").get("paramType").asText(), is("TEXT"));
     assertThat(byName.get("kafkaClientProperties").get("paramType").asText(), is("GCS_READ_FILE"));
     assertThat(byName.get("modelEngine").has("defaultValue"), is(false));
+    // What the spec decides has no defaultValue, which a launch would pass and so override the
+    // launch's specUri; the help text gives the bundled payments spec's value.
+    assertThat(byName.get("specUri").get("defaultValue").asText(), is("payments"));
+    assertThat(byName.get("windowSize").has("defaultValue"), is(false));
+    assertThat(
+        byName.get("windowSize").get("helpText").asText(),
+        containsString("Default: PT5M (the bundled payments spec)."));
 
     // Each default is what the job gets without the parameter: the template's launcher
     // options (the profile, then the options' defaults), read back through Beam.
@@ -430,7 +446,7 @@ public class FlexTemplateMetadataTest {
         assertThat(e.getKey() + " has a value but no defaultValue", value, is((Object) null));
       }
     }
-    assertThat(checked > 20, is(true));
+    assertThat(checked > 10, is(true));
   }
 
   /** The getter of option {@code name}, named as the metadata names it; empty if none. */

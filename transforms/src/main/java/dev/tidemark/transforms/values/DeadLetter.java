@@ -18,8 +18,9 @@ import org.checkerframework.checker.nullness.qual.Nullable;
 
 /**
  * A record Tidemark could not use, kept with everything needed to understand and replay it: the
- * stable {@link DeadLetterReason reason}, a message for humans, the step that rejected it, where it
- * came from, the exception if there was one, and the original bytes, or their first part.
+ * stable reason code ({@link #reasonCode}: one of {@link DeadLetterReason}'s, or a spec field's own
+ * such as {@code invalid_user_id}), a message for humans, the step that rejected it, where it came
+ * from, the exception if there was one, and the original bytes, or their first part.
  *
  * <p>JSON form ({@link #toJson()}): {@code reason}, {@code message}, {@code step}, {@code origin},
  * {@code exception} (when present), the record as {@code payload} (text) or, when it is not valid
@@ -49,7 +50,12 @@ public final class DeadLetter {
   /** Ends a text cut to {@link #MAX_TEXT_BYTES}. */
   static final String CUT_MARK = " [cut]";
 
-  private final DeadLetterReason reason;
+  private static final java.util.regex.Pattern REASON_CODE =
+      java.util.regex.Pattern.compile("[a-z][a-z0-9_]{0,63}");
+
+  /** The reason's code, e.g. {@code invalid_json}: the JSON form's {@code reason}. */
+  private final String reason;
+
   private final String message;
   private final String step;
   private final String origin;
@@ -67,8 +73,22 @@ public final class DeadLetter {
       String origin,
       byte[] payload,
       @Nullable String exception) {
+    this(reason.code(), message, step, origin, payload, exception);
+  }
+
+  /**
+   * A dead letter with a reason code of its own (a spec field's, such as {@code invalid_user_id}),
+   * that keeps the whole record.
+   */
+  public DeadLetter(
+      String reasonCode,
+      String message,
+      String step,
+      String origin,
+      byte[] payload,
+      @Nullable String exception) {
     this(
-        reason,
+        checkCode(reasonCode),
         message,
         step,
         origin,
@@ -80,7 +100,7 @@ public final class DeadLetter {
   }
 
   private DeadLetter(
-      DeadLetterReason reason,
+      String reason,
       String message,
       String step,
       String origin,
@@ -152,8 +172,30 @@ public final class DeadLetter {
     return text;
   }
 
-  public DeadLetterReason reason() {
+  /**
+   * The pipeline's reason when the code is one of {@link DeadLetterReason}'s, else null (a spec
+   * field's own reason): {@link #reasonCode} always has the code.
+   */
+  public @Nullable DeadLetterReason reason() {
+    return DeadLetterReason.ofCode(reason);
+  }
+
+  /** The reason's code, e.g. {@code invalid_json} or a spec field's {@code invalid_user_id}. */
+  public String reasonCode() {
     return reason;
+  }
+
+  /** A reason code: lower-case letters, digits and '_', starting with a letter, 1 to 64. */
+  static String checkCode(String code) {
+    Objects.requireNonNull(code, "reasonCode");
+    if (!REASON_CODE.matcher(code).matches()) {
+      throw new IllegalArgumentException(
+          "a dead-letter reason code is 1 to 64 lower-case letters, digits and '_', starting with"
+              + " a letter: '"
+              + code
+              + "'");
+    }
+    return code;
   }
 
   public String message() {
@@ -201,7 +243,7 @@ public final class DeadLetter {
   public String toJson() {
     return Json.object(
         out -> {
-          out.writeStringField("reason", reason.code());
+          out.writeStringField("reason", reason);
           out.writeStringField("message", message);
           out.writeStringField("step", step);
           out.writeStringField("origin", origin);
@@ -224,7 +266,7 @@ public final class DeadLetter {
       return false;
     }
     DeadLetter that = (DeadLetter) o;
-    return reason == that.reason
+    return reason.equals(that.reason)
         && payloadBytes == that.payloadBytes
         && truncated == that.truncated
         && message.equals(that.message)
@@ -242,7 +284,7 @@ public final class DeadLetter {
 
   @Override
   public String toString() {
-    return "DeadLetter{" + reason.code() + " at " + step + " from " + origin + ": " + message + "}";
+    return "DeadLetter{" + reason + " at " + step + " from " + origin + ": " + message + "}";
   }
 
   /** Compact, deterministic coder. */
@@ -250,9 +292,13 @@ public final class DeadLetter {
     private static final long serialVersionUID = 1L;
 
     /** Version 1: the fields {@link #write} writes, in its order. */
+    /**
+     * Version 2 writes the reason's code ({@code invalid_json}, or a spec field's own); version 1
+     * wrote the name of a {@link DeadLetterReason} constant ({@code INVALID_JSON}), still read.
+     */
     @Override
     protected int version() {
-      return 1;
+      return 2;
     }
 
     private static final DeadLetterCoder INSTANCE = new DeadLetterCoder();
@@ -269,7 +315,7 @@ public final class DeadLetter {
 
     @Override
     protected void write(DeadLetter value, DataOutput out) throws IOException {
-      Codec.writeString(value.reason.name(), out);
+      Codec.writeString(value.reason, out);
       Codec.writeString(value.message, out);
       Codec.writeString(value.step, out);
       Codec.writeString(value.origin, out);
@@ -284,7 +330,10 @@ public final class DeadLetter {
 
     @Override
     protected DeadLetter read(int version, DataInputStream in) throws IOException {
-      DeadLetterReason reason = DeadLetterReason.valueOf(Codec.readString(in));
+      String reason =
+          version == 1
+              ? DeadLetterReason.valueOf(Codec.readString(in)).code()
+              : checkCode(Codec.readString(in));
       String message = Codec.readString(in);
       String step = Codec.readString(in);
       String origin = Codec.readString(in);

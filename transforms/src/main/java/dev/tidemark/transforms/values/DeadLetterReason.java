@@ -66,4 +66,20 @@ public enum DeadLetterReason {
   public String code() {
     return code;
   }
+
+  private static final java.util.Map<String, DeadLetterReason> BY_CODE = byCode();
+
+  private static java.util.Map<String, DeadLetterReason> byCode() {
+    java.util.Map<String, DeadLetterReason> byCode = new java.util.HashMap<>();
+    for (DeadLetterReason reason : values()) {
+      byCode.put(reason.code, reason);
+    }
+    return java.util.Map.copyOf(byCode);
+  }
+
+  /** The reason whose {@link #code} is {@code code}, or null when it is none of these. */
+  public static @org.checkerframework.checker.nullness.qual.Nullable DeadLetterReason ofCode(
+      String code) {
+    return BY_CODE.get(code);
+  }
 }

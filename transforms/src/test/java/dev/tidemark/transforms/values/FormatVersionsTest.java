@@ -212,8 +212,8 @@ public class FormatVersionsTest {
                 "kafka:payments/0@7",
                 payload,
                 null),
-            FormatBytes.version(1)
-                .str("INVALID_JSON")
+            FormatBytes.version(2)
+                .str("invalid_json")
                 .str("not JSON")
                 .str("ParseCloudEvents")
                 .str("kafka:payments/0@7")
@@ -262,6 +262,60 @@ public class FormatVersionsTest {
     assertThat(read, equalTo(scoredDecision()));
     assertThat(read.correction(), is((Decision.Correction) null));
     assertThat(read.shadow(), is((Decision.Shadow) null));
+  }
+
+  @Test
+  public void aDeadLetterOfVersionOneReadsItsReasonAsTheCode() throws Exception {
+    byte[] payload = "{oops".getBytes(StandardCharsets.UTF_8);
+    byte[] version1 =
+        FormatBytes.version(1)
+            .str("INVALID_MERCHANT_ID")
+            .str("bad merchant")
+            .str("ParseCloudEvents")
+            .str("replay:3")
+            .bytes(payload)
+            .nullableStr(null)
+            .bool(false)
+            .toBytes();
+    DeadLetter read = decode(DeadLetter.DeadLetterCoder.of(), version1);
+    assertThat(read.reasonCode(), is("invalid_merchant_id"));
+    assertThat(read.reason(), is(DeadLetterReason.INVALID_MERCHANT_ID));
+    assertThat(
+        read,
+        equalTo(
+            new DeadLetter(
+                DeadLetterReason.INVALID_MERCHANT_ID,
+                "bad merchant",
+                "ParseCloudEvents",
+                "replay:3",
+                payload,
+                null)));
+  }
+
+  @Test
+  public void aDeadLetterKeepsASpecFieldsOwnReasonCode() throws Exception {
+    byte[] payload = "{}".getBytes(StandardCharsets.UTF_8);
+    DeadLetter letter =
+        new DeadLetter("invalid_user_id", "no user", "ParseCloudEvents", "replay:1", payload, null);
+    assertThat(letter.reason(), is((DeadLetterReason) null));
+    assertThat(letter.toJson(), containsString("\"reason\":\"invalid_user_id\""));
+    byte[] bytes = CoderUtils.encodeToByteArray(DeadLetter.DeadLetterCoder.of(), letter);
+    assertThat(
+        bytes,
+        equalTo(
+            FormatBytes.version(2)
+                .str("invalid_user_id")
+                .str("no user")
+                .str("ParseCloudEvents")
+                .str("replay:1")
+                .bytes(payload)
+                .nullableStr(null)
+                .bool(false)
+                .toBytes()));
+    assertThat(decode(DeadLetter.DeadLetterCoder.of(), bytes), equalTo(letter));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> new DeadLetter("Invalid User", "x", "s", "o", payload, null));
   }
 
   @Test

@@ -414,7 +414,7 @@ public final class BigQueryTables {
                   "STRING",
                   REQUIRED,
                   "Stable machine-readable reason code.",
-                  d -> d.reason().code()),
+                  d -> d.reasonCode()),
               column("message", "STRING", REQUIRED, "What was wrong.", DeadLetter::message),
               column("step", "STRING", REQUIRED, "The step that rejected it.", DeadLetter::step),
               column(
@@ -583,7 +583,7 @@ public final class BigQueryTables {
 
   static String deadLetterId(DeadLetter letter) {
     return hash(
-        letter.reason().code(),
+        letter.reasonCode(),
         letter.step(),
         letter.origin(),
         Base64.getEncoder().encodeToString(letter.payload()));

@@ -90,7 +90,7 @@ public final class DeadLetterRecords
     }
     node.remove("payload");
     node.remove("payloadBase64");
-    node.put("reason", letter.reason().code());
+    node.put("reason", letter.reasonCode());
     node.put("step", cut(letter.step()));
     node.put("origin", cut(letter.origin()));
     node.put("message", cut(letter.message()));

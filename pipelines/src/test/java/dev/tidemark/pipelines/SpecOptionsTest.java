@@ -1,0 +1,281 @@
+package dev.tidemark.pipelines;
+
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.is;
+import static org.junit.Assert.assertThrows;
+
+import dev.tidemark.model.ScoreFeatures;
+import dev.tidemark.pipelines.launch.OptionChecks;
+import dev.tidemark.pipelines.launch.SpecChecks;
+import dev.tidemark.spec.PipelineSpec;
+import dev.tidemark.spec.SpecException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.List;
+import org.apache.beam.sdk.options.PipelineOptionsFactory;
+import org.apache.beam.sdk.values.WindowingStrategy.AccumulationMode;
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+import org.junit.runner.RunWith;
+import org.junit.runners.JUnit4;
+
+/**
+ * {@code --specUri}: the spec's values are the options' defaults, an option given explicitly
+ * overrides the spec for the run, and a spec that cannot be used or a model whose features are not
+ * the spec's is refused at start with the spec's path and each problem.
+ */
+@RunWith(JUnit4.class)
+public class SpecOptionsTest {
+  @Rule public final TemporaryFolder folder = new TemporaryFolder();
+
+  private static TidemarkOptions options(String... args) {
+    return PipelineOptionsFactory.fromArgs(args).as(TidemarkOptions.class);
+  }
+
+  private static String payments() throws IOException {
+    return Files.readString(
+        Paths.get(System.getProperty("tidemark.home", ".."), "specs", "payments.yaml"));
+  }
+
+  /** The bundled payments spec with {@code from} replaced by {@code to} (which must occur). */
+  private Path paymentsWith(String name, String... fromTo) throws IOException {
+    String text = payments();
+    for (int i = 0; i < fromTo.length; i += 2) {
+      assertThat(fromTo[i], text.contains(fromTo[i]), is(true));
+      text = text.replace(fromTo[i], fromTo[i + 1]);
+    }
+    Path file = folder.getRoot().toPath().resolve(name);
+    Files.writeString(file, text, StandardCharsets.UTF_8);
+    return file;
+  }
+
+  @Test
+  public void withoutASpecTheBundledPaymentsSpecGivesTheDefaults() {
+    TidemarkOptions options = options();
+    assertThat(options.getSpecUri(), is("payments"));
+    assertThat(options.getEventTypes(), is("payments.transaction.v1"));
+    assertThat(options.getMaxEventBytes(), is(65536));
+    assertThat(options.getMaxFutureSkew(), is("PT10M"));
+    assertThat(options.getMaxOutOfOrderness(), is("PT30S"));
+    assertThat(options.getDedupHorizon(), is("PT24H"));
+    assertThat(options.getWindowSize(), is("PT5M"));
+    assertThat(options.getWindowPeriod(), is("PT30S"));
+    assertThat(options.getEarlyFiringDelay(), is("PT10S"));
+    assertThat(options.getLateFiringDelay(), is("PT0S"));
+    assertThat(options.getAllowedLateness(), is("PT1H"));
+    assertThat(options.getAccumulationMode(), is(TidemarkOptions.AccumulationKind.ACCUMULATING));
+    assertThat(options.getModelUri(), is("default"));
+    assertThat(options.getModelEngine(), is((String) null));
+    assertThat(options.getDecisionThreshold(), is(0.5));
+    assertThat(SpecChecks.check(options).name(), is("payments"));
+  }
+
+  @Test
+  public void aSpecFileGivesTheDefaultsAndGivenOptionsOverrideThem() throws IOException {
+    Path spec =
+        paymentsWith(
+            "slow.yaml",
+            "types: [payments.transaction.v1]",
+            "types: [payments.transaction.v1, payments.refund.v1]",
+            "maxEventBytes: 65536",
+            "maxEventBytes: 4096",
+            "horizon: PT24H",
+            "horizon: PT2H",
+            "maxFutureSkew: PT10M",
+            "maxFutureSkew: PT1M",
+            "maxOutOfOrderness: PT30S",
+            "maxOutOfOrderness: PT5S",
+            "size: PT5M",
+            "size: PT10M",
+            "period: PT30S",
+            "period: PT1M",
+            "earlyFiring: PT10S",
+            "earlyFiring: none",
+            "lateFiring: PT0S",
+            "lateFiring: PT5S",
+            "allowedLateness: PT1H",
+            "allowedLateness: PT2H",
+            "accumulation: accumulating",
+            "accumulation: discarding",
+            "threshold: 0.5",
+            "threshold: 0.75");
+    TidemarkOptions fromSpec = options("--specUri=" + spec);
+    assertThat(fromSpec.getEventTypes(), is("payments.transaction.v1,payments.refund.v1"));
+    assertThat(fromSpec.getMaxEventBytes(), is(4096));
+    assertThat(fromSpec.getDedupHorizon(), is("PT2H"));
+    assertThat(fromSpec.getMaxFutureSkew(), is("PT1M"));
+    assertThat(fromSpec.getMaxOutOfOrderness(), is("PT5S"));
+    assertThat(fromSpec.getWindowSize(), is("PT10M"));
+    assertThat(fromSpec.getWindowPeriod(), is("PT1M"));
+    assertThat(fromSpec.getEarlyFiringDelay(), is("none"));
+    assertThat(fromSpec.getLateFiringDelay(), is("PT5S"));
+    assertThat(fromSpec.getAllowedLateness(), is("PT2H"));
+    assertThat(fromSpec.getAccumulationMode(), is(TidemarkOptions.AccumulationKind.DISCARDING));
+    assertThat(fromSpec.getDecisionThreshold(), is(0.75));
+
+    TidemarkOptions overridden =
+        options(
+            "--specUri=" + spec.toUri(),
+            "--windowSize=PT20M",
+            "--decisionThreshold=0.25",
+            "--accumulationMode=ACCUMULATING");
+    assertThat(overridden.getWindowSize(), is("PT20M"));
+    assertThat(overridden.getDecisionThreshold(), is(0.25));
+    assertThat(overridden.getAccumulationMode(), is(TidemarkOptions.AccumulationKind.ACCUMULATING));
+    // What was not given still comes from the spec (here read through its file: URI).
+    assertThat(overridden.getWindowPeriod(), is("PT1M"));
+    assertThat(overridden.getDedupHorizon(), is("PT2H"));
+    // The windowing step takes the resolved values.
+    assertThat(
+        TidemarkPipeline.windowedFeatures(fromSpec).accumulationMode(),
+        is(AccumulationMode.DISCARDING_FIRED_PANES));
+    assertThat(
+        TidemarkPipeline.windowedFeatures(overridden).accumulationMode(),
+        is(AccumulationMode.ACCUMULATING_FIRED_PANES));
+  }
+
+  @Test
+  public void aBundledSpecIsNamedByItsName() {
+    TidemarkOptions logins = options("--specUri=logins");
+    assertThat(RunSpecs.of(logins).name(), is("logins"));
+    assertThat(
+        logins.getEventTypes(), is(String.join(",", RunSpecs.load("logins").events().types())));
+    assertThat(RunSpecs.location("logins"), is("specs/logins.yaml"));
+    assertThat(RunSpecs.location(null), is("specs/payments.yaml"));
+  }
+
+  @Test
+  public void aSpecOfOtherEventsIsRefusedUntilTheParserAndFeaturesAreDerived() {
+    SpecException e =
+        assertThrows(
+            SpecException.class,
+            () -> SpecChecks.checkSupported(RunSpecs.load("logins"), "specs/logins.yaml"));
+    assertThat(e.location(), is("specs/logins.yaml"));
+    List<String> paths = e.problems().stream().map(SpecException.Problem::path).toList();
+    assertThat(
+        paths,
+        is(
+            List.of(
+                "events.fields",
+                "features",
+                "model.labels",
+                "outputs.dataflow.names",
+                "outputs.direct-kafka.names",
+                "outputs.flink.names",
+                "outputs.flink-cluster.names")));
+    assertThat(e.getMessage(), containsString("this build parses and aggregates the payments"));
+  }
+
+  @Test
+  public void aPaymentsSpecWithAnotherCurrencyIsTakenAndSetsTheCurrency() throws IOException {
+    Path spec = paymentsWith("euro.yaml", "values: [GBP]", "values: [EUR]");
+    TidemarkOptions options = options("--specUri=" + spec);
+    OptionChecks.check(options);
+    assertThat(options.getCurrency(), is("EUR"));
+    assertThat(options("--specUri=" + spec, "--currency=USD").getCurrency(), is("USD"));
+    assertThat(options().getCurrency(), is("GBP"));
+    Path two = paymentsWith("two.yaml", "values: [GBP]", "values: [GBP, EUR]");
+    SpecException e =
+        assertThrows(SpecException.class, () -> OptionChecks.check(options("--specUri=" + two)));
+    assertThat(e.problems().get(0).path(), is("events.fields"));
+  }
+
+  @Test
+  public void aMissingFieldIsRefusedWithThePathAndADidYouMean() throws IOException {
+    Path spec = paymentsWith("typo.yaml", "of: amount}", "of: amout}");
+    SpecException e =
+        assertThrows(SpecException.class, () -> OptionChecks.check(options("--specUri=" + spec)));
+    assertThat(e.location(), is(spec.toString()));
+    assertThat(e.getMessage(), containsString("the spec " + spec + " cannot be used (2 problems)"));
+    assertThat(
+        e.getMessage(),
+        containsString(
+            "features[1].of: no field 'amout' in events.fields (did you mean 'amount'?)"));
+    assertThat(
+        e.getMessage(),
+        containsString(
+            "features[2].of: no field 'amout' in events.fields (did you mean 'amount'?)"));
+    // The option defaults read the same spec, and refuse it the same way.
+    assertThrows(SpecException.class, () -> options("--specUri=" + spec).getWindowSize());
+  }
+
+  @Test
+  public void aSpecThatCannotBeReadIsRefusedWithItsPath() {
+    String missing = folder.getRoot().toPath().resolve("nowhere.yaml").toString();
+    SpecException e =
+        assertThrows(SpecException.class, () -> SpecChecks.check(options("--specUri=" + missing)));
+    assertThat(e.getMessage(), containsString("the spec " + missing + " cannot be used"));
+    assertThat(e.getMessage(), containsString("cannot read the spec"));
+  }
+
+  @Test
+  public void aModelWhoseFeaturesDifferIsRefusedListingTheDifference() throws IOException {
+    // The shipped model takes the payments features; a spec that reorders them does not fit it.
+    Path spec =
+        paymentsWith(
+            "reordered.yaml",
+            "  - {name: amountSum,         aggregate: sum,      of: amount}\n"
+                + "  - {name: amountMax,         aggregate: max,      of: amount}\n",
+            "  - {name: amountMax,         aggregate: max,      of: amount}\n"
+                + "  - {name: amountSum,         aggregate: sum,      of: amount}\n");
+    SpecException e =
+        assertThrows(SpecException.class, () -> OptionChecks.check(options("--specUri=" + spec)));
+    assertThat(e.location(), is(spec.toString()));
+    List<String> problems = e.problems().stream().map(Object::toString).toList();
+    assertThat(
+        problems.get(0),
+        is("features[1]: the spec has 'amountMax' where the model default has 'amountSum'"));
+    assertThat(
+        problems.get(1),
+        is("features[2]: the spec has 'amountSum' where the model default has 'amountMax'"));
+    assertThat(problems.get(2), containsString("model.uri: the model's features"));
+
+    // The logins spec with the payments model (its default until a logins model is given).
+    SpecException logins =
+        assertThrows(
+            SpecException.class,
+            () -> SpecChecks.check(options("--specUri=logins", "--modelUri=default")));
+    assertThat(logins.location(), is("specs/logins.yaml"));
+    assertThat(logins.getMessage(), containsString("features[0]: the spec has '"));
+    // A shadow model is held to the same features.
+    SpecException shadow =
+        assertThrows(
+            SpecException.class,
+            () ->
+                SpecChecks.check(
+                    options(
+                        "--specUri=" + spec,
+                        "--modelUri=" + writeModelWithFeatures(spec),
+                        "--shadowModelUri=default")));
+    assertThat(shadow.getMessage(), containsString("where the model default has"));
+  }
+
+  /** A copy of the shipped model whose sidecar lists the features of {@code specFile}. */
+  private String writeModelWithFeatures(Path specFile) throws IOException {
+    PipelineSpec spec = RunSpecs.load(specFile.toString());
+    Path dir = folder.newFolder("model").toPath();
+    Path model = dir.resolve("m.ubj");
+    try (var in = getClass().getResourceAsStream("/models/tidemark-fraud-xgb-v1.ubj")) {
+      Files.copy(in, model);
+    }
+    String sidecar;
+    try (var in = getClass().getResourceAsStream("/models/tidemark-fraud-xgb-v1.ubj.json")) {
+      sidecar = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    String names =
+        "["
+            + String.join(", ", spec.featureNames().stream().map(n -> "\"" + n + "\"").toList())
+            + "]";
+    sidecar =
+        sidecar.replaceFirst(
+            "\"featureNames\"\\s*:\\s*\\[[^\\]]*\\]", "\"featureNames\": " + names);
+    Files.writeString(dir.resolve("m.ubj.json"), sidecar);
+    assertThat(ScoreFeatures.sidecarFeatureNames(model.toString()), is(spec.featureNames()));
+    return model.toString();
+  }
+}
