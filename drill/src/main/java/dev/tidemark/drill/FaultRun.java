@@ -54,10 +54,8 @@ final class FaultRun {
    *     offsets, committed at each completed checkpoint): what a restore reads again
    * @param counts whether it hit pending work ({@code toFeed + pending > 0}); one that did not is
    *     listed but not counted toward the requested faults
-   * @param recoverySeconds from the fault until the job ran every task again (a broker restart:
-   *     until the broker was back; a broker SIGKILL on a replicated cluster: until the others led
-   *     its partitions and the job ran, while the broker starts again, waited for before another
-   *     broker fault and before the end)
+   * @param recoverySeconds from the fault until the job ran every task again (a broker fault: until
+   *     the broker was back)
    * @param backlogEventMillis the event time between the source's committed position when the fault
    *     struck and the feed's position when the job ran again: how far the restored job's watermark
    *     may trail the reference's while it reads that backlog
@@ -148,20 +146,10 @@ final class FaultRun {
       long fedRecords = 0;
       long maxEventTime = 0;
       Long clock = null;
-      Integer restartingBroker = null;
       for (int part = 0; part < parts.size(); part++) {
         if (part > 0) {
           // A fault strikes a running job: after the previous one it may still be recovering.
-          // A killed broker may still be starting again: only another broker fault waits for it.
           awaitJobBack(jobId, -1);
-          FaultPlan.Kind next = plan.faults().get(part - 1).kind();
-          if (next == FaultPlan.Kind.KILL_BROKER || next == FaultPlan.Kind.RESTART_BROKER) {
-            restartingBroker = awaitBrokerBack(restartingBroker, started, log);
-          }
-          if (next == FaultPlan.Kind.KILL_JOB_MANAGER) {
-            // The standby is to take the job over from a checkpoint, not start it from scratch.
-            awaitCompletedCheckpoint(jobId);
-          }
         }
         Path file = parts.get(part);
         Long startClock = clock;
@@ -232,19 +220,15 @@ final class FaultRun {
                     toFeed,
                     before.pending()));
             if (cluster.settings().brokers() > 1) {
-              // The others take over its partitions; it starts again once they have, while the
-              // job goes on without it (waited for before another broker fault and the end).
+              // The others take over its partitions; it comes back once they have.
               awaitLeadersWithout(decisions, broker);
               note(
                   log,
                   String.format(
                       "%.1f s: %s leads no partition of %s; starting it again",
                       (System.nanoTime() - started) / 1e9, target, decisions));
-              cluster.startBrokerAgain(broker);
-              restartingBroker = broker;
-            } else {
-              cluster.startBrokerAndWait(broker);
             }
+            cluster.startBrokerAndWait(broker);
             awaitJobBack(jobId, -1);
           } else if (fault.kind() == FaultPlan.Kind.KILL_JOB_MANAGER) {
             int leader = cluster.awaitLeadingJobManager(Duration.ofMinutes(1));
@@ -315,7 +299,6 @@ final class FaultRun {
         maxEventTime = Math.max(maxEventTime, fed.maxEventTimeMillis);
         clock = fed.clockMillis != null ? fed.clockMillis : clock;
       }
-      awaitBrokerBack(restartingBroker, started, log);
       note(
           log,
           String.format(
@@ -354,36 +337,6 @@ final class FaultRun {
     } finally {
       jobs.cancelQuietly(jobId);
     }
-  }
-
-  /** Waits up to 2 minutes until the job has completed a checkpoint. */
-  private void awaitCompletedCheckpoint(String jobId) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
-    while (latestCheckpoint(jobId) < 0) {
-      jobs.checkRunning(jobId);
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(
-            "job " + jobId + " completed no checkpoint within 2 minutes");
-      }
-      Thread.sleep(250);
-    }
-  }
-
-  /**
-   * Waits until broker {@code broker} (none when null), started again after a kill, answers;
-   * returns null.
-   */
-  private @Nullable Integer awaitBrokerBack(
-      @Nullable Integer broker, long started, List<String> log) throws InterruptedException {
-    if (broker != null) {
-      cluster.awaitBroker(broker, Duration.ofMinutes(2));
-      note(
-          log,
-          String.format(
-              "%.1f s: %s answers again",
-              (System.nanoTime() - started) / 1e9, LocalCluster.broker(broker)));
-    }
-    return null;
   }
 
   /**

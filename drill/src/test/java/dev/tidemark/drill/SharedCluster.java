@@ -21,13 +21,12 @@ import org.junit.rules.ExternalResource;
 /**
  * The local cluster of the drill module's cluster tests (ZooKeeper, a leading and a standby
  * JobManager, two TaskManagers and three replicated brokers as separate processes, on free ports,
- * in a temporary state directory, with quick recovery: every fault the drill injects has its
- * target, and is noticed in seconds), started once for all of them: each test class holds it from
- * its {@code @BeforeClass} to its {@code @AfterClass}, and {@link ClusterSuiteIT} holds it across
- * its classes, so the cluster starts with the first holder and stops when the last one lets go. A
- * class run alone ({@code -Dit.test=DrillIT}) thus starts and stops a cluster of its own. The stop
- * is a SIGKILL by pid; the cluster's logs are kept in {@code target/cluster-it-log}, where a failed
- * test is read from.
+ * in a temporary state directory: every fault the drill injects has its target), started once for
+ * all of them: each test class holds it from its {@code @BeforeClass} to its {@code @AfterClass},
+ * and {@link ClusterSuiteIT} holds it across its classes, so the cluster starts with the first
+ * holder and stops when the last one lets go. A class run alone ({@code -Dit.test=DrillIT}) thus
+ * starts and stops a cluster of its own. The stop is by pid; the cluster's logs are kept in {@code
+ * target/cluster-it-log}, where a failed test is read from.
  */
 final class SharedCluster {
   private static int holders;
@@ -85,7 +84,6 @@ final class SharedCluster {
             ClusterSettings.defaults(dir.resolve("cluster"))
                 .withBrokers(ClusterSettings.REPLICATED_BROKERS)
                 .withHighAvailability(true)
-                .withQuickRecovery(true)
                 .withFreePorts(),
             classPath,
             System.out);
@@ -105,10 +103,6 @@ final class SharedCluster {
         for (String name : cluster.processNames()) {
           cluster.pid(name).ifPresent(pids::add);
         }
-        // SIGKILL at once: the cluster and its state are thrown away, so a graceful stop (a
-        // broker's controlled shutdown, up to 30 s a process) would only cost time; down() then
-        // finds nothing running and removes the pid files.
-        LocalCluster.killAll(pids);
         cluster.down();
       }
     } finally {

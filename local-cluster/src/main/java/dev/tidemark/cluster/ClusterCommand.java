@@ -183,14 +183,6 @@ public final class ClusterCommand implements Callable<Integer> {
     boolean highAvailability;
 
     @Option(
-        names = "--quickRecovery",
-        description =
-            "Notice and replace lost processes in seconds: Flink heartbeat timeout 5 s, restart"
-                + " delay 1 s, ZooKeeper session 5 s, a silent broker fenced after 3 s (the"
-                + " drill's tests use it; a heavily loaded machine may see false failovers).")
-    boolean quickRecovery;
-
-    @Option(
         names = "--extraPortBase",
         defaultValue = "" + ClusterSettings.DEFAULT_EXTRA_PORT_BASE,
         description =
@@ -214,8 +206,7 @@ public final class ClusterCommand implements Callable<Integer> {
               .withTaskManagerMemory(taskManagerMemory)
               .withBrokers(brokers)
               .withHighAvailability(highAvailability)
-              .withExtraPortBase(extraPortBase)
-              .withQuickRecovery(quickRecovery);
+              .withExtraPortBase(extraPortBase);
       Optional<ClusterSettings> saved = ClusterSettings.load(dir.dir);
       ClusterSettings settings = requested;
       if (saved.isPresent()) {

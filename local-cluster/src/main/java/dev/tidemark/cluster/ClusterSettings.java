@@ -34,8 +34,6 @@ import java.util.concurrent.ThreadLocalRandom;
  * @param highAvailability whether two JobManagers run with ZooKeeper high availability
  * @param extraPortBase the first of the ports the optional processes use ({@link #extraPorts}):
  *     ZooKeeper, the standby JobManager, the brokers after the first
- * @param quickRecovery whether lost processes are noticed and replaced in seconds, as tests on
- *     loopback want ({@link #withQuickRecovery}); the defaults leave a loaded machine more slack
  */
 public record ClusterSettings(
     Path dir,
@@ -49,8 +47,7 @@ public record ClusterSettings(
     String taskManagerMemory,
     int brokers,
     boolean highAvailability,
-    int extraPortBase,
-    boolean quickRecovery) {
+    int extraPortBase) {
 
   /** The only address the cluster's servers listen on. */
   public static final String HOST = "127.0.0.1";
@@ -158,8 +155,7 @@ public record ClusterSettings(
         DEFAULT_TASK_MANAGER_MEMORY,
         1,
         false,
-        DEFAULT_EXTRA_PORT_BASE,
-        false);
+        DEFAULT_EXTRA_PORT_BASE);
   }
 
   /**
@@ -217,8 +213,7 @@ public record ClusterSettings(
         taskManagerMemory,
         brokers,
         highAvailability,
-        extraPortBase,
-        quickRecovery);
+        extraPortBase);
   }
 
   public ClusterSettings withTaskManagers(int taskManagers, int slotsPerTaskManager) {
@@ -234,8 +229,7 @@ public record ClusterSettings(
         taskManagerMemory,
         brokers,
         highAvailability,
-        extraPortBase,
-        quickRecovery);
+        extraPortBase);
   }
 
   public ClusterSettings withTaskManagerMemory(String taskManagerMemory) {
@@ -251,8 +245,7 @@ public record ClusterSettings(
         taskManagerMemory,
         brokers,
         highAvailability,
-        extraPortBase,
-        quickRecovery);
+        extraPortBase);
   }
 
   /** These settings with {@code brokers} brokers. */
@@ -269,8 +262,7 @@ public record ClusterSettings(
         taskManagerMemory,
         brokers,
         highAvailability,
-        extraPortBase,
-        quickRecovery);
+        extraPortBase);
   }
 
   /** These settings with or without ZooKeeper high availability (a standby JobManager). */
@@ -287,8 +279,7 @@ public record ClusterSettings(
         taskManagerMemory,
         brokers,
         highAvailability,
-        extraPortBase,
-        quickRecovery);
+        extraPortBase);
   }
 
   /** These settings with the optional processes' ports from {@code extraPortBase}. */
@@ -305,32 +296,7 @@ public record ClusterSettings(
         taskManagerMemory,
         brokers,
         highAvailability,
-        extraPortBase,
-        quickRecovery);
-  }
-
-  /**
-   * These settings with or without quick recovery: Flink's heartbeat timeout 5 s instead of 10, its
-   * restart delay 1 s instead of 5, ZooKeeper's session timeout 5 s instead of 10 (at a tick of 1
-   * s), and a broker declared dead by the controller quorum after 3 s instead of Kafka's 9. On
-   * loopback nothing else delays a heartbeat; a machine so loaded that a process stalls for seconds
-   * sees false failovers with them. The drill's integration tests use them.
-   */
-  public ClusterSettings withQuickRecovery(boolean quickRecovery) {
-    return new ClusterSettings(
-        dir,
-        restPort,
-        rpcPort,
-        kafkaPort,
-        kafkaControllerPort,
-        prometheusPort,
-        taskManagers,
-        slotsPerTaskManager,
-        taskManagerMemory,
-        brokers,
-        highAvailability,
-        extraPortBase,
-        quickRecovery);
+        extraPortBase);
   }
 
   /** The Prometheus port of TaskManager {@code index}. */
@@ -378,7 +344,6 @@ public record ClusterSettings(
     properties.setProperty("brokers", Integer.toString(brokers));
     properties.setProperty("highAvailability", Boolean.toString(highAvailability));
     properties.setProperty("extraPortBase", Integer.toString(extraPortBase));
-    properties.setProperty("quickRecovery", Boolean.toString(quickRecovery));
     Path file = dir.resolve(FILE);
     Files.createDirectories(file.getParent());
     try (Writer writer = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
@@ -412,9 +377,7 @@ public record ClusterSettings(
             intOf(properties, "brokers", defaults.brokers),
             Boolean.parseBoolean(
                 properties.getProperty("highAvailability", Boolean.toString(false))),
-            intOf(properties, "extraPortBase", defaults.extraPortBase),
-            Boolean.parseBoolean(
-                properties.getProperty("quickRecovery", Boolean.toString(false)))));
+            intOf(properties, "extraPortBase", defaults.extraPortBase)));
   }
 
   private static int intOf(Properties properties, String key, int fallback) {

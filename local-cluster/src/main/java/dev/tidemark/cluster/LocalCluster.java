@@ -218,9 +218,6 @@ public final class LocalCluster {
       if (missing.contains(ZOOKEEPER)) {
         startZooKeeper();
         started.add(ZOOKEEPER);
-      }
-      prepare(missing);
-      if (missing.contains(ZOOKEEPER)) {
         awaitZooKeeper(remaining(deadline));
       }
       for (int i = 0; i < settings.brokers(); i++) {
@@ -368,7 +365,7 @@ public final class LocalCluster {
             "io.tmp.dirs=" + tmp,
             "-D",
             "state.backend.rocksdb.localdir=" + work.resolve("rocksdb"));
-    ResourceParameters parameters = resourceParameters("GET_TM_RESOURCE_PARAMS");
+    ResourceParameters parameters = resourceParameters("GET_TM_RESOURCE_PARAMS", dynamic);
     List<String> jvm = new ArrayList<>(FLINK_JAVA_17_OPTIONS);
     jvm.addAll(parameters.jvmOptions());
     List<String> args = new ArrayList<>(List.of("--configDir", confDir().toString()));
@@ -410,20 +407,11 @@ public final class LocalCluster {
 
   /** Starts broker {@code index} on its data unless it runs, and waits until it answers. */
   public void startBrokerAndWait(int index) throws IOException, InterruptedException {
-    startBrokerAgain(index);
-    awaitBroker(index, Duration.ofMinutes(2));
-  }
-
-  /**
-   * Starts broker {@code index} on its data unless it runs, without waiting for it: on a replicated
-   * cluster the others serve while it starts ({@link #awaitBroker(int, Duration)} waits for it to
-   * answer).
-   */
-  public void startBrokerAgain(int index) throws IOException, InterruptedException {
     checkBroker(index);
     if (processes.running(broker(index)).isEmpty()) {
       startBroker(index);
     }
+    awaitBroker(index, Duration.ofMinutes(2));
   }
 
   /**
@@ -783,7 +771,6 @@ public final class LocalCluster {
    */
   String flinkConfiguration() {
     Path dir = settings.dir();
-    boolean quick = settings.quickRecovery();
     String host = ClusterSettings.HOST;
     return String.join(
         "\n",
@@ -825,18 +812,13 @@ public final class LocalCluster {
         "state.checkpoints.num-retained: 3",
         "execution.checkpointing.externalized-checkpoint-retention: RETAIN_ON_CANCELLATION",
         "",
-        "# Failures: a job without a restart strategy of its own restarts 10 times, "
-            + (quick ? "1 s" : "5 s")
-            + " apart; a",
-        "# killed TaskManager is declared lost after "
-            + (quick ? "5 s" : "10 s")
-            + " without heartbeats"
-            + (quick ? " (cluster up --quickRecovery)." : "."),
+        "# Failures: a job without a restart strategy of its own restarts 10 times, 5 s apart; a",
+        "# killed TaskManager is declared lost after 10 s without heartbeats.",
         "restart-strategy.type: fixed-delay",
         "restart-strategy.fixed-delay.attempts: 10",
-        "restart-strategy.fixed-delay.delay: " + (quick ? "1 s" : "5 s"),
-        "heartbeat.interval: " + (quick ? "1000" : "2000"),
-        "heartbeat.timeout: " + (quick ? "5000" : "10000"),
+        "restart-strategy.fixed-delay.delay: 5 s",
+        "heartbeat.interval: 2000",
+        "heartbeat.timeout: 10000",
         "",
         highAvailabilityConfiguration(),
         "# Metrics: a Prometheus endpoint on " + host + " in every process (-D port per process).",
@@ -868,9 +850,8 @@ public final class LocalCluster {
         "high-availability.cluster-id: /tidemark-local",
         "high-availability.storageDir: 'file://" + settings.dir().resolve("ha") + "'",
         "# A killed leader's ZooKeeper session, and with it its leadership, ends after this (Flink's",
-        "# default is 60 s); ZooKeeper grants 2 to 20 times its tickTime (zoo.cfg).",
-        "high-availability.zookeeper.client.session-timeout: "
-            + (settings.quickRecovery() ? "5000" : "10000"),
+        "# default is 60 s); ZooKeeper grants 4 to 40 s at its tick of 2 s.",
+        "high-availability.zookeeper.client.session-timeout: 10000",
         "high-availability.zookeeper.client.connection-timeout: 5000",
         "",
         "");
@@ -929,11 +910,6 @@ public final class LocalCluster {
         "transaction.max.timeout.ms=3600000",
         "group.initial.rebalance.delay.ms=0",
         "unclean.leader.election.enable=false",
-        settings.quickRecovery()
-            ? "# cluster up --quickRecovery: a broker that stops heartbeating is fenced after 3 s.\n"
-                + "broker.heartbeat.interval.ms=500\n"
-                + "broker.session.timeout.ms=3000"
-            : "",
         "");
   }
 
@@ -953,77 +929,21 @@ public final class LocalCluster {
 
   private void startBroker(int index) throws IOException, InterruptedException {
     String name = broker(index);
-    Path config = confDir().resolve(name + ".properties");
-    formatStorage(index);
-    List<String> jvm = new ArrayList<>(KAFKA_JVM_OPTIONS);
-    jvm.add("-Dkafka.logs.dir=" + settings.dir().resolve("log"));
-    progress.println("Starting " + name);
-    processes.launch(name, jvm, KAFKA_MAIN, List.of(config.toString()));
-  }
-
-  /** Formats broker {@code index}'s storage with the cluster's id, unless it was formatted. */
-  private void formatStorage(int index) throws IOException, InterruptedException {
-    String name = broker(index);
     Path data = brokerData(index);
+    Path config = confDir().resolve(name + ".properties");
     if (!Files.isRegularFile(data.resolve("meta.properties"))) {
       Files.createDirectories(data);
       progress.println("Formatting the storage of " + name + " in " + data);
       processes.runTool(
-          name + "-storage",
+          "kafka-storage",
           List.of("-Xmx256m"),
           KAFKA_STORAGE_TOOL,
-          List.of(
-              "format",
-              "-t",
-              kafkaClusterId(),
-              "-c",
-              confDir().resolve(name + ".properties").toString()));
+          List.of("format", "-t", kafkaClusterId(), "-c", config.toString()));
     }
-  }
-
-  /**
-   * Runs the one-off tools the processes of {@code missing} need before they start, side by side:
-   * each broker's storage format and Flink's resource computation for the JobManagers and for the
-   * TaskManagers are a JVM each, which one after the other would add their start-up times.
-   */
-  private void prepare(List<String> missing) throws IOException, InterruptedException {
-    kafkaClusterId();
-    List<java.util.concurrent.Callable<Object>> tools = new ArrayList<>();
-    for (int i = 0; i < settings.brokers(); i++) {
-      int index = i;
-      if (missing.contains(broker(i))) {
-        tools.add(
-            () -> {
-              formatStorage(index);
-              return null;
-            });
-      }
-    }
-    if (missing.stream().anyMatch(name -> name.startsWith(JOB_MANAGER))) {
-      tools.add(() -> resourceParameters("GET_JM_RESOURCE_PARAMS"));
-    }
-    if (missing.stream().anyMatch(name -> name.startsWith(TASK_MANAGER_PREFIX))) {
-      tools.add(() -> resourceParameters("GET_TM_RESOURCE_PARAMS"));
-    }
-    java.util.concurrent.ExecutorService pool =
-        java.util.concurrent.Executors.newFixedThreadPool(Math.max(1, tools.size()));
-    try {
-      for (java.util.concurrent.Future<Object> done : pool.invokeAll(tools)) {
-        try {
-          done.get();
-        } catch (ExecutionException e) {
-          if (e.getCause() instanceof IOException io) {
-            throw io;
-          }
-          if (e.getCause() instanceof RuntimeException runtime) {
-            throw runtime;
-          }
-          throw new IllegalStateException(e.getCause());
-        }
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    List<String> jvm = new ArrayList<>(KAFKA_JVM_OPTIONS);
+    jvm.add("-Dkafka.logs.dir=" + settings.dir().resolve("log"));
+    progress.println("Starting " + name);
+    processes.launch(name, jvm, KAFKA_MAIN, List.of(config.toString()));
   }
 
   private Path brokerData(int index) {
@@ -1053,7 +973,7 @@ public final class LocalCluster {
     if (!settings.highAvailability()) {
       dynamic.addAll(List.of("-D", "jobmanager.rpc.port=" + settings.jobManagerRpcPort(index)));
     }
-    ResourceParameters parameters = resourceParameters("GET_JM_RESOURCE_PARAMS");
+    ResourceParameters parameters = resourceParameters("GET_JM_RESOURCE_PARAMS", dynamic);
     List<String> jvm = new ArrayList<>(FLINK_JAVA_17_OPTIONS);
     jvm.addAll(parameters.jvmOptions());
     List<String> args =
@@ -1069,7 +989,7 @@ public final class LocalCluster {
     return String.join(
         "\n",
         "# Written by ./tidemark cluster up: one standalone ZooKeeper server for Flink's HA.",
-        "tickTime=" + (settings.quickRecovery() ? "1000" : "2000"),
+        "tickTime=2000",
         "initLimit=10",
         "syncLimit=5",
         "dataDir=" + settings.dir().resolve("zookeeper/data"),
@@ -1124,41 +1044,17 @@ public final class LocalCluster {
   }
 
   /**
-   * Runs {@code BashJavaUtils <command> --configDir DIR} and parses its result lines as Flink's
-   * {@code config.sh} does: the lines after {@value #EXECUTION_PREFIX}, the first the JVM options,
-   * the second the {@code -D key=value} properties to pass to the process. They depend on the
-   * memory settings of {@code conf/config.yaml} only (a process's own {@code -D} ports and
-   * directories change none of them), so the result is kept in {@code conf/<command>.txt} with the
-   * configuration's hash and run again only when the configuration changed: a JVM less at every
-   * start of a process, which a drill that restarts TaskManagers and JobManagers waits for.
+   * Runs {@code BashJavaUtils <command> --configDir DIR <dynamic>} and parses its result lines as
+   * Flink's {@code config.sh} does: the lines after {@value #EXECUTION_PREFIX}, the first the JVM
+   * options, the second the {@code -D key=value} properties to pass to the process.
    */
-  ResourceParameters resourceParameters(String command) throws IOException, InterruptedException {
-    String config = Files.readString(confDir().resolve("config.yaml"), StandardCharsets.UTF_8);
-    String hash = Integer.toHexString(config.hashCode()) + "-" + config.length();
-    Path cached = confDir().resolve(command + ".txt");
-    if (Files.isRegularFile(cached)) {
-      String text = Files.readString(cached, StandardCharsets.UTF_8);
-      int newline = text.indexOf('\n');
-      if (newline > 0 && text.substring(0, newline).equals(hash)) {
-        return ResourceParameters.parse(command, text.substring(newline + 1));
-      }
-    }
-    List<String> args = List.of(command, "--configDir", confDir().toString());
+  ResourceParameters resourceParameters(String command, List<String> dynamic)
+      throws IOException, InterruptedException {
+    List<String> args = new ArrayList<>(List.of(command, "--configDir", confDir().toString()));
+    args.addAll(dynamic);
     String output =
-        processes.runTool(
-            "bash-java-utils-" + command.toLowerCase(java.util.Locale.ROOT),
-            List.of("-Xmx256m"),
-            BASH_JAVA_UTILS,
-            args);
-    ResourceParameters parameters = ResourceParameters.parse(command, output);
-    StringBuilder results = new StringBuilder(hash).append('\n');
-    for (String line : output.split("\\R")) {
-      if (line.contains(EXECUTION_PREFIX)) {
-        results.append(line).append('\n');
-      }
-    }
-    Files.writeString(cached, results.toString(), StandardCharsets.UTF_8);
-    return parameters;
+        processes.runTool("bash-java-utils", List.of("-Xmx256m"), BASH_JAVA_UTILS, args);
+    return ResourceParameters.parse(command, output);
   }
 
   private void checkTaskManager(int index) {

@@ -120,8 +120,7 @@ public class LocalClusterIT {
                   s.taskManagerMemory(),
                   s.brokers(),
                   s.highAvailability(),
-                  s.extraPortBase(),
-                  s.quickRecovery()),
+                  s.extraPortBase()),
               classPath(),
               System.out);
       IllegalStateException refused =

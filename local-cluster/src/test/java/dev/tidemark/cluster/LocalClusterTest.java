@@ -104,8 +104,7 @@ public class LocalClusterTest {
               .withTaskManagerMemory("1536m")
               .withBrokers(3)
               .withHighAvailability(true)
-              .withExtraPortBase(19300)
-              .withQuickRecovery(true);
+              .withExtraPortBase(19300);
       saved.save();
       assertEquals(saved, ClusterSettings.load(dir).orElseThrow());
       assertEquals(19253, saved.taskManagerPrometheusPort(2));
@@ -173,35 +172,6 @@ public class LocalClusterTest {
     assertTrue(
         "without HA no ZooKeeper setting",
         !this.cluster.flinkConfiguration().contains("high-availability"));
-  }
-
-  @Test
-  public void quickRecoveryShortensEveryDetectionAndDelay() {
-    ClusterSettings ha = settings.withHighAvailability(true).withBrokers(3);
-    LocalCluster normal = new LocalCluster(ha, "", System.out);
-    LocalCluster quick = new LocalCluster(ha.withQuickRecovery(true), "", System.out);
-    String flink = normal.flinkConfiguration();
-    for (String line :
-        List.of(
-            "heartbeat.timeout: 10000",
-            "restart-strategy.fixed-delay.delay: 5 s",
-            "high-availability.zookeeper.client.session-timeout: 10000")) {
-      assertTrue(flink, flink.contains(line + "\n"));
-    }
-    String fast = quick.flinkConfiguration();
-    for (String line :
-        List.of(
-            "heartbeat.interval: 1000",
-            "heartbeat.timeout: 5000",
-            "restart-strategy.fixed-delay.delay: 1 s",
-            "high-availability.zookeeper.client.session-timeout: 5000")) {
-      assertTrue(fast, fast.contains(line + "\n"));
-    }
-    // ZooKeeper grants a session of 2 to 20 ticks: 5 s needs a tick of at most 2.5 s.
-    assertTrue(quick.zooKeeperConfiguration().contains("tickTime=1000\n"));
-    assertTrue(normal.zooKeeperConfiguration().contains("tickTime=2000\n"));
-    assertTrue(quick.kafkaConfiguration(1).contains("broker.session.timeout.ms=3000\n"));
-    assertTrue(!normal.kafkaConfiguration(1).contains("broker.session.timeout.ms"));
   }
 
   @Test

@@ -126,36 +126,6 @@ public class EventTimePolicyTest {
   }
 
   @Test
-  public void aPartitionRestoredWithoutAWatermarkNeverFollowsTheWallClock() {
-    // A checkpoint taken after a restore, before this partition's first record, holds the minimum
-    // for it. Caught up and idle, it holds the minimum until its first event, then follows that.
-    PartitionContext idleForAMinute =
-        new PartitionContext() {
-          @Override
-          public long getMessageBacklog() {
-            return 0;
-          }
-
-          @Override
-          public Instant getBacklogCheckTime() {
-            return Instant.now().plus(Duration.standardMinutes(1));
-          }
-        };
-    TimestampPolicy<byte[], byte[]> policy = policy(Optional.of(BoundedWindow.TIMESTAMP_MIN_VALUE));
-    assertThat(policy.getWatermark(idleForAMinute), is(BoundedWindow.TIMESTAMP_MIN_VALUE));
-    assertThat(policy.getTimestampForRecord(BUSY, record(1, HONEST)), is(HONEST));
-    assertThat(policy.getWatermark(BUSY), is(HONEST.minus(OUT_OF_ORDERNESS)));
-
-    // A partition never checkpointed and never read does follow the wall clock.
-    TimestampPolicy<byte[], byte[]> fresh = policy(Optional.empty());
-    assertThat(
-        fresh
-            .getWatermark(idleForAMinute)
-            .isAfter(Instant.now().minus(Duration.standardMinutes(1))),
-        is(true));
-  }
-
-  @Test
   public void aCheckpointedWatermarkInTheFutureIsNotRestored() {
     Instant now = Instant.now();
     assertThat(
