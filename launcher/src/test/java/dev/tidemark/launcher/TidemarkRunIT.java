@@ -4,23 +4,54 @@ import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.greaterThan;
 import static org.hamcrest.Matchers.hasItems;
 import static org.hamcrest.Matchers.is;
+import static org.junit.Assert.assertEquals;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.tidemark.pipelines.Outputs;
+import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.transforms.util.Json;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.stream.Stream;
+import java.util.zip.GZIPInputStream;
+import java.util.zip.GZIPOutputStream;
 import org.junit.Rule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
 import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
 
-/** {@code run} as a newcomer uses it: the bundled sample with no arguments, and a hostile input. */
+/**
+ * {@code run} as a newcomer uses it: the bundled sample with no arguments, and a hostile input.
+ *
+ * <p>The run of the bundled sample also gives, record for record, the decisions, dead letters,
+ * duplicates and too-late records, and the summary, that the pipeline gave before it read a spec.
+ * The expected files under {@code src/test/resources/expected/payments-sample/} were written by the
+ * code of the commit before the spec was wired (the hand-written payment parser, features and
+ * coders); each holds an output's records as canonical JSON, sorted, without the two wall-clock
+ * fields ({@code clocks.processingTime}, {@code clocks.decisionTime}). Regenerate them, only when
+ * an output is meant to change, from the project root with:
+ *
+ * <pre>
+ * mvn -B -o -pl launcher verify -Dit.test=TidemarkRunIT -Dtest=none \
+ *     -Dsurefire.failIfNoSpecifiedTests=false -Dtidemark.regenerate=true
+ * </pre>
+ */
 @RunWith(JUnit4.class)
 public class TidemarkRunIT {
+  private static final Path EXPECTED =
+      Paths.get(System.getProperty("tidemark.home", ".."))
+          .resolve("launcher/src/test/resources/expected/payments-sample");
+
   @Rule public final TemporaryFolder folder = new TemporaryFolder();
 
   private static long lines(Path dir) throws IOException {
@@ -87,6 +118,62 @@ public class TidemarkRunIT {
     assertThat(
         lines(out.resolve("too-late")),
         is(summary.get("tooLate").asLong() + summary.get("partiallyLate").asLong()));
+    theOutputsOfTheHandWrittenPipeline(out);
+  }
+
+  private static void theOutputsOfTheHandWrittenPipeline(Path out) throws IOException {
+    String summary =
+        Summary.withoutWallClock(
+            Files.readString(out.resolve("summary.json"), StandardCharsets.UTF_8));
+    boolean regenerate = Boolean.getBoolean("tidemark.regenerate");
+    if (regenerate) {
+      Files.createDirectories(EXPECTED);
+      Files.writeString(EXPECTED.resolve("summary.json"), summary, StandardCharsets.UTF_8);
+    }
+    for (String name : Outputs.NAMES) {
+      List<String> actual = sortedLines(out, name);
+      Path file = EXPECTED.resolve(name + ".ndjson.gz");
+      if (regenerate) {
+        try (OutputStream gz = new GZIPOutputStream(Files.newOutputStream(file))) {
+          for (String line : actual) {
+            gz.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+          }
+        }
+      }
+      List<String> expected;
+      try (InputStream gz = new GZIPInputStream(Files.newInputStream(file))) {
+        String text = new String(gz.readAllBytes(), StandardCharsets.UTF_8);
+        expected = text.isEmpty() ? List.of() : List.of(text.split("\n"));
+      }
+      assertThat(name + ": number of records", actual.size(), is(expected.size()));
+      for (int i = 0; i < expected.size(); i++) {
+        assertEquals(name + " record " + i + " (sorted)", expected.get(i), actual.get(i));
+      }
+    }
+    assertEquals(
+        Files.readString(EXPECTED.resolve("summary.json"), StandardCharsets.UTF_8), summary);
+  }
+
+  /**
+   * Every line of one output as canonical JSON without the wall-clock fields ({@code
+   * clocks.processingTime}, {@code clocks.decisionTime}), sorted, repeated lines kept.
+   */
+  private static List<String> sortedLines(Path output, String name) throws IOException {
+    List<String> lines = new ArrayList<>();
+    try (Stream<Path> files = Files.list(output.resolve(name))) {
+      for (Path file : (Iterable<Path>) files::iterator) {
+        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+          JsonNode node = Json.MAPPER.readTree(line);
+          if (node.get("clocks") instanceof ObjectNode clocks) {
+            clocks.remove("processingTime");
+            clocks.remove("decisionTime");
+          }
+          lines.add(Json.canonical(node));
+        }
+      }
+    }
+    Collections.sort(lines);
+    return lines;
   }
 
   @Test

@@ -369,8 +369,13 @@ public final class Summary {
    * rates per minute and the decision lag): what two runs of one input must agree on.
    */
   public String toJsonWithoutWallClock() {
+    return withoutWallClock(toJson());
+  }
+
+  /** {@link #toJsonWithoutWallClock} of a summary.json a run wrote. */
+  public static String withoutWallClock(String summaryJson) {
     try {
-      ObjectNode json = (ObjectNode) Json.MAPPER.readTree(toJson());
+      ObjectNode json = (ObjectNode) Json.MAPPER.readTree(summaryJson);
       json.remove("wallTimeMillis");
       ObjectNode signals = (ObjectNode) json.get("signals");
       signals.remove("watermarkLagMillis");
