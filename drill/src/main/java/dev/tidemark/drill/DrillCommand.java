@@ -145,6 +145,30 @@ public final class DrillCommand implements Callable<Integer> {
   KafkaOptions.KafkaSinkMode savepointSink;
 
   @Option(
+      names = "--soak",
+      description =
+          "Instead of the fault runs: a soak of this length (ISO-8601, e.g. PT30M). One job (the"
+              + " first of --sinks) is fed at 80 % of the sustained rate it measures first (or"
+              + " --rate), and its TaskManagers' heap, RocksDB state and checkpoint duration are"
+              + " sampled; it passes when the job kept up and the second half's largest one-minute"
+              + " figure of each is under 1.2 times its smallest. Writes drill.json and soak.png.")
+  @Nullable Duration soak;
+
+  @Option(
+      names = "--soakSample",
+      defaultValue = "PT10S",
+      hidden = true,
+      description = "How often the soak samples (default: PT10S).")
+  Duration soakSample;
+
+  @Option(
+      names = "--soakProbeRecords",
+      defaultValue = "10000",
+      description =
+          "Records of the backlog the soak measures the sustained rate with (default: 10000).")
+  int soakProbeRecords;
+
+  @Option(
       names = "--timeout",
       defaultValue = "PT20M",
       description =
@@ -172,6 +196,9 @@ public final class DrillCommand implements Callable<Integer> {
       return 3;
     }
     Files.createDirectories(output);
+    if (soak != null) {
+      return soak(settings.get());
+    }
     Path input = output.resolve("events.ndjson");
     GeneratorConfig config =
         inputConfig(seed, events).toBuilder().tooLateFraction(tooLateFraction).build();
@@ -258,6 +285,51 @@ public final class DrillCommand implements Callable<Integer> {
         StandardCharsets.UTF_8);
     System.out.println(Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(json));
     System.out.println("drill: wrote " + output.resolve("drill.json"));
+    return exit;
+  }
+
+  /** {@code --soak}: runs the soak, writes drill.json and soak.png; 0 when it holds, else 1. */
+  private int soak(ClusterSettings settings) throws Exception {
+    DrillJobs jobs = new DrillJobs(settings);
+    KafkaOptions.KafkaSinkMode sink = sinks.get(0);
+    ObjectNode json = Json.MAPPER.createObjectNode();
+    int exit;
+    try {
+      Soak.Outcome outcome =
+          new Soak(jobs, settings, System.out)
+              .run(
+                  "drill-soak-" + System.currentTimeMillis() / 1000,
+                  sink,
+                  soak,
+                  soakSample,
+                  soakProbeRecords,
+                  rate,
+                  seed,
+                  output);
+      json.put("sink", sink.toString());
+      json.set("soak", outcome.toJson());
+      json.put("passed", outcome.holds());
+      SoakChart.write(
+          outcome.samples(),
+          String.format("Soak: %s at %.0f records/s (%s sink)", soak, outcome.rate(), sink),
+          output.resolve("soak.png"));
+      exit = outcome.holds() ? 0 : 1;
+    } catch (Exception e) {
+      e.printStackTrace();
+      json.put("error", String.valueOf(e));
+      json.put("passed", false);
+      exit = 3;
+    }
+    Files.writeString(
+        output.resolve("drill.json"),
+        Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(json) + "\n",
+        StandardCharsets.UTF_8);
+    ObjectNode shown = json.deepCopy();
+    if (shown.path("soak").isObject()) {
+      ((ObjectNode) shown.get("soak")).remove("samples");
+    }
+    System.out.println(Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(shown));
+    System.out.println("drill: wrote " + output.resolve("drill.json") + " and soak.png");
     return exit;
   }
 

@@ -28,9 +28,18 @@ import org.slf4j.LoggerFactory;
  * from a checkpoint that has read no record since advances the same way from the restored
  * watermark: it had records, and a restored reader may wait longer than {@code idleTimeout} for its
  * first fetch, so the wall clock (far ahead of a replayed input's event time) would judge the
- * backlog it is about to read too late. A partition that never had a record assumes live traffic
- * and follows the wall clock ({@code now - idleTimeout - maxOutOfOrderness}). Records that arrive
- * after such an advance are judged late or too late by the windowing step, never dropped silently.
+ * backlog it is about to read too late. A partition restored from a checkpoint that holds no
+ * watermark for it (the minimum) holds the minimum until its first event, and never follows the
+ * wall clock: Beam's Kafka reader checkpoints the watermark it last computed, and Beam's Flink
+ * source computes one only for a split that has emitted a record, so a checkpoint taken after a
+ * restore and before a partition's first record holds the minimum for a partition that had records.
+ * Only a partition never checkpointed and without a record assumes live traffic and follows the
+ * wall clock ({@code now - idleTimeout - maxOutOfOrderness}): a restored one doing so while caught
+ * up (its backlog already read before a pause in the input) would hold the wall clock as its
+ * watermark, and Beam's reader asks for it even before the partition's first record, emitted with
+ * that record; a replayed input's event time lies far behind the wall clock, and every window the
+ * job had seen would expire at once. Records that arrive after an advance are judged late or too
+ * late by the windowing step, never dropped silently.
  *
  * <p>Future events: a record whose event time lies more than {@code maxFutureSkew} after its
  * ingestion time (its Kafka record timestamp) comes from a producer with a wrong clock. It does not
@@ -55,17 +64,22 @@ public final class EventTimePolicy extends TimestampPolicy<byte[], byte[]> {
   /** The watermark restored from a checkpoint, or null for a partition read for the first time. */
   private final @Nullable Instant restoredWatermark;
 
+  /** Whether the partition comes from a checkpoint, with or without a watermark. */
+  private final boolean checkpointed;
+
   EventTimePolicy(
       Duration maxOutOfOrderness,
       Duration idleTimeout,
       Duration maxFutureSkew,
-      Instant initialWatermark) {
+      Instant initialWatermark,
+      boolean checkpointed) {
     this.maxOutOfOrderness = maxOutOfOrderness;
     this.idleTimeout = idleTimeout;
     this.maxFutureSkew = maxFutureSkew;
     this.watermark = initialWatermark;
     this.restoredWatermark =
         initialWatermark.isAfter(BoundedWindow.TIMESTAMP_MIN_VALUE) ? initialWatermark : null;
+    this.checkpointed = checkpointed;
     this.created = Instant.now();
   }
 
@@ -104,7 +118,8 @@ public final class EventTimePolicy extends TimestampPolicy<byte[], byte[]> {
           maxOutOfOrderness,
           idleTimeout,
           maxFutureSkew,
-          restored(partition, previousWatermark, Instant.now(), maxFutureSkew));
+          restored(partition, previousWatermark, Instant.now(), maxFutureSkew),
+          previousWatermark.isPresent());
     }
   }
 
@@ -159,7 +174,8 @@ public final class EventTimePolicy extends TimestampPolicy<byte[], byte[]> {
       Instant now = context.getBacklogCheckTime();
       Instant since = lastArrival == null ? created : lastArrival;
       Duration idle = new Duration(since, now);
-      if (idle.isLongerThan(idleTimeout)) {
+      if (idle.isLongerThan(idleTimeout)
+          && (maxEventTime != null || !checkpointed || restoredWatermark != null)) {
         Instant idleWatermark =
             maxEventTime != null
                 ? candidate.plus(idle.minus(idleTimeout))

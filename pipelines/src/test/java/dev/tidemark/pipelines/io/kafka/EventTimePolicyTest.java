@@ -43,6 +43,20 @@ public class EventTimePolicyTest {
         }
       };
 
+  /** A partition caught up by its last backlog figure, checked a minute from now. */
+  private static final PartitionContext CAUGHT_UP_A_MINUTE_LATER =
+      new PartitionContext() {
+        @Override
+        public long getMessageBacklog() {
+          return 0;
+        }
+
+        @Override
+        public Instant getBacklogCheckTime() {
+          return Instant.now().plus(Duration.standardMinutes(1));
+        }
+      };
+
   private static KafkaRecord<byte[], byte[]> record(long offset, Instant eventTime) {
     String json =
         "{\"specversion\":\"1.0\",\"id\":\"e"
@@ -96,18 +110,7 @@ public class EventTimePolicyTest {
     Duration idleTimeout = Duration.standardSeconds(10);
     // Caught up by its last backlog figure, checked a minute after the reader started, no record
     // read yet: idle for 50 s beyond the timeout.
-    PartitionContext aMinuteLater =
-        new PartitionContext() {
-          @Override
-          public long getMessageBacklog() {
-            return 0;
-          }
-
-          @Override
-          public Instant getBacklogCheckTime() {
-            return Instant.now().plus(Duration.standardMinutes(1));
-          }
-        };
+    PartitionContext aMinuteLater = CAUGHT_UP_A_MINUTE_LATER;
     TimestampPolicy<byte[], byte[]> policy =
         EventTimePolicy.factory(OUT_OF_ORDERNESS, idleTimeout, SKEW)
             .createTimestampPolicy(PARTITION, Optional.of(restored));
@@ -122,6 +125,25 @@ public class EventTimePolicyTest {
             .createTimestampPolicy(PARTITION, Optional.empty());
     assertThat(
         fresh.getWatermark(aMinuteLater).isAfter(Instant.now().minus(Duration.standardMinutes(1))),
+        is(true));
+  }
+
+  @Test
+  public void aPartitionRestoredWithoutAWatermarkNeverFollowsTheWallClock() {
+    // A checkpoint taken after a restore, before this partition's first record, holds the minimum
+    // for it. Caught up and idle, it holds the minimum until its first event, then follows that.
+    PartitionContext idleForAMinute = CAUGHT_UP_A_MINUTE_LATER;
+    TimestampPolicy<byte[], byte[]> policy = policy(Optional.of(BoundedWindow.TIMESTAMP_MIN_VALUE));
+    assertThat(policy.getWatermark(idleForAMinute), is(BoundedWindow.TIMESTAMP_MIN_VALUE));
+    assertThat(policy.getTimestampForRecord(BUSY, record(1, HONEST)), is(HONEST));
+    assertThat(policy.getWatermark(BUSY), is(HONEST.minus(OUT_OF_ORDERNESS)));
+
+    // A partition never checkpointed and never read does follow the wall clock.
+    TimestampPolicy<byte[], byte[]> fresh = policy(Optional.empty());
+    assertThat(
+        fresh
+            .getWatermark(idleForAMinute)
+            .isAfter(Instant.now().minus(Duration.standardMinutes(1))),
         is(true));
   }
 
