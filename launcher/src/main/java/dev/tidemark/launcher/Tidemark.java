@@ -6,6 +6,7 @@ import static dev.tidemark.pipelines.launch.ExitCodes.USAGE_ERROR;
 
 import dev.tidemark.pipelines.Durations;
 import dev.tidemark.pipelines.KafkaOptions;
+import dev.tidemark.pipelines.RunSpecs;
 import dev.tidemark.pipelines.RunnerProfiles;
 import dev.tidemark.pipelines.Runners;
 import dev.tidemark.pipelines.TidemarkOptions;
@@ -21,7 +22,6 @@ import dev.tidemark.pipelines.launch.SpecChecks;
 import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.spec.SpecException;
-import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
 import dev.tidemark.testkit.generate.Workload;
@@ -531,9 +531,10 @@ public final class Tidemark implements Callable<Integer> {
     @Option(
         names = "--spec",
         description =
-            "A pipeline spec (e.g. specs/logins.yaml): train for its events, features and"
+            "A pipeline spec, named as run's --spec names it (a bundled name such as logins, a"
+                + " path such as specs/logins.yaml, or a URI): train for its events, features and"
                 + " windows.")
-    Path specFile;
+    String specFile;
 
     @Option(names = "--input", description = "A labelled replay file (default: generate one).")
     Path input;
@@ -605,7 +606,7 @@ public final class Tidemark implements Callable<Integer> {
       dev.tidemark.tools.train.SpecTrainingReport report =
           dev.tidemark.tools.train.SpecTrainModel.train(
               pipelineSpec,
-              specFile.toString(),
+              specFile,
               replay,
               output,
               dev.tidemark.tools.train.SpecTrainModel.configFor(pipelineSpec)
@@ -617,10 +618,13 @@ public final class Tidemark implements Callable<Integer> {
     }
   }
 
-  /** The spec in {@code file}; a spec that cannot be used is a usage error (exit 2). */
-  static PipelineSpec loadSpec(Path file) {
+  /**
+   * The spec {@code --spec} names, read as {@code run} reads it ({@link RunSpecs#load}); a spec
+   * that cannot be used is a usage error (exit 2).
+   */
+  static PipelineSpec loadSpec(String spec) {
     try {
-      return SpecLoader.load(file);
+      return RunSpecs.load(spec);
     } catch (SpecException e) {
       throw new IllegalArgumentException(e.getMessage());
     }
@@ -642,9 +646,9 @@ public final class Tidemark implements Callable<Integer> {
     @Option(
         names = "--spec",
         description =
-            "A bundled spec (specs/payments.yaml, specs/logins.yaml): write its events, with late"
-                + " and too-late events aimed at its windows and lateness.")
-    Path specFile;
+            "A bundled spec (payments or logins, by name or as specs/NAME.yaml): write its events,"
+                + " with late and too-late events aimed at its windows and lateness.")
+    String specFile;
 
     @Option(
         names = "--seed",

@@ -59,6 +59,12 @@ public class SpecCommandsTest {
         Tidemark.execute("generate", spec("payments"), "--output=" + withSpec, "--events=300"),
         is(0));
     assertThat(Files.mismatch(plain, withSpec), is(-1L));
+    // A bundled spec is also named by its name, as run's --spec names it.
+    Path byName = folder.getRoot().toPath().resolve("by-name.ndjson");
+    assertThat(
+        Tidemark.execute("generate", "--spec=payments", "--output=" + byName, "--events=300"),
+        is(0));
+    assertThat(Files.mismatch(plain, byName), is(-1L));
   }
 
   @Test

@@ -27,8 +27,16 @@ public final class RunSpecs {
 
   private RunSpecs() {}
 
-  /** The spec {@code options} name ({@link SpecOptions#getSpecUri}). */
+  /**
+   * The spec {@code options} name ({@link SpecOptions#getSpecUri}), read once per options instance
+   * ({@link SpecOptions#getPipelineSpec}).
+   */
   public static PipelineSpec of(PipelineOptions options) {
+    return options.as(SpecOptions.class).getPipelineSpec();
+  }
+
+  /** Reads the spec {@code options} name, every time it is called. */
+  static PipelineSpec read(PipelineOptions options) {
     String uri = options.as(SpecOptions.class).getSpecUri();
     if (uri != null && SCHEME.matcher(uri.trim()).matches() && !uri.startsWith("file:")) {
       // gs:// and the other Beam filesystems are registered from the options.

@@ -3,6 +3,8 @@ package dev.tidemark.pipelines;
 import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.is;
+import static org.hamcrest.Matchers.not;
+import static org.hamcrest.Matchers.sameInstance;
 import static org.junit.Assert.assertThrows;
 
 import dev.tidemark.model.ScoreFeatures;
@@ -147,6 +149,16 @@ public class SpecOptionsTest {
         logins.getEventTypes(), is(String.join(",", RunSpecs.load("logins").events().types())));
     assertThat(RunSpecs.location("logins"), is("specs/logins.yaml"));
     assertThat(RunSpecs.location(null), is("specs/payments.yaml"));
+  }
+
+  @Test
+  public void theSpecIsReadOncePerRun() {
+    TidemarkOptions options = options("--specUri=logins");
+    PipelineSpec first = RunSpecs.of(options);
+    options.getEventTypes();
+    options.getMaxFutureSkew();
+    assertThat(RunSpecs.of(options), sameInstance(first));
+    assertThat(RunSpecs.of(options("--specUri=logins")), not(sameInstance(first)));
   }
 
   @Test
