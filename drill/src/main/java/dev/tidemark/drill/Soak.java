@@ -107,7 +107,8 @@ final class Soak {
       ObjectNode json = Json.MAPPER.createObjectNode();
       json.put("sustainedRecordsPerSecond", round(sustainedRate));
       json.put("recordsPerSecond", round(rate));
-      json.put("shareOfSustained", SHARE_OF_SUSTAINED);
+      // The share fed: 80 %, or what --rate chose.
+      json.put("shareOfSustained", sustainedRate > 0 ? round(rate / sustainedRate) : null);
       json.put("duration", duration.toString());
       json.put("fed", fed);
       json.put("jobRestarts", restarts);
