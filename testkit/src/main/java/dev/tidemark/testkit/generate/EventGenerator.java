@@ -363,6 +363,39 @@ public final class EventGenerator {
       }
     }
 
+    /**
+     * For the data defects every workload shares, named as in every workload's kinds: the line with
+     * that defect ({@code COUNTRY_XX}, {@code COUNTRY_GBR}, {@code OVERSIZED}: {@code data.padding}
+     * of {@value #PADDING_CHARS} characters, {@code INVALID_UTF8}: bytes {@code 0xC3 0x28} in the
+     * text member {@link #markForInvalidUtf8} names); null for another kind.
+     */
+    final byte[] withDataDefect(String kind) {
+      switch (kind) {
+        case "COUNTRY_XX":
+          setCountry("XX");
+          return toJson();
+        case "COUNTRY_GBR":
+          setCountry("GBR");
+          return toJson();
+        case "OVERSIZED":
+          setPadding("x".repeat(PADDING_CHARS));
+          return toJson();
+        case "INVALID_UTF8":
+          markForInvalidUtf8();
+          return replace(
+              toJson(), bytes(INVALID_UTF8_MARKER), new byte[] {(byte) 0xC3, (byte) 0x28});
+        default:
+          return null;
+      }
+    }
+
+    abstract void setCountry(String country);
+
+    abstract void setPadding(String padding);
+
+    /** Puts {@link #INVALID_UTF8_MARKER} into the text member the invalid bytes replace. */
+    abstract void markForInvalidUtf8();
+
     final byte[] toJson() {
       ByteArrayOutputStream bytes = new ByteArrayOutputStream(320);
       try (JsonGenerator g = JSON.createGenerator(bytes, JsonEncoding.UTF8)) {
@@ -418,6 +451,21 @@ public final class EventGenerator {
       writeField(g, "country", country);
       writeField(g, "label", label);
       writeField(g, "padding", padding);
+    }
+
+    @Override
+    void setCountry(String country) {
+      this.country = country;
+    }
+
+    @Override
+    void setPadding(String padding) {
+      this.padding = padding;
+    }
+
+    @Override
+    void markForInvalidUtf8() {
+      merchantId = "m-" + INVALID_UTF8_MARKER;
     }
   }
 
@@ -814,9 +862,12 @@ public final class EventGenerator {
       f.amount = BigDecimal.valueOf(legitCents(malformedRandom), 2);
       f.merchantId = merchantId(merchants.next(malformedRandom));
       f.country = homeCountry[account];
-      byte[] envelope = f.withEnvelopeDefect(kind.name());
-      if (envelope != null) {
-        return envelope;
+      byte[] shared = f.withEnvelopeDefect(kind.name());
+      if (shared == null) {
+        shared = f.withDataDefect(kind.name());
+      }
+      if (shared != null) {
+        return shared;
       }
       switch (kind) {
         case MISSING_ID:
@@ -843,18 +894,10 @@ public final class EventGenerator {
           f.currency = "USD";
           break;
         case COUNTRY_XX:
-          f.country = "XX";
-          break;
         case COUNTRY_GBR:
-          f.country = "GBR";
-          break;
         case OVERSIZED:
-          f.padding = "x".repeat(PADDING_CHARS);
-          break;
         case INVALID_UTF8:
-          f.merchantId = "m-" + INVALID_UTF8_MARKER;
-          return replace(
-              f.toJson(), bytes(INVALID_UTF8_MARKER), new byte[] {(byte) 0xC3, (byte) 0x28});
+          break; // the shared data defects, applied above
         default:
           throw new IllegalStateException("unknown malformed kind " + kind);
       }

@@ -3,14 +3,11 @@ package dev.tidemark.testkit.generate;
 import static dev.tidemark.testkit.generate.EventGenerator.HOME_COUNTRIES;
 import static dev.tidemark.testkit.generate.EventGenerator.HOME_COUNTRY_CUMULATIVE;
 import static dev.tidemark.testkit.generate.EventGenerator.INVALID_UTF8_MARKER;
-import static dev.tidemark.testkit.generate.EventGenerator.PADDING_CHARS;
 import static dev.tidemark.testkit.generate.EventGenerator.RFC3339_MILLIS;
-import static dev.tidemark.testkit.generate.EventGenerator.bytes;
 import static dev.tidemark.testkit.generate.EventGenerator.exponential;
 import static dev.tidemark.testkit.generate.EventGenerator.nextInt;
 import static dev.tidemark.testkit.generate.EventGenerator.nextLong;
 import static dev.tidemark.testkit.generate.EventGenerator.pick;
-import static dev.tidemark.testkit.generate.EventGenerator.replace;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.tidemark.testkit.generate.EventGenerator.Envelope;
@@ -144,6 +141,21 @@ final class LoginsContent implements EventGenerator.Content {
       writeField(g, "device", device);
       writeField(g, "label", label);
       writeField(g, "padding", padding);
+    }
+
+    @Override
+    void setCountry(String country) {
+      this.country = country;
+    }
+
+    @Override
+    void setPadding(String padding) {
+      this.padding = padding;
+    }
+
+    @Override
+    void markForInvalidUtf8() {
+      device = "dev-" + INVALID_UTF8_MARKER;
     }
   }
 
@@ -346,9 +358,12 @@ final class LoginsContent implements EventGenerator.Content {
     f.success = true;
     f.country = homeCountry[user];
     f.device = devices[user][0];
-    byte[] envelope = f.withEnvelopeDefect(kind.name());
-    if (envelope != null) {
-      return envelope;
+    byte[] shared = f.withEnvelopeDefect(kind.name());
+    if (shared == null) {
+      shared = f.withDataDefect(kind.name());
+    }
+    if (shared != null) {
+      return shared;
     }
     switch (kind) {
       case MISSING_ID:
@@ -369,18 +384,10 @@ final class LoginsContent implements EventGenerator.Content {
         f.ip = "2001:0db8:0000:0000:0000:ff00:0042:8329/128:extra";
         break;
       case COUNTRY_XX:
-        f.country = "XX";
-        break;
       case COUNTRY_GBR:
-        f.country = "GBR";
-        break;
       case OVERSIZED:
-        f.padding = "x".repeat(PADDING_CHARS);
-        break;
       case INVALID_UTF8:
-        f.device = "dev-" + INVALID_UTF8_MARKER;
-        return replace(
-            f.toJson(), bytes(INVALID_UTF8_MARKER), new byte[] {(byte) 0xC3, (byte) 0x28});
+        break; // the shared data defects, applied above
       default:
         throw new IllegalStateException("unknown malformed kind " + kind);
     }
