@@ -315,8 +315,9 @@ public final class EventGenerator {
   }
 
   /**
-   * The envelope of a CloudEvent line; a null field is left out. Subclasses write {@code data}.
-   * Used for valid and malformed lines.
+   * The envelope of a CloudEvent line; a null field is left out. Subclasses write {@code data},
+   * with the two members every workload's data has ({@code country}, {@code padding}). Used for
+   * valid and malformed lines.
    */
   abstract static class Envelope {
     String specversion = "1.0";
@@ -325,6 +326,8 @@ public final class EventGenerator {
     String type;
     String time;
     String datacontenttype = "application/json";
+    String country;
+    String padding;
 
     Envelope(String type) {
       this.type = type;
@@ -372,13 +375,13 @@ public final class EventGenerator {
     final byte[] withDataDefect(String kind) {
       switch (kind) {
         case "COUNTRY_XX":
-          setCountry("XX");
+          country = "XX";
           return toJson();
         case "COUNTRY_GBR":
-          setCountry("GBR");
+          country = "GBR";
           return toJson();
         case "OVERSIZED":
-          setPadding("x".repeat(PADDING_CHARS));
+          padding = "x".repeat(PADDING_CHARS);
           return toJson();
         case "INVALID_UTF8":
           markForInvalidUtf8();
@@ -388,10 +391,6 @@ public final class EventGenerator {
           return null;
       }
     }
-
-    abstract void setCountry(String country);
-
-    abstract void setPadding(String padding);
 
     /** Puts {@link #INVALID_UTF8_MARKER} into the text member the invalid bytes replace. */
     abstract void markForInvalidUtf8();
@@ -430,9 +429,7 @@ public final class EventGenerator {
     String amountText;
     String currency = CURRENCY;
     String merchantId;
-    String country;
     String label;
-    String padding;
 
     EventFields() {
       super(EVENT_TYPE);
@@ -451,16 +448,6 @@ public final class EventGenerator {
       writeField(g, "country", country);
       writeField(g, "label", label);
       writeField(g, "padding", padding);
-    }
-
-    @Override
-    void setCountry(String country) {
-      this.country = country;
-    }
-
-    @Override
-    void setPadding(String padding) {
-      this.padding = padding;
     }
 
     @Override

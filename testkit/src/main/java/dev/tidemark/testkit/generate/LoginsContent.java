@@ -119,10 +119,8 @@ final class LoginsContent implements EventGenerator.Content {
     String ip;
     Boolean success;
     String successText;
-    String country;
     String device;
     String label;
-    String padding;
 
     LoginFields() {
       super(EVENT_TYPE);
@@ -141,16 +139,6 @@ final class LoginsContent implements EventGenerator.Content {
       writeField(g, "device", device);
       writeField(g, "label", label);
       writeField(g, "padding", padding);
-    }
-
-    @Override
-    void setCountry(String country) {
-      this.country = country;
-    }
-
-    @Override
-    void setPadding(String padding) {
-      this.padding = padding;
     }
 
     @Override
