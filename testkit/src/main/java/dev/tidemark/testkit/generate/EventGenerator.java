@@ -337,13 +337,15 @@ public final class EventGenerator {
     abstract void writeData(JsonGenerator g) throws IOException;
 
     /**
-     * For the envelope's malformed kinds, named as in every workload's kinds: the line with that
-     * defect ({@code TRUNCATED_JSON}, {@code NOT_A_CLOUDEVENT_OBJECT}, {@code
-     * NOT_A_CLOUDEVENT_ARRAY}) or null with the defect applied to this envelope ({@code
-     * MISSING_ID}, {@code EMPTY_SOURCE}, {@code UNPARSEABLE_TIME}); null and unchanged for another
-     * kind.
+     * For the malformed kinds every workload shares, named as in every workload's kinds: the line
+     * with that defect, else null (the workload applies its own kinds). The envelope's: {@code
+     * TRUNCATED_JSON}, {@code NOT_A_CLOUDEVENT_OBJECT}, {@code NOT_A_CLOUDEVENT_ARRAY}, {@code
+     * MISSING_ID}, {@code EMPTY_SOURCE}, {@code UNPARSEABLE_TIME}; the data's: {@code COUNTRY_XX},
+     * {@code COUNTRY_GBR}, {@code OVERSIZED} ({@code data.padding} of {@value #PADDING_CHARS}
+     * characters) and {@code INVALID_UTF8} (bytes {@code 0xC3 0x28} in the text member {@link
+     * #markForInvalidUtf8} names).
      */
-    final byte[] withEnvelopeDefect(String kind) {
+    final byte[] withSharedDefect(String kind) {
       switch (kind) {
         case "TRUNCATED_JSON":
           byte[] whole = toJson();
@@ -354,26 +356,13 @@ public final class EventGenerator {
           return concat(bytes("["), toJson(), bytes("]"));
         case "MISSING_ID":
           id = null;
-          return null;
+          return toJson();
         case "EMPTY_SOURCE":
           source = "";
-          return null;
+          return toJson();
         case "UNPARSEABLE_TIME":
           time = "yesterday";
-          return null;
-        default:
-          return null;
-      }
-    }
-
-    /**
-     * For the data defects every workload shares, named as in every workload's kinds: the line with
-     * that defect ({@code COUNTRY_XX}, {@code COUNTRY_GBR}, {@code OVERSIZED}: {@code data.padding}
-     * of {@value #PADDING_CHARS} characters, {@code INVALID_UTF8}: bytes {@code 0xC3 0x28} in the
-     * text member {@link #markForInvalidUtf8} names); null for another kind.
-     */
-    final byte[] withDataDefect(String kind) {
-      switch (kind) {
+          return toJson();
         case "COUNTRY_XX":
           country = "XX";
           return toJson();
@@ -849,18 +838,11 @@ public final class EventGenerator {
       f.amount = BigDecimal.valueOf(legitCents(malformedRandom), 2);
       f.merchantId = merchantId(merchants.next(malformedRandom));
       f.country = homeCountry[account];
-      byte[] shared = f.withEnvelopeDefect(kind.name());
-      if (shared == null) {
-        shared = f.withDataDefect(kind.name());
-      }
+      byte[] shared = f.withSharedDefect(kind.name());
       if (shared != null) {
         return shared;
       }
       switch (kind) {
-        case MISSING_ID:
-        case EMPTY_SOURCE:
-        case UNPARSEABLE_TIME:
-          break; // applied to the envelope above
         case WRONG_TYPE:
           f.type = "payments.refund.v1";
           break;
@@ -880,11 +862,6 @@ public final class EventGenerator {
         case WRONG_CURRENCY:
           f.currency = "USD";
           break;
-        case COUNTRY_XX:
-        case COUNTRY_GBR:
-        case OVERSIZED:
-        case INVALID_UTF8:
-          break; // the shared data defects, applied above
         default:
           throw new IllegalStateException("unknown malformed kind " + kind);
       }

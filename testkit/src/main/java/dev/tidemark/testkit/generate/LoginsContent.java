@@ -346,18 +346,11 @@ final class LoginsContent implements EventGenerator.Content {
     f.success = true;
     f.country = homeCountry[user];
     f.device = devices[user][0];
-    byte[] shared = f.withEnvelopeDefect(kind.name());
-    if (shared == null) {
-      shared = f.withDataDefect(kind.name());
-    }
+    byte[] shared = f.withSharedDefect(kind.name());
     if (shared != null) {
       return shared;
     }
     switch (kind) {
-      case MISSING_ID:
-      case EMPTY_SOURCE:
-      case UNPARSEABLE_TIME:
-        break; // applied to the envelope above
       case WRONG_TYPE:
         f.type = "auth.logout.v1";
         break;
@@ -371,11 +364,6 @@ final class LoginsContent implements EventGenerator.Content {
       case IP_TOO_LONG:
         f.ip = "2001:0db8:0000:0000:0000:ff00:0042:8329/128:extra";
         break;
-      case COUNTRY_XX:
-      case COUNTRY_GBR:
-      case OVERSIZED:
-      case INVALID_UTF8:
-        break; // the shared data defects, applied above
       default:
         throw new IllegalStateException("unknown malformed kind " + kind);
     }
