@@ -13,10 +13,6 @@ import dev.tidemark.testkit.generate.GeneratorConfig;
 import dev.tidemark.transforms.util.Json;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -140,8 +136,6 @@ final class Soak {
   private final DrillJobs jobs;
   private final ClusterSettings cluster;
   private final PrintStream progress;
-  private final HttpClient http =
-      HttpClient.newBuilder().connectTimeout(java.time.Duration.ofSeconds(5)).build();
 
   Soak(DrillJobs jobs, ClusterSettings cluster, PrintStream progress) {
     this.jobs = jobs;
@@ -350,13 +344,9 @@ final class Soak {
   }
 
   /** The heap in use that the Prometheus endpoint on {@code port} reports (0 if none). */
-  private double heapUsed(int port) throws InterruptedException {
-    HttpRequest request =
-        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
-            .timeout(java.time.Duration.ofSeconds(10))
-            .build();
+  private static double heapUsed(int port) throws InterruptedException {
     try {
-      return heapUsed(http.send(request, HttpResponse.BodyHandlers.ofString()).body());
+      return heapUsed(TaskManagerMetrics.exposition(port));
     } catch (IOException e) {
       return 0;
     }

@@ -28,6 +28,9 @@ final class TaskManagerMetrics {
   private static final Pattern SAMPLE =
       Pattern.compile("^([A-Za-z_:][A-Za-z0-9_:]*)\\{([^}]*)\\}\\s+(\\S+)$");
 
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
   private TaskManagerMetrics() {}
 
   /**
@@ -36,17 +39,20 @@ final class TaskManagerMetrics {
    */
   static Map<String, Double> scrape(List<Integer> ports, String jobId)
       throws IOException, InterruptedException {
-    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     Map<String, Double> sums = new TreeMap<>();
     for (int port : ports) {
-      HttpRequest request =
-          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
-              .timeout(Duration.ofSeconds(10))
-              .build();
-      String body = http.send(request, HttpResponse.BodyHandlers.ofString()).body();
-      sums(body, jobId).forEach((name, value) -> sums.merge(name, value, Double::sum));
+      sums(exposition(port), jobId).forEach((name, value) -> sums.merge(name, value, Double::sum));
     }
     return sums;
+  }
+
+  /** The text exposition of the Prometheus endpoint {@code http://127.0.0.1:PORT/metrics}. */
+  static String exposition(int port) throws IOException, InterruptedException {
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
+            .timeout(Duration.ofSeconds(10))
+            .build();
+    return HTTP.send(request, HttpResponse.BodyHandlers.ofString()).body();
   }
 
   /** The sums of one endpoint's text exposition; see {@link #scrape}. */
