@@ -84,7 +84,9 @@ final class SharedCluster {
             ClusterSettings.defaults(dir.resolve("cluster"))
                 .withBrokers(ClusterSettings.REPLICATED_BROKERS)
                 .withHighAvailability(true)
-                .withFreePorts(),
+                .withFreePorts()
+                // Short jobs on small inputs: C1 alone starts and runs them on less CPU.
+                .withJvmOptions(ClusterSettings.SHORT_JOBS_JVM_OPTIONS),
             classPath,
             System.out);
     try {

@@ -192,6 +192,16 @@ public final class ClusterCommand implements Callable<Integer> {
     int extraPortBase;
 
     @Option(
+        names = "--jvmOptions",
+        defaultValue = "",
+        description =
+            "JVM options for every process of the cluster, separated by spaces, after its own"
+                + " (for example -XX:TieredStopAtLevel=1, C1 only: about a third less CPU to start"
+                + " and to run short jobs on a small machine, slower under sustained load; the"
+                + " tests' clusters use it).")
+    String jvmOptions;
+
+    @Option(
         names = "--timeout",
         defaultValue = "180",
         description = "Seconds to wait for the cluster to come up (default: ${DEFAULT-VALUE}).")
@@ -206,7 +216,8 @@ public final class ClusterCommand implements Callable<Integer> {
               .withTaskManagerMemory(taskManagerMemory)
               .withBrokers(brokers)
               .withHighAvailability(highAvailability)
-              .withExtraPortBase(extraPortBase);
+              .withExtraPortBase(extraPortBase)
+              .withJvmOptions(ClusterSettings.jvmOptionsOf(jvmOptions));
       Optional<ClusterSettings> saved = ClusterSettings.load(dir.dir);
       ClusterSettings settings = requested;
       if (saved.isPresent()) {

@@ -29,10 +29,12 @@ final class ClusterProcesses {
 
   private final Path dir;
   private final String classPath;
+  private final List<String> extraJvmOptions;
 
-  ClusterProcesses(Path dir, String classPath) {
+  ClusterProcesses(Path dir, String classPath, List<String> extraJvmOptions) {
     this.dir = dir;
     this.classPath = classPath;
+    this.extraJvmOptions = List.copyOf(extraJvmOptions);
   }
 
   Path pidFile(String name) {
@@ -119,12 +121,14 @@ final class ClusterProcesses {
   }
 
   /**
-   * What follows {@code java} for process {@code name}: its JVM options, its log file and logging
+   * What follows {@code java} for process {@code name}: its JVM options, then the cluster's extra
+   * ones ({@link ClusterSettings#jvmOptions}, last so that they win), its log file and logging
    * configuration, the cluster's class path, the main class and its arguments.
    */
   private List<String> javaArguments(
       String name, List<String> jvmOptions, String mainClass, List<String> args) {
     List<String> arguments = new ArrayList<>(jvmOptions);
+    arguments.addAll(extraJvmOptions);
     arguments.add("-Dlog.file=" + logFile(name));
     arguments.add("-Dlog4j.configurationFile=" + dir.resolve("conf/log4j2.properties").toUri());
     arguments.add("-cp");

@@ -34,6 +34,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * @param highAvailability whether two JobManagers run with ZooKeeper high availability
  * @param extraPortBase the first of the ports the optional processes use ({@link #extraPorts}):
  *     ZooKeeper, the standby JobManager, the brokers after the first
+ * @param jvmOptions JVM options added to every process's own, after them (so they can override
+ *     them)
  */
 public record ClusterSettings(
     Path dir,
@@ -47,7 +49,8 @@ public record ClusterSettings(
     String taskManagerMemory,
     int brokers,
     boolean highAvailability,
-    int extraPortBase) {
+    int extraPortBase,
+    List<String> jvmOptions) {
 
   /** The only address the cluster's servers listen on. */
   public static final String HOST = "127.0.0.1";
@@ -62,6 +65,13 @@ public record ClusterSettings(
   public static final String DEFAULT_TASK_MANAGER_MEMORY = "3072m";
   public static final int DEFAULT_EXTRA_PORT_BASE = 9300;
 
+  /**
+   * JVM options for a cluster that runs short jobs on small inputs (the tests' clusters, a demo on
+   * a laptop): the C1 compiler only, which takes about a third less CPU to start the processes and
+   * to run such jobs than C1 and C2; slower under sustained load, so not for benchmarks.
+   */
+  public static final List<String> SHORT_JOBS_JVM_OPTIONS = List.of("-XX:TieredStopAtLevel=1");
+
   /** A replicated Kafka cluster has at least this many brokers: replication factor 3. */
   public static final int REPLICATED_BROKERS = 3;
 
@@ -69,6 +79,7 @@ public record ClusterSettings(
 
   public ClusterSettings {
     dir = dir.toAbsolutePath().normalize();
+    jvmOptions = List.copyOf(jvmOptions);
     for (int port : new int[] {restPort, rpcPort, kafkaPort, kafkaControllerPort, prometheusPort}) {
       if (port < 1 || port > 65535) {
         throw new IllegalArgumentException("port " + port + " is not between 1 and 65535");
@@ -155,7 +166,8 @@ public record ClusterSettings(
         DEFAULT_TASK_MANAGER_MEMORY,
         1,
         false,
-        DEFAULT_EXTRA_PORT_BASE);
+        DEFAULT_EXTRA_PORT_BASE,
+        List.of());
   }
 
   /**
@@ -213,7 +225,8 @@ public record ClusterSettings(
         taskManagerMemory,
         brokers,
         highAvailability,
-        extraPortBase);
+        extraPortBase,
+        jvmOptions);
   }
 
   public ClusterSettings withTaskManagers(int taskManagers, int slotsPerTaskManager) {
@@ -229,7 +242,8 @@ public record ClusterSettings(
         taskManagerMemory,
         brokers,
         highAvailability,
-        extraPortBase);
+        extraPortBase,
+        jvmOptions);
   }
 
   public ClusterSettings withTaskManagerMemory(String taskManagerMemory) {
@@ -245,7 +259,8 @@ public record ClusterSettings(
         taskManagerMemory,
         brokers,
         highAvailability,
-        extraPortBase);
+        extraPortBase,
+        jvmOptions);
   }
 
   /** These settings with {@code brokers} brokers. */
@@ -262,7 +277,8 @@ public record ClusterSettings(
         taskManagerMemory,
         brokers,
         highAvailability,
-        extraPortBase);
+        extraPortBase,
+        jvmOptions);
   }
 
   /** These settings with or without ZooKeeper high availability (a standby JobManager). */
@@ -279,7 +295,8 @@ public record ClusterSettings(
         taskManagerMemory,
         brokers,
         highAvailability,
-        extraPortBase);
+        extraPortBase,
+        jvmOptions);
   }
 
   /** These settings with the optional processes' ports from {@code extraPortBase}. */
@@ -296,7 +313,26 @@ public record ClusterSettings(
         taskManagerMemory,
         brokers,
         highAvailability,
-        extraPortBase);
+        extraPortBase,
+        jvmOptions);
+  }
+
+  /** These settings with {@code jvmOptions} added to every process's JVM options. */
+  public ClusterSettings withJvmOptions(List<String> jvmOptions) {
+    return new ClusterSettings(
+        dir,
+        restPort,
+        rpcPort,
+        kafkaPort,
+        kafkaControllerPort,
+        prometheusPort,
+        taskManagers,
+        slotsPerTaskManager,
+        taskManagerMemory,
+        brokers,
+        highAvailability,
+        extraPortBase,
+        jvmOptions);
   }
 
   /** The Prometheus port of TaskManager {@code index}. */
@@ -344,6 +380,7 @@ public record ClusterSettings(
     properties.setProperty("brokers", Integer.toString(brokers));
     properties.setProperty("highAvailability", Boolean.toString(highAvailability));
     properties.setProperty("extraPortBase", Integer.toString(extraPortBase));
+    properties.setProperty("jvmOptions", String.join(" ", jvmOptions));
     Path file = dir.resolve(FILE);
     Files.createDirectories(file.getParent());
     try (Writer writer = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
@@ -377,7 +414,14 @@ public record ClusterSettings(
             intOf(properties, "brokers", defaults.brokers),
             Boolean.parseBoolean(
                 properties.getProperty("highAvailability", Boolean.toString(false))),
-            intOf(properties, "extraPortBase", defaults.extraPortBase)));
+            intOf(properties, "extraPortBase", defaults.extraPortBase),
+            jvmOptionsOf(properties.getProperty("jvmOptions", ""))));
+  }
+
+  /** JVM options written as one string, separated by white space. */
+  public static List<String> jvmOptionsOf(String options) {
+    String trimmed = options.trim();
+    return trimmed.isEmpty() ? List.of() : List.of(trimmed.split("\\s+"));
   }
 
   private static int intOf(Properties properties, String key, int fallback) {

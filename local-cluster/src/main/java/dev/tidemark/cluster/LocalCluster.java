@@ -139,7 +139,7 @@ public final class LocalCluster {
    */
   public LocalCluster(ClusterSettings settings, String classPath, PrintStream progress) {
     this.settings = settings;
-    this.processes = new ClusterProcesses(settings.dir(), classPath);
+    this.processes = new ClusterProcesses(settings.dir(), classPath, settings.jvmOptions());
     this.progress = progress;
   }
 

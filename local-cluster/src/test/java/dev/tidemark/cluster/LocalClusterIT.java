@@ -69,7 +69,10 @@ public class LocalClusterIT {
   @Before
   public void setUp() throws IOException {
     dir = Files.createTempDirectory("tidemark-local-cluster-it");
-    ClusterSettings settings = ClusterSettings.defaults(dir).withFreePorts();
+    ClusterSettings settings =
+        ClusterSettings.defaults(dir)
+            .withFreePorts()
+            .withJvmOptions(ClusterSettings.SHORT_JOBS_JVM_OPTIONS);
     cluster = new LocalCluster(settings, classPath(), System.out);
   }
 
@@ -101,6 +104,12 @@ public class LocalClusterIT {
     assertTrue("up starts the cluster", cluster.up(Duration.ofMinutes(3)));
     recordPids();
     assertEquals(cluster.processNames().size(), pids.size());
+    for (long pid : pids) {
+      List<String> arguments =
+          List.of(ProcessHandle.of(pid).orElseThrow().info().arguments().orElseThrow());
+      assertTrue(
+          arguments.toString(), arguments.containsAll(ClusterSettings.SHORT_JOBS_JVM_OPTIONS));
+    }
     assertFalse("a second up finds it running", cluster.up(Duration.ofMinutes(1)));
     // A second cluster on the same ports is refused before it starts anything.
     Path other = Files.createTempDirectory("tidemark-local-cluster-it-other");
@@ -120,7 +129,8 @@ public class LocalClusterIT {
                   s.taskManagerMemory(),
                   s.brokers(),
                   s.highAvailability(),
-                  s.extraPortBase()),
+                  s.extraPortBase(),
+                  s.jvmOptions()),
               classPath(),
               System.out);
       IllegalStateException refused =

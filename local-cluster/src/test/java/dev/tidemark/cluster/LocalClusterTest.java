@@ -104,7 +104,8 @@ public class LocalClusterTest {
               .withTaskManagerMemory("1536m")
               .withBrokers(3)
               .withHighAvailability(true)
-              .withExtraPortBase(19300);
+              .withExtraPortBase(19300)
+              .withJvmOptions(List.of("-XX:TieredStopAtLevel=1", "-Dtidemark.test=yes"));
       saved.save();
       assertEquals(saved, ClusterSettings.load(dir).orElseThrow());
       assertEquals(19253, saved.taskManagerPrometheusPort(2));
