@@ -51,6 +51,9 @@ public final class EmbeddedKafka implements AutoCloseable {
               .setConfigProp("transaction.state.log.num.partitions", "2")
               .setConfigProp("group.initial.rebalance.delay.ms", "0")
               .setConfigProp("auto.create.topics.enable", "false")
+              // Records keep their events' times, often months old: the default 7-day retention
+              // would delete them at its first check, 30 s after the start.
+              .setConfigProp("log.retention.ms", "-1")
               .build();
       cluster.format();
       cluster.startup();

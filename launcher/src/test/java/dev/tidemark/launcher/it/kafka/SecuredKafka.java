@@ -415,7 +415,9 @@ final class SecuredKafka {
     try (Admin client = Admin.create(admin)) {
       List<NewTopic> topics = new ArrayList<>();
       for (String topic : topicNames) {
-        topics.add(new NewTopic(topic, 1, (short) 1));
+        // Kept forever: the feeds stamp records with their events' times, months old, which the
+        // broker's 7-day retention would delete at its first check, 30 s after the start.
+        topics.add(new NewTopic(topic, 1, (short) 1).configs(Map.of("retention.ms", "-1")));
       }
       client.createTopics(topics).all().get(30, TimeUnit.SECONDS);
       client
