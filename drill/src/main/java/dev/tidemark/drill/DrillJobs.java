@@ -281,6 +281,8 @@ final class DrillJobs {
                 markers,
                 org.joda.time.Duration.millis(
                     Math.max(1, (deadline - System.nanoTime()) / 1_000_000)),
+                // One checkpoint interval and a second: the two further checkpoints below confirm.
+                org.joda.time.Duration.millis(Long.parseLong(CHECKPOINT_INTERVAL_MILLIS) + 1000),
                 () -> checkRunning(jobId));
       } catch (IllegalStateException e) {
         // The job ended (checkRunning throws again), or the time ran out: a marker or an output

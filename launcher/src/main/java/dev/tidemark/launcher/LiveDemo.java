@@ -124,6 +124,7 @@ public final class LiveDemo {
           KafkaSinks.topics(options),
           markers,
           Duration.standardMinutes(15),
+          LiveRun.quietPeriod(options),
           job::checkRunning);
       finished = job.stop(Duration.standardMinutes(2));
     } catch (Exception e) {

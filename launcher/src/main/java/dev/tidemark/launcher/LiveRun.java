@@ -13,6 +13,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
+import org.apache.beam.runners.flink.FlinkPipelineOptions;
+import org.apache.beam.sdk.options.PipelineOptions;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -31,6 +33,9 @@ public final class LiveRun {
 
   /** The CloudEvent source of end-of-stream markers; their ids are {@code end-of-stream-N}. */
   public static final String END_MARKER_SOURCE = "/tidemark/live-run";
+
+  /** How often {@link #awaitQuiet} reads the output topics. */
+  private static final long POLL_MILLIS = 500;
 
   private LiveRun() {}
 
@@ -98,12 +103,24 @@ public final class LiveRun {
   }
 
   /**
-   * Polls the output topics ({@code read_committed}) until every end-of-stream marker has reached
-   * the dead-letter topic and no output changed over three polls two seconds apart (longer than a
-   * checkpoint interval of up to two seconds), and returns what is committed. A running Flink job
-   * does not report its counters, and after a restart they count only the current attempt, so
-   * completion is judged on the outputs. Throws after {@code timeout}, or as soon as {@code
-   * checkJob}, called before every poll, throws (for a job that has failed).
+   * How long outputs must stay unchanged before {@link #awaitQuiet} takes them as final, for a
+   * Flink job of {@code options}: the transactional sink makes records visible only when a
+   * checkpoint completes, so two checkpoint intervals ({@code --checkpointingInterval}) without a
+   * change, and a second for the checkpoint itself; at least three seconds.
+   */
+  public static Duration quietPeriod(PipelineOptions options) {
+    Long interval = options.as(FlinkPipelineOptions.class).getCheckpointingInterval();
+    long millis = interval == null || interval < 0 ? 0 : interval;
+    return Duration.millis(Math.max(3000, 2 * millis + 1000));
+  }
+
+  /**
+   * Polls the output topics ({@code read_committed}) every half second until every end-of-stream
+   * marker has reached the dead-letter topic and no output changed for {@code quiet} (see {@link
+   * #quietPeriod}), and returns what is committed. A running Flink job does not report its
+   * counters, and after a restart they count only the current attempt, so completion is judged on
+   * the outputs. Throws after {@code timeout}, or as soon as {@code checkJob}, called before every
+   * poll, throws (for a job that has failed).
    *
    * @param topics output name ({@code decisions}, {@code dead-letters}, {@code duplicates}, {@code
    *     too-late}) to topic
@@ -113,11 +130,12 @@ public final class LiveRun {
       Map<String, String> topics,
       int markers,
       Duration timeout,
+      Duration quiet,
       Runnable checkJob)
       throws InterruptedException {
     long deadline = System.nanoTime() + timeout.getMillis() * 1_000_000L;
     Map<String, Integer> previous = Map.of();
-    int stable = 0;
+    long unchangedSince = System.nanoTime();
     int polls = 0;
     Map<String, KafkaFeed.TopicReader> readers = new LinkedHashMap<>();
     try {
@@ -131,14 +149,17 @@ public final class LiveRun {
                 .filter(
                     r -> new String(r.value(), StandardCharsets.UTF_8).contains(END_OF_STREAM_TYPE))
                 .count();
-        stable = seen >= markers && sizes.equals(previous) ? stable + 1 : 0;
+        if (!sizes.equals(previous)) {
+          unchangedSince = System.nanoTime();
+        }
         previous = sizes;
-        if (stable >= 3) {
+        if (seen >= markers
+            && System.nanoTime() - unchangedSince >= quiet.getMillis() * 1_000_000L) {
           Map<String, List<ConsumerRecord<byte[], byte[]>>> committed = new LinkedHashMap<>();
           readers.forEach((name, reader) -> committed.put(name, reader.records()));
           return committed;
         }
-        if (++polls % 5 == 0) {
+        if (++polls % 20 == 0) {
           System.out.printf(
               "  ... committed so far %s, end markers %d of %d%n", sizes, seen, markers);
         }
@@ -153,7 +174,7 @@ public final class LiveRun {
                   + " of "
                   + markers);
         }
-        Thread.sleep(2000);
+        Thread.sleep(POLL_MILLIS);
       }
     } finally {
       readers.values().forEach(KafkaFeed.TopicReader::close);

@@ -76,7 +76,12 @@ public final class SinkRuns {
     try {
       committed =
           LiveRun.awaitQuiet(
-              clients, topics, markers, Duration.standardMinutes(10), job::checkRunning);
+              clients,
+              topics,
+              markers,
+              Duration.standardMinutes(10),
+              LiveRun.quietPeriod(options),
+              job::checkRunning);
     } catch (Exception e) {
       job.cancel();
       throw e;

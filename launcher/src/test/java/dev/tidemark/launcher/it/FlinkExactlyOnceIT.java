@@ -168,7 +168,14 @@ public class FlinkExactlyOnceIT {
     EmbeddedFlinkJobsShim.Job job = EmbeddedFlinkJobsShim.start(pipeline(first, "restart"));
     String savepoint;
     try {
-      LiveRun.awaitQuiet(clients, topics, 0, Duration.standardMinutes(3), job::checkRunning);
+      LiveRun.awaitQuiet(
+          clients,
+          topics,
+          0,
+          Duration.standardMinutes(3),
+          // No end markers: only a longer quiet says that the job has read the first half.
+          Duration.standardSeconds(6),
+          job::checkRunning);
     } catch (Exception e) {
       job.cancel();
       throw e;
@@ -194,7 +201,12 @@ public class FlinkExactlyOnceIT {
     Run run;
     try {
       LiveRun.awaitQuiet(
-          clients, topics, markers, Duration.standardMinutes(4), resumed::checkRunning);
+          clients,
+          topics,
+          markers,
+          Duration.standardMinutes(4),
+          LiveRun.quietPeriod(second),
+          resumed::checkRunning);
       run =
           new Run(
               OutputView.fromTopics(clients, topics),
@@ -282,7 +294,13 @@ public class FlinkExactlyOnceIT {
     EmbeddedFlinkJobsShim.Job job = EmbeddedFlinkJobsShim.start(pipeline(options, name, failAt));
     Run run;
     try {
-      LiveRun.awaitQuiet(clients, topics, markers, Duration.standardMinutes(4), job::checkRunning);
+      LiveRun.awaitQuiet(
+          clients,
+          topics,
+          markers,
+          Duration.standardMinutes(4),
+          LiveRun.quietPeriod(options),
+          job::checkRunning);
       run = new Run(OutputView.fromTopics(clients, topics), fed.records, markers);
     } catch (Exception e) {
       job.cancel();

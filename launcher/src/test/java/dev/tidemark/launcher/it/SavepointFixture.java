@@ -223,7 +223,13 @@ public final class SavepointFixture {
             options.getKafkaConsumerGroup(),
             endOffsets(clients, options.getKafkaInputTopic()),
             job::checkRunning);
-        LiveRun.awaitQuiet(clients, topics, 0, Duration.standardMinutes(3), job::checkRunning);
+        LiveRun.awaitQuiet(
+            clients,
+            topics,
+            0,
+            Duration.standardMinutes(3),
+            LiveRun.quietPeriod(options),
+            job::checkRunning);
       } catch (Exception e) {
         job.cancel();
         throw e;

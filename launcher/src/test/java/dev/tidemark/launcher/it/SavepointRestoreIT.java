@@ -318,7 +318,12 @@ public class SavepointRestoreIT {
     try {
       committed =
           LiveRun.awaitQuiet(
-              clients, topics, markers, Duration.standardMinutes(4), job::checkRunning);
+              clients,
+              topics,
+              markers,
+              Duration.standardMinutes(4),
+              LiveRun.quietPeriod(options),
+              job::checkRunning);
       if (savepoint != null) {
         RestoredCheckpointStats restored = job.checkpointStats().getLatestRestoredCheckpoint();
         assertThat("Flink restored the job from a savepoint", restored, notNullValue());
