@@ -9,8 +9,8 @@ import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.io.ReplayFile;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
+import dev.tidemark.testkit.generate.ReplayClock;
 import dev.tidemark.transforms.util.Json;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -204,7 +204,10 @@ public final class DrillCommand implements Callable<Integer> {
         inputConfig(seed, events).toBuilder().tooLateFraction(tooLateFraction).build();
     Path generated = output.resolve("generated.ndjson");
     new EventGenerator(config).writeTo(generated);
-    coarsenClock(generated, input, Math.max(1, (int) (60 * config.eventsPerSecond())));
+    // A batch replay (the recomputation, and the reference a test runs) costs a DirectRunner round
+    // per clock step: steps of about a minute of event time. The too-late margin (30 minutes)
+    // dwarfs the coarser watermark; the feed and the recomputation follow the same clock.
+    ReplayClock.coarsen(generated, input, Math.max(1, (int) (60 * config.eventsPerSecond())));
     Files.delete(generated);
     int records = countRecords(input);
     double rate = this.rate != null ? this.rate : defaultRate(config);
@@ -369,38 +372,6 @@ public final class DrillCommand implements Callable<Integer> {
 
   static final double TOO_LATE_MARGIN_SECONDS = 30 * 60;
   static final double FAILOVER_SECONDS = 25;
-
-  /**
-   * Copies a generated replay file with its ingestion clock in coarser steps: the clock directives
-   * ({@code advanceProcessingTime}) of every {@code linesPerStep} lines become one, at the end of
-   * those lines, advancing by their sum. A batch replay of the file (the launcher's {@code
-   * Reference}, which {@code DrillCheckTest} runs) costs a round of the DirectRunner per arrival
-   * batch, and the generator writes a directive every few lines: in steps of about a minute of
-   * event time it takes seconds. The too-late margin (30 minutes) dwarfs the coarser watermark. The
-   * feed and the recomputation follow the same clock.
-   */
-  static void coarsenClock(Path generated, Path coarse, int linesPerStep) throws IOException {
-    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
-    java.time.Duration pending = java.time.Duration.ZERO;
-    int lines = 0;
-    for (byte[] line : ReplayFile.splitLines(Files.readAllBytes(generated))) {
-      String text = new String(line, StandardCharsets.ISO_8859_1);
-      if (text.startsWith(CLOCK_DIRECTIVE)) {
-        pending =
-            pending.plus(java.time.Duration.parse(Json.MAPPER.readTree(line).get(CLOCK).asText()));
-        continue;
-      }
-      out.write(line);
-      out.write('\n');
-      if (++lines >= linesPerStep && !pending.isZero()) {
-        out.write(
-            ("{\"" + CLOCK + "\":\"" + pending + "\"}\n").getBytes(StandardCharsets.US_ASCII));
-        pending = java.time.Duration.ZERO;
-        lines = 0;
-      }
-    }
-    Files.write(coarse, out.toByteArray());
-  }
 
   private static final String CLOCK = "advanceProcessingTime";
   private static final String CLOCK_DIRECTIVE = "{\"" + CLOCK + "\"";

@@ -43,8 +43,8 @@ final class DrillReport {
 
   /**
    * The reference watermark's own resolution, on top of a fault's backlog: the feed's clock moves
-   * in steps of about a minute of event time ({@link DrillCommand#coarsenClock}), and the too-late
-   * gate judges a window up to one window period after its deadline.
+   * in steps of about a minute of event time ({@link dev.tidemark.testkit.generate.ReplayClock}),
+   * and the too-late gate judges a window up to one window period after its deadline.
    */
   static final Duration CLOCK_STEP = Duration.standardSeconds(60);
 

@@ -12,6 +12,7 @@ import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.io.ReplayFile;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
+import dev.tidemark.testkit.generate.ReplayClock;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -53,7 +54,7 @@ public class DrillCheckTest {
     GeneratorConfig config = DrillCommand.inputConfig(20261205, EVENTS);
     new EventGenerator(config).writeTo(generated);
     input = dir.resolve("events.ndjson");
-    DrillCommand.coarsenClock(generated, input, Math.max(1, (int) (60 * config.eventsPerSecond())));
+    ReplayClock.coarsen(generated, input, Math.max(1, (int) (60 * config.eventsPerSecond())));
     options = PipelineOptionsFactory.fromArgs().as(TidemarkOptions.class);
     Reference reference = Reference.compute(input, options, dir.resolve("reference"));
     recomputation = Recomputation.of(input, options);

@@ -6,52 +6,13 @@ import static org.hamcrest.Matchers.greaterThanOrEqualTo;
 import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.lessThanOrEqualTo;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.Rule;
 import org.junit.Test;
-import org.junit.rules.TemporaryFolder;
 
-/** The drill's input clock and its fault plan. */
+/** The drill's input rate and its fault plan. */
 public class DrillInputTest {
-  @Rule public final TemporaryFolder temp = new TemporaryFolder();
-
-  @Test
-  public void coarserClockKeepsEveryRecordInOrderAndAddsUpItsSteps() throws Exception {
-    Path generated = temp.getRoot().toPath().resolve("generated.ndjson");
-    Files.writeString(
-        generated,
-        String.join(
-                "\n",
-                "{\"id\":\"1\"}",
-                "{\"advanceProcessingTime\":\"PT1S\"}",
-                "{\"id\":\"2\"}",
-                "not json",
-                "{\"advanceProcessingTime\":\"PT2S\"}",
-                "{\"id\":\"3\"}",
-                "{\"advanceProcessingTime\":\"PT4S\"}",
-                "{\"id\":\"4\"}")
-            + "\n",
-        StandardCharsets.UTF_8);
-    Path coarse = temp.getRoot().toPath().resolve("coarse.ndjson");
-    DrillCommand.coarsenClock(generated, coarse, 2);
-    assertThat(
-        Files.readAllLines(coarse, StandardCharsets.UTF_8),
-        is(
-            List.of(
-                "{\"id\":\"1\"}",
-                "{\"id\":\"2\"}",
-                "{\"advanceProcessingTime\":\"PT1S\"}",
-                "not json",
-                "{\"id\":\"3\"}",
-                "{\"advanceProcessingTime\":\"PT2S\"}",
-                "{\"id\":\"4\"}")));
-  }
-
   @Test
   public void theDefaultRateKeepsAFailoversBacklogInsideTheTooLateMargin() {
     assertThat(DrillCommand.defaultRate(DrillCommand.inputConfig(1, 100_000)), is(240.0));
