@@ -60,7 +60,10 @@ public final class TidemarkPipeline {
         .withDeadLetterBound(deadLetterBound(options));
   }
 
-  /** The parsing step configured from {@code options}. */
+  /**
+   * The parsing step configured from {@code options}: the run's spec's events, with the options'
+   * event types, currency, size limit and future skew (their defaults are the spec's).
+   */
   public static ParseCloudEvents parser(TidemarkOptions options) {
     Set<String> types =
         Arrays.stream(options.getEventTypes().split(","))
@@ -68,6 +71,7 @@ public final class TidemarkPipeline {
             .filter(t -> !t.isEmpty())
             .collect(Collectors.toCollection(LinkedHashSet::new));
     return ParseCloudEvents.create()
+        .withEvents(RunSpecs.of(options).events())
         .withAllowedTypes(types)
         .withCurrency(options.getCurrency())
         .withMaxEventBytes(options.getMaxEventBytes())

@@ -12,14 +12,20 @@ import dev.tidemark.pipelines.launch.OptionChecks;
 import dev.tidemark.pipelines.launch.SpecChecks;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.spec.SpecException;
+import dev.tidemark.transforms.ParseCloudEvents;
+import dev.tidemark.transforms.values.DeadLetter;
+import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.RawRecord;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.ArrayList;
 import java.util.List;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.beam.sdk.values.WindowingStrategy.AccumulationMode;
+import org.joda.time.Instant;
 import org.junit.Rule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
@@ -180,7 +186,54 @@ public class SpecOptionsTest {
                 "outputs.direct-kafka.names",
                 "outputs.flink.names",
                 "outputs.flink-cluster.names")));
-    assertThat(e.getMessage(), containsString("this build parses and aggregates the payments"));
+    assertThat(e.getMessage(), containsString("this build aggregates payments only"));
+  }
+
+  @Test
+  public void aPaymentsSpecWithRulesAndFieldsOfItsOwnIsTakenAndTheRunChecksThem()
+      throws IOException {
+    Path spec =
+        paymentsWith(
+            "own.yaml",
+            "maxLength: 128, reason: invalid_account_id}",
+            "maxLength: 12, reason: invalid_account_id}\n"
+                + "    channel:    {type: enum, values: [web, pos], reason: invalid_channel}");
+    TidemarkOptions options = options("--specUri=" + spec);
+    OptionChecks.check(options);
+    ParseCloudEvents.Parser parser = TidemarkPipeline.parser(options).newParser();
+    List<DeadLetter> deadLetters = new ArrayList<>();
+    String[] data = {
+      "\"accountId\":\"acct-1\",\"channel\":\"web\"",
+      "\"accountId\":\"acct-2\",\"channel\":\"phone\"",
+      "\"accountId\":\"acct-1234567890\",\"channel\":\"pos\""
+    };
+    List<String> accepted = new ArrayList<>();
+    for (int i = 0; i < data.length; i++) {
+      String line =
+          "{\"specversion\":\"1.0\",\"id\":\"e"
+              + i
+              + "\",\"source\":\"/s\",\"type\":\"payments.transaction.v1\","
+              + "\"time\":\"2026-01-01T00:00:00Z\",\"data\":{\"amount\":1,\"currency\":\"GBP\","
+              + data[i]
+              + "}}";
+      PaymentEvent event =
+          parser.parse(
+              RawRecord.of(
+                  line.getBytes(StandardCharsets.UTF_8),
+                  Instant.parse("2026-01-01T00:00:00Z"),
+                  "line " + i),
+              deadLetters::add);
+      if (event != null) {
+        accepted.add(event.accountId());
+      }
+    }
+    assertThat(accepted, is(List.of("acct-1")));
+    assertThat(
+        deadLetters.stream().map(d -> d.reasonCode() + ": " + d.message()).toList(),
+        is(
+            List.of(
+                "invalid_channel: data.channel \"phone\" is not one of [web, pos]",
+                "invalid_account_id: data.accountId is 15 characters, over the limit of 12")));
   }
 
   @Test

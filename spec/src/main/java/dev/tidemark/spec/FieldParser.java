@@ -68,6 +68,11 @@ public final class FieldParser implements Serializable {
     return new FieldParser(spec.events());
   }
 
+  /** The parser of events as {@code events} (a spec's {@code events} section) declare them. */
+  public static FieldParser of(PipelineSpec.Events events) {
+    return new FieldParser(events);
+  }
+
   /** The index of the field named {@code name}, or -1. */
   public int indexOf(String name) {
     for (int i = 0; i < fields.length; i++) {

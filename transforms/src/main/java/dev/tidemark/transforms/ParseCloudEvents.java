@@ -5,6 +5,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.auto.value.AutoValue;
 import dev.tidemark.spec.FieldParser;
+import dev.tidemark.spec.FieldRejection;
+import dev.tidemark.spec.FieldValues;
+import dev.tidemark.spec.PipelineSpec;
+import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.transforms.util.BundleStats;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.Rfc3339;
@@ -13,10 +17,10 @@ import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.DeadLetterReason;
 import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.PaymentFields;
 import dev.tidemark.transforms.values.RawRecord;
 import io.cloudevents.CloudEvent;
 import java.io.IOException;
-import java.math.BigDecimal;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CharsetDecoder;
@@ -26,7 +30,6 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.DateTimeException;
 import java.util.Arrays;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
@@ -57,21 +60,25 @@ import org.joda.time.Instant;
  *
  * <p>Rules: required context attributes {@code specversion} (must be {@code 1.0}), {@code id},
  * {@code source}, {@code type} (must be in the allow-list) and {@code time} (RFC 3339, the event
- * time); {@code data} is a JSON object with {@code accountId} (non-empty string, at most 128
- * characters), {@code amount} (a JSON number, at least 0, at most two decimal places), {@code
- * currency} (equal to the configured currency), optional {@code merchantId} (non-empty string) and
- * {@code country} (ISO 3166-1 alpha-2). Other data fields are ignored. Records over {@link
- * #withMaxEventBytes} bytes or not valid UTF-8 are rejected before parsing.
+ * time); {@code data} is a JSON object whose members are checked as the spec's {@code
+ * events.fields} declare them ({@link FieldParser}: in order, the first failing field giving the
+ * event its dead-letter reason; undeclared members are ignored). By default that is the bundled
+ * payments spec's: {@code accountId} (non-empty plain string, at most 128 characters), {@code
+ * amount} (a JSON number, at least 0, at most two decimal places), {@code currency} (the configured
+ * currency), optional {@code merchantId} (non-empty plain string) and {@code country} (ISO 3166-1
+ * alpha-2). {@link #withEvents} takes another spec's events, which must declare the payment fields
+ * ({@link PaymentFields}) and may declare more. Records over {@link #withMaxEventBytes} bytes or
+ * not valid UTF-8 are rejected before parsing.
  *
  * <p>Limits of a valid record: {@code time} from {@link #EARLIEST_EVENT_TIME} to {@link
  * #LATEST_EVENT_TIME}, and no more than {@link #withMaxFutureSkew the future skew} (default {@link
  * #DEFAULT_MAX_FUTURE_SKEW}) after the record's {@link RawRecord#ingestionTime()}, so that a
  * producer's wrong clock cannot carry the event time far ahead of the stream ({@code
  * time_in_future}); {@code amount} at most {@value #MAX_AMOUNT_INTEGER_DIGITS} integer digits, so
- * the largest accepted amount is {@code 999999999999999.99}. A JSON object anywhere in the record
- * (the event, its {@code data}, any nested object) with a member name twice is {@code
- * invalid_json}: which copy counts would otherwise be the parser's choice, and another consumer of
- * the same record may choose the other.
+ * the largest accepted amount is {@code 999999999999999.99} (the bundled spec's {@code
+ * integerDigits}). A JSON object anywhere in the record (the event, its {@code data}, any nested
+ * object) with a member name twice is {@code invalid_json}: which copy counts would otherwise be
+ * the parser's choice, and another consumer of the same record may choose the other.
  *
  * <p>Sources must give each record a timestamp no later than its event time (a replay or file
  * source uses the minimum timestamp; a Kafka source assigns the event time itself), because the
@@ -116,11 +123,15 @@ public abstract class ParseCloudEvents
   /** The step name written in dead letters from this transform. */
   public static final String STEP = "ParseCloudEvents";
 
-  private static final Set<String> ISO_COUNTRIES = Set.of(Locale.getISOCountries());
+  /** The bundled payments spec's events, read once. */
+  private static final class Bundled {
+    static final PipelineSpec.Events EVENTS =
+        SpecLoader.loadBundled(SpecLoader.DEFAULT_BUNDLED).events();
+  }
 
   abstract Set<String> allowedTypes();
 
-  abstract String currency();
+  abstract PipelineSpec.Events events();
 
   abstract int maxEventBytes();
 
@@ -132,7 +143,7 @@ public abstract class ParseCloudEvents
   abstract static class Builder {
     abstract Builder setAllowedTypes(Set<String> types);
 
-    abstract Builder setCurrency(String currency);
+    abstract Builder setEvents(PipelineSpec.Events events);
 
     abstract Builder setMaxEventBytes(int maxEventBytes);
 
@@ -142,15 +153,34 @@ public abstract class ParseCloudEvents
   }
 
   /**
-   * Accepts {@value #DEFAULT_TYPE} in {@value #DEFAULT_CURRENCY}, up to 64 KiB per record, up to
-   * {@link #DEFAULT_MAX_FUTURE_SKEW} after ingestion.
+   * Accepts the bundled payments spec's events: {@value #DEFAULT_TYPE} in {@value
+   * #DEFAULT_CURRENCY}, up to 64 KiB per record, up to {@link #DEFAULT_MAX_FUTURE_SKEW} after
+   * ingestion.
    */
   public static ParseCloudEvents create() {
     return new AutoValue_ParseCloudEvents.Builder()
         .setAllowedTypes(Set.of(DEFAULT_TYPE))
-        .setCurrency(DEFAULT_CURRENCY)
+        .setEvents(Bundled.EVENTS)
         .setMaxEventBytes(DEFAULT_MAX_EVENT_BYTES)
         .setMaxFutureSkew(DEFAULT_MAX_FUTURE_SKEW)
+        .build();
+  }
+
+  /**
+   * Checks events as {@code events} (a spec's {@code events} section) declares them: their types,
+   * size limit and {@code data} fields. The fields must include the payment fields ({@link
+   * PaymentFields}); others are checked too, each failing with its own reason. {@link
+   * #withAllowedTypes}, {@link #withMaxEventBytes} and {@link #withCurrency} applied after this
+   * override the spec's values.
+   *
+   * @throws IllegalArgumentException when the events lack a payment field
+   */
+  public ParseCloudEvents withEvents(PipelineSpec.Events events) {
+    PaymentFields.of(events);
+    return toBuilder()
+        .setEvents(events)
+        .setAllowedTypes(new TreeSet<>(events.types()))
+        .setMaxEventBytes(events.maxEventBytes())
         .build();
   }
 
@@ -175,7 +205,7 @@ public abstract class ParseCloudEvents
               + currency
               + "'; set it with withCurrency(...)");
     }
-    return toBuilder().setCurrency(currency).build();
+    return toBuilder().setEvents(PaymentFields.withCurrency(events(), currency)).build();
   }
 
   /** The largest record accepted, in bytes; larger records are dead-lettered. */
@@ -214,7 +244,7 @@ public abstract class ParseCloudEvents
             ParDo.of(
                     new ParseCloudEventsFn(
                         allowedTypes(),
-                        currency(),
+                        events(),
                         maxEventBytes(),
                         maxFutureSkew(),
                         eventsTag,
@@ -233,7 +263,7 @@ public abstract class ParseCloudEvents
   public Parser newParser() {
     return new Parser(
         new ParseCloudEventsFn(
-            allowedTypes(), currency(), maxEventBytes(), maxFutureSkew(), null, null));
+            allowedTypes(), events(), maxEventBytes(), maxFutureSkew(), null, null));
   }
 
   /**
@@ -283,15 +313,24 @@ public abstract class ParseCloudEvents
         cause == null ? null : cause.toString());
   }
 
-  /** A validation failure with its reason; internal control flow of the parser. */
+  /** A validation failure with its reason's code; internal control flow of the parser. */
   static final class Rejection extends Exception {
-    final DeadLetterReason reason;
+    final String reason;
 
     Rejection(DeadLetterReason reason, String message) {
       this(reason, message, null);
     }
 
     Rejection(DeadLetterReason reason, String message, @Nullable Throwable cause) {
+      this(reason.code(), message, cause);
+    }
+
+    /** A spec field's rejection, with the field's own reason. */
+    Rejection(FieldRejection rejection) {
+      this(rejection.reason(), rejection.getMessage(), null);
+    }
+
+    private Rejection(String reason, String message, @Nullable Throwable cause) {
       super(message, cause, false, false);
       this.reason = reason;
     }
@@ -300,7 +339,8 @@ public abstract class ParseCloudEvents
   /** Parses one record; see {@link ParseCloudEvents} for the rules. */
   static final class ParseCloudEventsFn extends DoFn<RawRecord, PaymentEvent> {
     private final Set<String> allowedTypes;
-    private final String currency;
+    private final FieldParser fields;
+    private final PaymentFields payments;
     private final int maxEventBytes;
     private final Duration maxFutureSkew;
     private final @Nullable TupleTag<PaymentEvent> eventsTag;
@@ -320,13 +360,14 @@ public abstract class ParseCloudEvents
 
     ParseCloudEventsFn(
         Set<String> allowedTypes,
-        String currency,
+        PipelineSpec.Events events,
         int maxEventBytes,
         Duration maxFutureSkew,
         @Nullable TupleTag<PaymentEvent> eventsTag,
         @Nullable TupleTag<DeadLetter> failuresTag) {
       this.allowedTypes = allowedTypes;
-      this.currency = currency;
+      this.fields = FieldParser.of(events);
+      this.payments = PaymentFields.of(events);
       this.maxEventBytes = maxEventBytes;
       this.maxFutureSkew = maxFutureSkew;
       this.eventsTag = eventsTag;
@@ -388,7 +429,7 @@ public abstract class ParseCloudEvents
 
     private void deadLetter(RawRecord record, Rejection rejection, MultiOutputReceiver out) {
       deadLetters.inc();
-      TidemarkMetrics.counter(TidemarkMetrics.DEAD_LETTERS_PREFIX + rejection.reason.code()).inc();
+      TidemarkMetrics.counter(TidemarkMetrics.DEAD_LETTERS_PREFIX + rejection.reason).inc();
       out.get(failuresTag).output(deadLetterOf(record, rejection));
     }
 
@@ -514,35 +555,19 @@ public abstract class ParseCloudEvents
             e);
       }
       ObjectNode data = dataOf(dataNode, attributes);
-      String accountId = requiredAccountId(data);
-      long amountCents = amountCents(data);
-      JsonNode currencyNode = data.get("currency");
-      if (currencyNode == null || !currencyNode.isTextual()) {
-        throw new Rejection(
-            DeadLetterReason.INVALID_CURRENCY, "data.currency is missing or not a string");
+      FieldValues values;
+      try {
+        values = fields.parse(data, eventTime.getMillis(), record.ingestionTime().getMillis());
+      } catch (FieldRejection rejection) {
+        throw new Rejection(rejection);
       }
-      if (!currency.equals(currencyNode.asText())) {
-        throw new Rejection(
-            DeadLetterReason.INVALID_CURRENCY,
-            "data.currency is '"
-                + currencyNode.asText()
-                + "' but this pipeline accepts only "
-                + currency
-                + " (--currency)");
-      }
-      String merchantId = optionalMerchant(data);
-      String country = optionalCountry(data);
-      return new PaymentEvent(
+      return payments.event(
           event.getSource().toString(),
           event.getId(),
           type,
           eventTime,
           record.ingestionTime(),
-          accountId,
-          amountCents,
-          currency,
-          merchantId,
-          country,
+          values,
           fingerprint(event, eventTime, data));
     }
 
@@ -563,94 +588,6 @@ public abstract class ParseCloudEvents
             DeadLetterReason.INVALID_DATA, "data is not a JSON object: got " + node.getNodeType());
       }
       return (ObjectNode) node;
-    }
-
-    private static String requiredAccountId(ObjectNode data) throws Rejection {
-      JsonNode node = data.get("accountId");
-      if (node == null || !node.isTextual() || node.asText().isEmpty()) {
-        throw new Rejection(
-            DeadLetterReason.INVALID_ACCOUNT_ID,
-            "data.accountId is missing, empty or not a string");
-      }
-      String accountId = node.asText();
-      String unsafe = FieldParser.unsafeCharacter(accountId);
-      if (unsafe != null) {
-        throw new Rejection(DeadLetterReason.INVALID_ACCOUNT_ID, "data.accountId holds " + unsafe);
-      }
-      int characters = accountId.codePointCount(0, accountId.length());
-      if (characters > MAX_ACCOUNT_ID_LENGTH) {
-        throw new Rejection(
-            DeadLetterReason.INVALID_ACCOUNT_ID,
-            "data.accountId is "
-                + characters
-                + " characters, over the limit of "
-                + MAX_ACCOUNT_ID_LENGTH);
-      }
-      return accountId;
-    }
-
-    private static long amountCents(ObjectNode data) throws Rejection {
-      JsonNode node = data.get("amount");
-      if (node == null || !node.isNumber()) {
-        throw new Rejection(
-            DeadLetterReason.INVALID_AMOUNT,
-            "data.amount is missing or not a JSON number (strings such as \"12.34\" are"
-                + " rejected)");
-      }
-      // Never expand the number (1E+99999999 is 11 characters): check its size first, print it
-      // in scientific form.
-      BigDecimal amount =
-          node.isBigDecimal() || node.isIntegralNumber()
-              ? node.decimalValue()
-              : new BigDecimal(node.asText());
-      if (amount.signum() < 0) {
-        throw new Rejection(
-            DeadLetterReason.INVALID_AMOUNT, "data.amount " + amount + " is negative");
-      }
-      if (amount.signum() == 0) {
-        return 0;
-      }
-      BigDecimal stripped = amount.stripTrailingZeros();
-      if (stripped.scale() > 2) {
-        throw new Rejection(
-            DeadLetterReason.INVALID_AMOUNT,
-            "data.amount " + stripped + " has more than 2 decimal places");
-      }
-      if (stripped.precision() - stripped.scale() > MAX_AMOUNT_INTEGER_DIGITS) {
-        throw new Rejection(
-            DeadLetterReason.INVALID_AMOUNT, "data.amount " + stripped + " is too large");
-      }
-      return stripped.scaleByPowerOfTen(2).longValueExact();
-    }
-
-    private static @Nullable String optionalMerchant(ObjectNode data) throws Rejection {
-      JsonNode node = data.get("merchantId");
-      if (node == null || node.isNull()) {
-        return null;
-      }
-      if (!node.isTextual() || node.asText().isEmpty()) {
-        throw new Rejection(
-            DeadLetterReason.INVALID_MERCHANT_ID, "data.merchantId is not a non-empty string");
-      }
-      String unsafe = FieldParser.unsafeCharacter(node.asText());
-      if (unsafe != null) {
-        throw new Rejection(
-            DeadLetterReason.INVALID_MERCHANT_ID, "data.merchantId holds " + unsafe);
-      }
-      return node.asText();
-    }
-
-    private static @Nullable String optionalCountry(ObjectNode data) throws Rejection {
-      JsonNode node = data.get("country");
-      if (node == null || node.isNull()) {
-        return null;
-      }
-      if (!node.isTextual() || !ISO_COUNTRIES.contains(node.asText())) {
-        throw new Rejection(
-            DeadLetterReason.INVALID_COUNTRY,
-            "data.country " + node + " is not an ISO 3166-1 alpha-2 code such as GB");
-      }
-      return node.asText();
     }
 
     private byte[] fingerprint(CloudEvent event, Instant eventTime, ObjectNode data) {

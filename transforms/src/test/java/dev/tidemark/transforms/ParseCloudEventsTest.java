@@ -15,12 +15,16 @@ import static org.junit.Assert.assertThrows;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.tidemark.spec.PipelineSpec;
+import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.DeadLetterReason;
 import dev.tidemark.transforms.values.PaymentEvent;
 import dev.tidemark.transforms.values.RawRecord;
+import java.io.IOException;
+import java.io.InputStream;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
@@ -671,9 +675,77 @@ public class ParseCloudEventsTest {
     data(lower).put("currency", "gbp");
     assertRejected(
         DeadLetterReason.INVALID_CURRENCY,
-        bad("replay:line 2", usd, "'USD'"),
+        bad("replay:line 2", usd, "\"USD\" is not one of [GBP]"),
         bad("replay:line 3", missing, "missing"),
-        bad("replay:line 4", lower, "'gbp'"));
+        bad("replay:line 4", lower, "\"gbp\""));
+  }
+
+  /** A payments spec with a field rule of its own and a field of its own, checked in order. */
+  private static PipelineSpec.Events ownPaymentsEvents() throws IOException {
+    String yaml;
+    try (InputStream in =
+        SpecLoader.class
+            .getClassLoader()
+            .getResourceAsStream(SpecLoader.BUNDLED_RESOURCES + "payments.yaml")) {
+      yaml = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    String accountId = "accountId:  {type: string, maxLength: 128, reason: invalid_account_id}";
+    assertThat(yaml, containsString(accountId));
+    yaml =
+        yaml.replace(
+            accountId,
+            "accountId:  {type: string, maxLength: 12, reason: invalid_account_id}\n"
+                + "    channel:    {type: enum, values: [web, pos], reason: invalid_channel}");
+    return SpecLoader.parse(yaml, "own-payments.yaml").events();
+  }
+
+  @Test
+  public void theSpecsFieldsAreCheckedIncludingFieldsOfItsOwn() throws IOException {
+    ObjectNode web = validEvent("own-1");
+    data(web).put("channel", "web");
+    ObjectNode noChannel = validEvent("own-2");
+    ObjectNode phone = validEvent("own-3");
+    data(phone).put("channel", "phone");
+    // accountId is checked first: a long id and a bad channel fail as the account.
+    ObjectNode longAccount = validEvent("own-4");
+    data(longAccount).put("accountId", "account-13-ch");
+    data(longAccount).put("channel", "phone");
+
+    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> result =
+        p.apply(
+                Create.of(
+                        record("replay:line 1", bytes(web)),
+                        record("replay:line 2", bytes(noChannel)),
+                        record("replay:line 3", bytes(phone)),
+                        record("replay:line 4", bytes(longAccount)))
+                    .withCoder(RawRecord.RawRecordCoder.of()))
+            .apply(ParseCloudEvents.create().withEvents(ownPaymentsEvents()));
+    PAssert.that(ids(result.output())).containsInAnyOrder("own-1");
+    PAssert.that(
+            result
+                .failures()
+                .apply(
+                    MapElements.into(TypeDescriptors.strings())
+                        .via(d -> d.origin() + " " + d.reasonCode() + ": " + d.message())))
+        .containsInAnyOrder(
+            "replay:line 2 invalid_channel: data.channel is missing",
+            "replay:line 3 invalid_channel: data.channel \"phone\" is not one of [web, pos]",
+            "replay:line 4 invalid_account_id: data.accountId is 13 characters, over the limit of"
+                + " 12");
+    p.run().waitUntilFinish();
+  }
+
+  @Test
+  public void eventsWithoutAPaymentFieldAreRefusedAtConstruction() throws IOException {
+    PipelineSpec.Events own = ownPaymentsEvents();
+    List<PipelineSpec.Field> fields = new ArrayList<>(own.fields());
+    fields.removeIf(f -> f.name().equals("amount"));
+    PipelineSpec.Events noAmount =
+        new PipelineSpec.Events(own.types(), own.maxEventBytes(), own.key(), fields);
+    IllegalArgumentException refused =
+        assertThrows(
+            IllegalArgumentException.class, () -> ParseCloudEvents.create().withEvents(noAmount));
+    assertThat(refused.getMessage(), containsString("no field amount"));
   }
 
   @Test
@@ -1425,7 +1497,7 @@ public class ParseCloudEventsTest {
 
   private static PCollection<String> reasons(PCollection<DeadLetter> failures) {
     return failures.apply(
-        "Reasons", MapElements.into(TypeDescriptors.strings()).via(d -> d.reason().code()));
+        "Reasons", MapElements.into(TypeDescriptors.strings()).via(DeadLetter::reasonCode));
   }
 
   private static byte[] filled(int length, byte value) {

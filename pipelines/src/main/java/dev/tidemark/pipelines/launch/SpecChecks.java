@@ -7,6 +7,7 @@ import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.spec.SpecException;
 import dev.tidemark.spec.SpecLoader;
+import dev.tidemark.transforms.values.PaymentFields;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -36,28 +37,24 @@ public final class SpecChecks {
 
   /**
    * Refuses what a spec declares that this build does not yet derive from it, instead of running
-   * something else: the parser, the features, the decision labels and the sink names are still the
-   * payments ones, so a spec must declare the bundled payments spec's event fields (its {@code
-   * currency} may name another single currency: {@code --currency}'s default), key, features and
-   * labels, the event time {@code time}, and the default output names. The rest (event types, size
-   * limit, identity, clocks, windows, model and threshold) is taken from any spec.
+   * something else: every declared field is checked as the spec says, but the features, the
+   * decision labels and the sink names are still the payments ones, so a spec must declare the
+   * payment fields ({@link PaymentFields}; other fields may be added and any field's rules
+   * changed), the bundled payments spec's features and labels, the event time {@code time}, and the
+   * default output names. The rest (event types, size limit, identity, clocks, windows, model and
+   * threshold) is taken from any spec.
    */
   public static void checkSupported(PipelineSpec spec, String location) {
     PipelineSpec payments = RunSpecs.load(SpecLoader.DEFAULT_BUNDLED);
     String why =
-        " this build parses and aggregates the payments events only (the fields, key and features"
-            + " of specs/payments.yaml); a spec of other events is refused until the pipeline"
-            + " derives its parser and features from the spec";
+        " this build aggregates payments only (the features of specs/payments.yaml over its payment"
+            + " fields); a spec of other events is refused until the pipeline derives its features"
+            + " from the spec";
     List<SpecException.Problem> problems = new ArrayList<>();
-    if (!spec.events().key().equals(payments.events().key())
-        || !withoutCurrencies(spec).equals(withoutCurrencies(payments))
-        || spec.field("currency").orElseThrow().values().size() != 1) {
-      problems.add(
-          new SpecException.Problem(
-              "events.fields",
-              "the key and fields are not those of the payments spec (key accountId; accountId,"
-                  + " amount, currency with one value, merchantId, country):"
-                  + why));
+    try {
+      PaymentFields.of(spec.events());
+    } catch (IllegalArgumentException e) {
+      problems.add(new SpecException.Problem("events.fields", e.getMessage() + ";" + why));
     }
     if (!spec.features().equals(payments.features())) {
       problems.add(
@@ -96,30 +93,6 @@ public final class SpecChecks {
     if (!problems.isEmpty()) {
       throw new SpecException(location, problems);
     }
-  }
-
-  /** The spec's fields with the currency's accepted values left out. */
-  private static List<PipelineSpec.Field> withoutCurrencies(PipelineSpec spec) {
-    List<PipelineSpec.Field> fields = new ArrayList<>();
-    for (PipelineSpec.Field f : spec.events().fields()) {
-      fields.add(
-          f.name().equals("currency")
-              ? new PipelineSpec.Field(
-                  f.name(),
-                  f.type(),
-                  f.optional(),
-                  f.reason(),
-                  f.minLength(),
-                  f.maxLength(),
-                  f.plainText(),
-                  f.scale(),
-                  f.integerDigits(),
-                  f.min(),
-                  f.max(),
-                  List.of())
-              : f);
-    }
-    return fields;
   }
 
   /**
