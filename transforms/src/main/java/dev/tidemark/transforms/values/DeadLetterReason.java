@@ -37,15 +37,19 @@ public enum DeadLetterReason {
   INVALID_CLOUDEVENT("invalid_cloudevent"),
   /** The event has no {@code data}, or its data is not a JSON object. */
   INVALID_DATA("invalid_data"),
-  /** {@code data.accountId} is missing, empty, not a string or longer than 128 characters. */
+  // The bundled payments spec's field reasons (specs/payments.yaml gives each field its reason and
+  // the spec's field parser the message). They stay constants because dead letters of coder format
+  // 1 name them, and a spec field's own reason is a code of its own (DeadLetter.reasonCode()).
+
+  /** The payments spec's reason for a bad {@code data.accountId}. */
   INVALID_ACCOUNT_ID("invalid_account_id"),
-  /** {@code data.amount} is missing, not a number, negative, or has more than 2 decimal places. */
+  /** The payments spec's reason for a bad {@code data.amount}. */
   INVALID_AMOUNT("invalid_amount"),
-  /** {@code data.currency} is missing or not the pipeline's currency. */
+  /** The payments spec's reason for a bad {@code data.currency}. */
   INVALID_CURRENCY("invalid_currency"),
-  /** {@code data.merchantId} is present but not a non-empty string. */
+  /** The payments spec's reason for a bad {@code data.merchantId}. */
   INVALID_MERCHANT_ID("invalid_merchant_id"),
-  /** {@code data.country} is present but not an ISO 3166-1 alpha-2 code. */
+  /** The payments spec's reason for a bad {@code data.country}. */
   INVALID_COUNTRY("invalid_country"),
   /** A replay-file line that looks like a directive but cannot be applied. */
   INVALID_DIRECTIVE("invalid_directive"),
