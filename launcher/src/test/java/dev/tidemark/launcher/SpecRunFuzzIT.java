@@ -11,7 +11,6 @@ import dev.tidemark.pipelines.launch.ExitCodes;
 import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.transforms.util.Json;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Random;
@@ -72,12 +71,7 @@ public class SpecRunFuzzIT {
   }
 
   private static ObjectNode bundledPayments() throws IOException {
-    try (InputStream in =
-        SpecLoader.class
-            .getClassLoader()
-            .getResourceAsStream(SpecLoader.BUNDLED_RESOURCES + "payments.yaml")) {
-      return (ObjectNode) YAML.readTree(in);
-    }
+    return (ObjectNode) YAML.readTree(SpecLoader.bundledText("payments"));
   }
 
   private static ObjectNode fields(ObjectNode spec) {

@@ -237,6 +237,17 @@ public abstract class ScoreFeatures
     return of(modelUri).withEngine(engine);
   }
 
+  /** The word that names the shipped default model where a model URI is expected. */
+  public static final String DEFAULT_MODEL = "default";
+
+  /**
+   * {@link #defaultModel()} for {@value #DEFAULT_MODEL}, else {@link #of(String)}: how a spec's
+   * {@code model.uri} and {@code --modelUri} name a model.
+   */
+  public static ScoreFeatures forModel(String modelUri) {
+    return DEFAULT_MODEL.equals(modelUri) ? defaultModel() : of(modelUri);
+  }
+
   /** Scores with the shipped default model ({@link DefaultModel#XGBOOST_URI}). */
   public static ScoreFeatures defaultModel() {
     return of(DefaultModel.XGBOOST_URI)
@@ -499,7 +510,7 @@ public abstract class ScoreFeatures
    * @throws ModelLoadException when the model file or its sidecar is missing or not valid
    */
   public static @Nullable List<String> sidecarFeatureNames(String modelUri) {
-    String uri = "default".equals(modelUri) ? DefaultModel.XGBOOST_URI : checkUri(modelUri);
+    String uri = DEFAULT_MODEL.equals(modelUri) ? DefaultModel.XGBOOST_URI : checkUri(modelUri);
     if (ModelDirectory.isWatched(uri)) {
       return null;
     }

@@ -1,6 +1,9 @@
 package dev.tidemark.pipelines;
 
+import dev.tidemark.model.ModelEngine;
 import dev.tidemark.model.ScoreFeatures;
+import dev.tidemark.spec.PipelineSpec;
+import dev.tidemark.spec.SpecException;
 import dev.tidemark.transforms.AnnotateCorrections;
 import dev.tidemark.transforms.AssembleDecisions;
 import dev.tidemark.transforms.BoundDeadLetters;
@@ -86,6 +89,64 @@ public final class ScoreCloudEvents extends PTransform<PCollection<RawRecord>, O
             ComputeFeatures.DEFAULT_WINDOW_SIZE, ComputeFeatures.DEFAULT_WINDOW_PERIOD),
         ScoreFeatures.defaultModel(),
         BoundDeadLetters.create());
+  }
+
+  /**
+   * Every step as {@code spec} declares it: the events it accepts and their fields (with their
+   * dead-letter reasons), the future skew, the dedup horizon, the windows (size, period, early and
+   * late firings, allowed lateness, accumulation), the model and its threshold. The {@code with…}
+   * methods then change a step for this use, as options do for a run.
+   *
+   * @throws SpecException when the graph cannot follow the spec ({@link SpecSupport})
+   */
+  public static ScoreCloudEvents of(PipelineSpec spec) {
+    SpecSupport.check(spec, "the spec '" + spec.name() + "'");
+    PipelineSpec.Windows windows = spec.windows();
+    ComputeFeatures features =
+        ComputeFeatures.of(joda(windows.size()), joda(windows.period()))
+            .withLateFiringDelay(joda(windows.lateFiring()))
+            .withAllowedLateness(joda(windows.allowedLateness()))
+            .withAccumulationMode(
+                windows.accumulation() == PipelineSpec.Accumulation.DISCARDING
+                    ? AccumulationMode.DISCARDING_FIRED_PANES
+                    : AccumulationMode.ACCUMULATING_FIRED_PANES);
+    features =
+        windows.earlyFiring() == null
+            ? features.withoutEarlyFirings()
+            : features.withEarlyFiringDelay(joda(windows.earlyFiring()));
+    ScoreFeatures scoring =
+        ScoreFeatures.forModel(spec.model().uri()).withThreshold(spec.model().threshold());
+    if (spec.model().engine() != null) {
+      scoring = scoring.withEngine(ModelEngine.fromName(spec.model().engine()));
+    }
+    return create()
+        .withParsing(
+            ParseCloudEvents.create()
+                .withEvents(spec.events())
+                .withMaxFutureSkew(joda(spec.clocks().maxFutureSkew())))
+        .withDeduplication(DeduplicateEvents.create().withHorizon(joda(spec.identity().horizon())))
+        .withFeatures(features)
+        .withScoring(scoring);
+  }
+
+  private static Duration joda(java.time.Duration duration) {
+    return Duration.millis(duration.toMillis());
+  }
+
+  ParseCloudEvents parsing() {
+    return parsing;
+  }
+
+  DeduplicateEvents deduplication() {
+    return deduplication;
+  }
+
+  ComputeFeatures features() {
+    return features;
+  }
+
+  ScoreFeatures scoring() {
+    return scoring;
   }
 
   /** How records are parsed and validated: accepted types, currency, size and skew bounds. */

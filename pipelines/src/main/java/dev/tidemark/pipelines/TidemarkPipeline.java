@@ -89,10 +89,7 @@ public final class TidemarkPipeline {
 
   /** The scoring step configured from {@code options}. */
   public static ScoreFeatures scorer(TidemarkOptions options) {
-    ScoreFeatures scorer =
-        "default".equals(options.getModelUri())
-            ? ScoreFeatures.defaultModel()
-            : ScoreFeatures.of(options.getModelUri());
+    ScoreFeatures scorer = ScoreFeatures.forModel(options.getModelUri());
     if (options.getModelEngine() != null && !options.getModelEngine().isEmpty()) {
       scorer = scorer.withEngine(ModelEngine.fromName(options.getModelEngine()));
     }

@@ -154,6 +154,16 @@ public final class SpecLoader {
    * {@code specs/<name>.yaml} names it in problems.
    */
   public static PipelineSpec loadBundled(String name) {
+    return parse(bundledText(name), "specs/" + name + ".yaml");
+  }
+
+  /**
+   * The YAML text of the bundled spec {@code name}, as in {@code specs/<name>.yaml}: a start for a
+   * spec of one's own.
+   *
+   * @throws SpecException when no such spec is bundled or it cannot be read
+   */
+  public static String bundledText(String name) {
     String location = "specs/" + name + ".yaml";
     if (!isBundled(name)) {
       throw new SpecException(
@@ -161,7 +171,7 @@ public final class SpecLoader {
     }
     try (InputStream in =
         SpecLoader.class.getClassLoader().getResourceAsStream(BUNDLED_RESOURCES + name + ".yaml")) {
-      return parse(new String(in.readAllBytes(), StandardCharsets.UTF_8), location);
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     } catch (IOException e) {
       throw new SpecException(location, List.of(new Problem("", "cannot read the spec: " + e)));
     }

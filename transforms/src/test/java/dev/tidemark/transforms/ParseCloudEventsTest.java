@@ -24,7 +24,6 @@ import dev.tidemark.transforms.values.DeadLetterReason;
 import dev.tidemark.transforms.values.PaymentEvent;
 import dev.tidemark.transforms.values.RawRecord;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
@@ -682,13 +681,7 @@ public class ParseCloudEventsTest {
 
   /** A payments spec with a field rule of its own and a field of its own, checked in order. */
   private static PipelineSpec.Events ownPaymentsEvents() throws IOException {
-    String yaml;
-    try (InputStream in =
-        SpecLoader.class
-            .getClassLoader()
-            .getResourceAsStream(SpecLoader.BUNDLED_RESOURCES + "payments.yaml")) {
-      yaml = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    }
+    String yaml = SpecLoader.bundledText("payments");
     String accountId = "accountId:  {type: string, maxLength: 128, reason: invalid_account_id}";
     assertThat(yaml, containsString(accountId));
     yaml =

@@ -3,11 +3,11 @@ package dev.tidemark.pipelines.launch;
 import dev.tidemark.model.ScoreFeatures;
 import dev.tidemark.pipelines.RunSpecs;
 import dev.tidemark.pipelines.SpecOptions;
+import dev.tidemark.pipelines.SpecSupport;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.spec.SpecException;
 import dev.tidemark.spec.SpecLoader;
-import dev.tidemark.transforms.values.PaymentFields;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -36,49 +36,12 @@ public final class SpecChecks {
   }
 
   /**
-   * Refuses what a spec declares that this build does not yet derive from it, instead of running
-   * something else: every declared field is checked as the spec says, but the features, the
-   * decision labels and the sink names are still the payments ones, so a spec must declare the
-   * payment fields ({@link PaymentFields}; other fields may be added and any field's rules
-   * changed), the bundled payments spec's features and labels, the event time {@code time}, and the
-   * default output names. The rest (event types, size limit, identity, clocks, windows, model and
-   * threshold) is taken from any spec.
+   * Refuses what a run cannot yet take from a spec: what the graph cannot ({@link
+   * SpecSupport#check}), and output names other than the defaults (the sinks take their names from
+   * the options).
    */
   public static void checkSupported(PipelineSpec spec, String location) {
-    PipelineSpec payments = RunSpecs.load(SpecLoader.DEFAULT_BUNDLED);
-    String why =
-        " this build aggregates payments only (the features of specs/payments.yaml over its payment"
-            + " fields); a spec of other events is refused until the pipeline derives its features"
-            + " from the spec";
-    List<SpecException.Problem> problems = new ArrayList<>();
-    try {
-      PaymentFields.of(spec.events());
-    } catch (IllegalArgumentException e) {
-      problems.add(new SpecException.Problem("events.fields", e.getMessage() + ";" + why));
-    }
-    if (!spec.features().equals(payments.features())) {
-      problems.add(
-          new SpecException.Problem(
-              "features",
-              "the features are not the payments spec's " + payments.featureNames() + ":" + why));
-    }
-    if (!spec.clocks().eventTime().equals(PipelineSpec.Clocks.TIME_ATTRIBUTE)) {
-      problems.add(
-          new SpecException.Problem(
-              "clocks.eventTime",
-              "'"
-                  + spec.clocks().eventTime()
-                  + "': this build takes the event time from the CloudEvents attribute 'time'"
-                  + " only"));
-    }
-    PipelineSpec.Model model = spec.model();
-    if (!model.positiveLabel().equals(payments.model().positiveLabel())
-        || !model.negativeLabel().equals(payments.model().negativeLabel())) {
-      problems.add(
-          new SpecException.Problem(
-              "model.labels",
-              "this build decides 'review' and 'allow' only; leave model.labels out"));
-    }
+    List<SpecException.Problem> problems = new ArrayList<>(SpecSupport.problems(spec));
     for (Map.Entry<String, PipelineSpec.Output> output : new TreeMap<>(spec.outputs()).entrySet()) {
       if (!output.getValue().names().equals(SpecLoader.defaultNames(output.getValue().sink()))) {
         problems.add(

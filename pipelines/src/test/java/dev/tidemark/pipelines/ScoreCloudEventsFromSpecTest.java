@@ -1,0 +1,172 @@
+package dev.tidemark.pipelines;
+
+import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.is;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertThrows;
+
+import dev.tidemark.spec.PipelineSpec;
+import dev.tidemark.spec.SpecException;
+import dev.tidemark.spec.SpecLoader;
+import dev.tidemark.transforms.ComputeFeatures;
+import dev.tidemark.transforms.ParseCloudEvents;
+import dev.tidemark.transforms.util.TidemarkMetrics;
+import dev.tidemark.transforms.values.DeadLetter;
+import dev.tidemark.transforms.values.RawRecord;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.beam.sdk.PipelineResult;
+import org.apache.beam.sdk.metrics.MetricResult;
+import org.apache.beam.sdk.options.PipelineOptionsFactory;
+import org.apache.beam.sdk.testing.PAssert;
+import org.apache.beam.sdk.testing.TestPipeline;
+import org.apache.beam.sdk.transforms.Create;
+import org.apache.beam.sdk.transforms.MapElements;
+import org.apache.beam.sdk.values.TypeDescriptors;
+import org.apache.beam.sdk.values.WindowingStrategy.AccumulationMode;
+import org.joda.time.Duration;
+import org.joda.time.Instant;
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+import org.junit.runner.RunWith;
+import org.junit.runners.JUnit4;
+
+/**
+ * {@link ScoreCloudEvents#of} builds every step from a spec, the steps a run with that spec and no
+ * other option builds, and applied in a user's pipeline it follows the spec's fields and windows.
+ */
+@RunWith(JUnit4.class)
+public class ScoreCloudEventsFromSpecTest {
+  @Rule public final transient TestPipeline pipeline = TestPipeline.create();
+  @Rule public final transient TemporaryFolder folder = new TemporaryFolder();
+
+  private static final Instant START = Instant.parse("2026-03-01T10:00:00Z");
+
+  /** The bundled payments spec with a channel field, fixed windows, a horizon and a threshold. */
+  private Path ownSpec() throws IOException {
+    String yaml = SpecLoader.bundledText("payments");
+    String[][] changes = {
+      {
+        "    country:    {type: country, optional: true, reason: invalid_country}",
+        "    country:    {type: country, optional: true, reason: invalid_country}\n"
+            + "    channel:    {type: enum, values: [web, pos], reason: invalid_channel}"
+      },
+      {"  horizon: PT24H", "  horizon: PT2H"},
+      {"  period: PT30S", "  period: PT5M"},
+      {"  earlyFiring: PT10S", "  earlyFiring: none"},
+      {"  allowedLateness: PT1H", "  allowedLateness: PT20M"},
+      {"  threshold: 0.5", "  threshold: 0.8"},
+    };
+    for (String[] change : changes) {
+      assertThat(change[0], yaml.contains(change[0]), is(true));
+      yaml = yaml.replace(change[0], change[1]);
+    }
+    Path file = folder.getRoot().toPath().resolve("own-payments.yaml");
+    Files.writeString(file, yaml, StandardCharsets.UTF_8);
+    return file;
+  }
+
+  @Test
+  public void everyStepComesFromTheSpec() throws IOException {
+    PipelineSpec spec = SpecLoader.load(ownSpec());
+    ScoreCloudEvents graph = ScoreCloudEvents.of(spec);
+
+    assertEquals(ParseCloudEvents.create().withEvents(spec.events()), graph.parsing());
+    assertThat(graph.deduplication().horizon(), is(Duration.standardHours(2)));
+    assertEquals(
+        ComputeFeatures.of(Duration.standardMinutes(5), Duration.standardMinutes(5))
+            .withoutEarlyFirings()
+            .withLateFiringDelay(Duration.ZERO)
+            .withAllowedLateness(Duration.standardMinutes(20))
+            .withAccumulationMode(AccumulationMode.ACCUMULATING_FIRED_PANES),
+        graph.features());
+    assertThat(graph.scoring().threshold(), is(0.8));
+  }
+
+  @Test
+  public void aRunWithTheSpecAndNoOtherOptionBuildsTheSameSteps() throws IOException {
+    Path file = ownSpec();
+    TidemarkOptions options =
+        PipelineOptionsFactory.fromArgs("--specUri=" + file).as(TidemarkOptions.class);
+    ScoreCloudEvents run = TidemarkPipeline.transform(options);
+    ScoreCloudEvents of = ScoreCloudEvents.of(SpecLoader.load(file));
+
+    assertEquals(of.parsing(), run.parsing());
+    assertThat(run.deduplication().horizon(), is(of.deduplication().horizon()));
+    // The gate's shards are an option of the run (its parallelism), not of the spec.
+    assertEquals(
+        of.features().withGateShards(TidemarkPipeline.gateShardsOf(options)), run.features());
+    assertThat(run.scoring().modelUri(), is(of.scoring().modelUri()));
+    assertThat(run.scoring().threshold(), is(of.scoring().threshold()));
+    assertThat(run.scoring().engine(), is(of.scoring().engine()));
+  }
+
+  @Test
+  public void aSpecTheGraphCannotFollowIsRefusedWithEveryProblem() {
+    SpecException e =
+        assertThrows(
+            SpecException.class, () -> ScoreCloudEvents.of(SpecLoader.loadBundled("logins")));
+    assertThat(e.getMessage(), containsString("the spec 'logins'"));
+    assertThat(
+        e.problems().stream().map(SpecException.Problem::path).toList(),
+        is(List.of("events.fields", "features", "model.labels")));
+  }
+
+  @Test
+  public void appliedInAUsersPipelineItChecksTheSpecsFields() throws IOException {
+    List<RawRecord> records = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      records.add(event("e-" + i, "acct-a", i % 2 == 0 ? "web" : "pos", 30 * i));
+    }
+    records.add(event("e-6", "acct-a", "phone", 200));
+    records.add(event("e-7", "acct-a", null, 210));
+    Outputs outputs =
+        pipeline
+            .apply("Shop", Create.of(records).withCoder(RawRecord.RawRecordCoder.of()))
+            .apply("ScoreCloudEvents", ScoreCloudEvents.of(SpecLoader.load(ownSpec())));
+    PAssert.that(
+            outputs.deadLetters.apply(
+                "Reasons", MapElements.into(TypeDescriptors.strings()).via(DeadLetter::reasonCode)))
+        .containsInAnyOrder("invalid_channel", "invalid_channel");
+    // One 5-minute window, no early panes: one decision over the six valid payments.
+    PAssert.that(
+            outputs.decisions.apply(
+                "Counts",
+                MapElements.into(TypeDescriptors.strings())
+                    .via(d -> d.accountId() + " " + d.features().txnCount())))
+        .containsInAnyOrder("acct-a 6");
+    PipelineResult result = pipeline.run();
+    result.waitUntilFinish();
+    Map<String, Long> counters = new TreeMap<>();
+    for (MetricResult<Long> counter :
+        result.metrics().queryMetrics(outputs.counters()).getCounters()) {
+      counters.merge(counter.getName().getName(), counter.getAttempted(), Long::sum);
+    }
+    assertThat(counters.get(TidemarkMetrics.READ), is(8L));
+    assertThat(counters.get(TidemarkMetrics.VALID), is(6L));
+    assertThat(counters.get(TidemarkMetrics.DEAD_LETTERS), is(2L));
+  }
+
+  private static RawRecord event(String id, String account, String channel, int seconds) {
+    Instant time = START.plus(Duration.standardSeconds(seconds));
+    String json =
+        "{\"specversion\":\"1.0\",\"id\":\""
+            + id
+            + "\",\"source\":\"/shop\",\"type\":\"payments.transaction.v1\",\"time\":\""
+            + time
+            + "\",\"data\":{\"accountId\":\""
+            + account
+            + "\",\"amount\":12.5,\"currency\":\"GBP\""
+            + (channel == null ? "" : ",\"channel\":\"" + channel + "\"")
+            + "}}";
+    return RawRecord.of(json.getBytes(StandardCharsets.UTF_8), time, "shop");
+  }
+}
