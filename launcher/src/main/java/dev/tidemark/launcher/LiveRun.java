@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Predicate;
 import org.apache.beam.runners.flink.FlinkPipelineOptions;
 import org.apache.beam.sdk.options.PipelineOptions;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -133,6 +134,24 @@ public final class LiveRun {
       Duration quiet,
       Runnable checkJob)
       throws InterruptedException {
+    return awaitQuiet(clients, topics, markers, timeout, quiet, checkJob, committed -> true);
+  }
+
+  /**
+   * {@link #awaitQuiet(KafkaClients, Map, int, Duration, Duration, Runnable)}, and also until
+   * {@code complete} holds for what is committed (by output name): for a caller that knows an
+   * output it must see, such as a window's on-time pane, which a loaded machine can deliver after a
+   * quiet period.
+   */
+  public static Map<String, List<ConsumerRecord<byte[], byte[]>>> awaitQuiet(
+      KafkaClients clients,
+      Map<String, String> topics,
+      int markers,
+      Duration timeout,
+      Duration quiet,
+      Runnable checkJob,
+      Predicate<Map<String, List<ConsumerRecord<byte[], byte[]>>>> complete)
+      throws InterruptedException {
     long deadline = System.nanoTime() + timeout.getMillis() * 1_000_000L;
     Map<String, Integer> previous = Map.of();
     long unchangedSince = System.nanoTime();
@@ -157,7 +176,9 @@ public final class LiveRun {
             && System.nanoTime() - unchangedSince >= quiet.getMillis() * 1_000_000L) {
           Map<String, List<ConsumerRecord<byte[], byte[]>>> committed = new LinkedHashMap<>();
           readers.forEach((name, reader) -> committed.put(name, reader.records()));
-          return committed;
+          if (complete.test(committed)) {
+            return committed;
+          }
         }
         if (++polls % 20 == 0) {
           System.out.printf(

@@ -145,7 +145,8 @@ public class SavepointRestoreIT {
     Path savepoint = temp.newFolder("savepoint").toPath();
     SavepointFixture.copyDirectory(fixture.resolve(SavepointFixture.SAVEPOINT), savepoint);
     options.as(FlinkPipelineOptions.class).setSavepointPath(savepoint.toUri().toString());
-    Outputs outputs = run(options, clients, topics, markers, savepoint);
+    Outputs outputs =
+        run(options, clients, topics, markers, savepoint, window.get("decisionId").asText());
 
     JsonNode probe = manifest.path("state").get("dedupProbe");
     assertThat("one duplicate: the copy of the event read before", outputs.duplicates, hasSize(1));
@@ -187,7 +188,8 @@ public class SavepointRestoreIT {
     KafkaClients clients = KafkaClients.from(options);
     Map<String, String> topics = SavepointFixture.createTopics(forward.address(), options);
     int markers = sendAfterSavepoint(clients, options.getKafkaInputTopic(), window);
-    Outputs outputs = run(options, clients, topics, markers, null);
+    Outputs outputs =
+        run(options, clients, topics, markers, null, window.get("decisionId").asText());
 
     assertThat("the copy passes as a first copy", outputs.duplicates, is(empty()));
     List<JsonNode> panes = outputs.panesOf(window.get("decisionId").asText());
@@ -303,15 +305,17 @@ public class SavepointRestoreIT {
   }
 
   /**
-   * Runs the pipeline until every marker is through and the outputs are quiet, and reads them back;
-   * with a savepoint, also checks that Flink restored the job from it.
+   * Runs the pipeline until every marker is through, the window {@code decisionId} has its on-time
+   * pane and the outputs are quiet, and reads them back; with a savepoint, also checks that Flink
+   * restored the job from it.
    */
   private static Outputs run(
       TidemarkOptions options,
       KafkaClients clients,
       Map<String, String> topics,
       int markers,
-      Path savepoint)
+      Path savepoint,
+      String decisionId)
       throws Exception {
     EmbeddedFlinkJobsShim.Job job = EmbeddedFlinkJobsShim.start(Launch.build(options));
     Map<String, List<ConsumerRecord<byte[], byte[]>>> committed;
@@ -323,7 +327,8 @@ public class SavepointRestoreIT {
               markers,
               Duration.standardMinutes(4),
               LiveRun.quietPeriod(options),
-              job::checkRunning);
+              job::checkRunning,
+              done -> hasOnTimePane(done.get("decisions"), decisionId));
       if (savepoint != null) {
         RestoredCheckpointStats restored = job.checkpointStats().getLatestRestoredCheckpoint();
         assertThat("Flink restored the job from a savepoint", restored, notNullValue());
@@ -340,5 +345,22 @@ public class SavepointRestoreIT {
       outputs.duplicates.add(Json.MAPPER.readTree(record.value()));
     }
     return outputs;
+  }
+
+  /** Whether the window {@code decisionId} has its on-time pane among {@code decisions}. */
+  private static boolean hasOnTimePane(
+      List<ConsumerRecord<byte[], byte[]>> decisions, String decisionId) {
+    for (ConsumerRecord<byte[], byte[]> record : decisions) {
+      try {
+        JsonNode decision = Json.MAPPER.readTree(record.value());
+        if (decision.path("decisionId").asText().equals(decisionId)
+            && decision.path("pane").path("timing").asText().equals("ON_TIME")) {
+          return true;
+        }
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }
+    return false;
   }
 }
