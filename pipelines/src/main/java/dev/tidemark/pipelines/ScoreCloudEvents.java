@@ -101,19 +101,6 @@ public final class ScoreCloudEvents extends PTransform<PCollection<RawRecord>, O
    */
   public static ScoreCloudEvents of(PipelineSpec spec) {
     SpecSupport.check(spec, "the spec '" + spec.name() + "'");
-    PipelineSpec.Windows windows = spec.windows();
-    ComputeFeatures features =
-        ComputeFeatures.of(joda(windows.size()), joda(windows.period()))
-            .withLateFiringDelay(joda(windows.lateFiring()))
-            .withAllowedLateness(joda(windows.allowedLateness()))
-            .withAccumulationMode(
-                windows.accumulation() == PipelineSpec.Accumulation.DISCARDING
-                    ? AccumulationMode.DISCARDING_FIRED_PANES
-                    : AccumulationMode.ACCUMULATING_FIRED_PANES);
-    features =
-        windows.earlyFiring() == null
-            ? features.withoutEarlyFirings()
-            : features.withEarlyFiringDelay(joda(windows.earlyFiring()));
     ScoreFeatures scoring =
         ScoreFeatures.forModel(spec.model().uri()).withThreshold(spec.model().threshold());
     if (spec.model().engine() != null) {
@@ -125,7 +112,7 @@ public final class ScoreCloudEvents extends PTransform<PCollection<RawRecord>, O
                 .withEvents(spec.events())
                 .withMaxFutureSkew(joda(spec.clocks().maxFutureSkew())))
         .withDeduplication(DeduplicateEvents.create().withHorizon(joda(spec.identity().horizon())))
-        .withFeatures(features)
+        .withFeatures(ComputeFeatures.of(spec.windows()))
         .withScoring(scoring);
   }
 

@@ -4,6 +4,7 @@ import dev.tidemark.model.ModelEngine;
 import dev.tidemark.model.ScoreFeatures;
 import dev.tidemark.pipelines.io.Sinks;
 import dev.tidemark.pipelines.io.Sources;
+import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.transforms.BoundDeadLetters;
 import dev.tidemark.transforms.ComputeFeatures;
 import dev.tidemark.transforms.DeduplicateEvents;
@@ -17,7 +18,6 @@ import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.values.PBegin;
 import org.apache.beam.sdk.values.PCollection;
-import org.apache.beam.sdk.values.WindowingStrategy.AccumulationMode;
 import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Duration;
 
@@ -136,21 +136,22 @@ public final class TidemarkPipeline {
   }
 
   static ComputeFeatures windowedFeatures(TidemarkOptions options) {
-    ComputeFeatures features =
-        ComputeFeatures.of(
-                Durations.parse("windowSize", options.getWindowSize()),
-                Durations.parse("windowPeriod", options.getWindowPeriod()))
-            .withLateFiringDelay(Durations.parse("lateFiringDelay", options.getLateFiringDelay()))
-            .withAllowedLateness(Durations.parse("allowedLateness", options.getAllowedLateness()))
-            .withGateShards(gateShardsOf(options))
-            .withAccumulationMode(
-                options.getAccumulationMode() == TidemarkOptions.AccumulationKind.DISCARDING
-                    ? AccumulationMode.DISCARDING_FIRED_PANES
-                    : AccumulationMode.ACCUMULATING_FIRED_PANES);
     String early = options.getEarlyFiringDelay();
-    return "none".equalsIgnoreCase(early.trim())
-        ? features.withoutEarlyFirings()
-        : features.withEarlyFiringDelay(Durations.parse("earlyFiringDelay", early));
+    PipelineSpec.Windows windows =
+        new PipelineSpec.Windows(
+            javaDuration("windowSize", options.getWindowSize()),
+            javaDuration("windowPeriod", options.getWindowPeriod()),
+            "none".equalsIgnoreCase(early.trim()) ? null : javaDuration("earlyFiringDelay", early),
+            javaDuration("lateFiringDelay", options.getLateFiringDelay()),
+            javaDuration("allowedLateness", options.getAllowedLateness()),
+            options.getAccumulationMode() == TidemarkOptions.AccumulationKind.DISCARDING
+                ? PipelineSpec.Accumulation.DISCARDING
+                : PipelineSpec.Accumulation.ACCUMULATING);
+    return ComputeFeatures.of(windows).withGateShards(gateShardsOf(options));
+  }
+
+  private static java.time.Duration javaDuration(String flag, String value) {
+    return java.time.Duration.ofMillis(Durations.parse(flag, value).getMillis());
   }
 
   /**

@@ -1,6 +1,7 @@
 package dev.tidemark.transforms;
 
 import com.google.auto.value.AutoValue;
+import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.FeatureInput;
 import dev.tidemark.transforms.values.Features;
@@ -137,6 +138,29 @@ public abstract class ComputeFeatures
     abstract Builder setGateShards(int shards);
 
     abstract ComputeFeatures build();
+  }
+
+  /**
+   * The windows a spec's {@code windows} section declares: size and period, early firings after
+   * {@code earlyFiring} (none when it is null), late firings, allowed lateness and accumulation.
+   * The gate's shards keep their default ({@link #withGateShards}).
+   */
+  public static ComputeFeatures of(PipelineSpec.Windows windows) {
+    ComputeFeatures features =
+        of(joda(windows.size()), joda(windows.period()))
+            .withLateFiringDelay(joda(windows.lateFiring()))
+            .withAllowedLateness(joda(windows.allowedLateness()))
+            .withAccumulationMode(
+                windows.accumulation() == PipelineSpec.Accumulation.DISCARDING
+                    ? AccumulationMode.DISCARDING_FIRED_PANES
+                    : AccumulationMode.ACCUMULATING_FIRED_PANES);
+    return windows.earlyFiring() == null
+        ? features.withoutEarlyFirings()
+        : features.withEarlyFiringDelay(joda(windows.earlyFiring()));
+  }
+
+  private static Duration joda(java.time.Duration duration) {
+    return Duration.millis(duration.toMillis());
   }
 
   /** Sliding windows of {@code size} starting every {@code period}; the other settings default. */
