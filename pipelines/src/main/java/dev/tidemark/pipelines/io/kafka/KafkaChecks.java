@@ -15,6 +15,7 @@ import org.apache.beam.runners.flink.FlinkPipelineOptions;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RetriableException;
 
 /**
  * Checks at pipeline construction that refuse unsafe Kafka/Flink combinations, each with a message
@@ -126,32 +127,27 @@ public final class KafkaChecks {
     }
   }
 
-  /** Lists the input topic's partitions and the source group's committed ones. */
+  /**
+   * Lists the input topic's partitions and the source group's committed ones. A retriable error (a
+   * topic or a group coordinator a broker does not know yet, moments after the topic was created or
+   * a broker restarted) is retried for up to 15 seconds.
+   */
   public static SourcePartitions sourcePartitions(TidemarkOptions options, KafkaClients clients) {
     String topic = options.getKafkaInputTopic();
     Properties properties = new Properties();
     properties.putAll(clients.connectionConfig());
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
     try (Admin admin = Admin.create(properties)) {
-      int partitions =
-          admin
-              .describeTopics(List.of(topic))
-              .allTopicNames()
-              .get(30, TimeUnit.SECONDS)
-              .get(topic)
-              .partitions()
-              .size();
-      int committed = 0;
-      for (Map.Entry<TopicPartition, OffsetAndMetadata> offset :
-          admin
-              .listConsumerGroupOffsets(options.getKafkaConsumerGroup())
-              .partitionsToOffsetAndMetadata()
-              .get(30, TimeUnit.SECONDS)
-              .entrySet()) {
-        if (offset.getKey().topic().equals(topic) && offset.getValue() != null) {
-          committed++;
+      while (true) {
+        try {
+          return sourcePartitions(admin, topic, options.getKafkaConsumerGroup());
+        } catch (ExecutionException e) {
+          if (!(e.getCause() instanceof RetriableException) || System.nanoTime() > deadline) {
+            throw e;
+          }
+          Thread.sleep(250);
         }
       }
-      return new SourcePartitions(partitions, committed);
     } catch (ExecutionException | TimeoutException e) {
       throw new IllegalStateException(
           "cannot list the partitions of --kafkaInputTopic="
@@ -165,6 +161,30 @@ public final class KafkaChecks {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while listing the input partitions", e);
     }
+  }
+
+  private static SourcePartitions sourcePartitions(Admin admin, String topic, String group)
+      throws ExecutionException, InterruptedException, TimeoutException {
+    int partitions =
+        admin
+            .describeTopics(List.of(topic))
+            .allTopicNames()
+            .get(30, TimeUnit.SECONDS)
+            .get(topic)
+            .partitions()
+            .size();
+    int committed = 0;
+    for (Map.Entry<TopicPartition, OffsetAndMetadata> offset :
+        admin
+            .listConsumerGroupOffsets(group)
+            .partitionsToOffsetAndMetadata()
+            .get(30, TimeUnit.SECONDS)
+            .entrySet()) {
+      if (offset.getKey().topic().equals(topic) && offset.getValue() != null) {
+        committed++;
+      }
+    }
+    return new SourcePartitions(partitions, committed);
   }
 
   /**
