@@ -110,6 +110,7 @@ public final class ScoreCloudEvents extends PTransform<PCollection<RawRecord>, O
         .withParsing(
             ParseCloudEvents.create()
                 .withEvents(spec.events())
+                .withEventTime(spec.clocks().eventTime())
                 .withMaxFutureSkew(joda(spec.clocks().maxFutureSkew())))
         .withDeduplication(DeduplicateEvents.create().withHorizon(joda(spec.identity().horizon())))
         .withFeatures(ComputeFeatures.of(spec.windows()))

@@ -10,10 +10,11 @@ import java.util.List;
 /**
  * What the graph ({@link ScoreCloudEvents}) takes from a spec today, and what it refuses rather
  * than run something else. Every declared field is checked as the spec says, and the event types,
- * size limit, future skew, identity, windows, model and threshold come from any spec; the features
- * and the decision labels are still the payments ones. So a spec must declare the payment fields
- * ({@link PaymentFields}; it may add fields and change any field's rules), the bundled payments
- * spec's features and labels, and the event time {@code time}.
+ * size limit, event time, future skew, identity, windows, model and threshold come from any spec;
+ * the features and the decision labels are still the payments ones. So a spec must declare the
+ * payment fields ({@link PaymentFields}; it may add fields and change any field's rules) and the
+ * bundled payments spec's features and labels. The event time may be the attribute {@code time} or
+ * a timestamp field of {@code data}, as {@code clocks.eventTime} says.
  */
 public final class SpecSupport {
   private static final String WHY =
@@ -22,6 +23,11 @@ public final class SpecSupport {
           + " from the spec";
 
   private SpecSupport() {}
+
+  /** The bundled payments spec, read once. */
+  private static final class Payments {
+    static final PipelineSpec SPEC = SpecLoader.loadBundled(SpecLoader.DEFAULT_BUNDLED);
+  }
 
   /**
    * Refuses a spec the graph cannot follow.
@@ -37,7 +43,7 @@ public final class SpecSupport {
 
   /** Each part of {@code spec} the graph cannot follow, with its path; empty when it can. */
   public static List<SpecException.Problem> problems(PipelineSpec spec) {
-    PipelineSpec payments = RunSpecs.load(SpecLoader.DEFAULT_BUNDLED);
+    PipelineSpec payments = Payments.SPEC;
     List<SpecException.Problem> problems = new ArrayList<>();
     try {
       PaymentFields.of(spec.events());
@@ -49,15 +55,6 @@ public final class SpecSupport {
           new SpecException.Problem(
               "features",
               "the features are not the payments spec's " + payments.featureNames() + ":" + WHY));
-    }
-    if (!spec.clocks().eventTime().equals(PipelineSpec.Clocks.TIME_ATTRIBUTE)) {
-      problems.add(
-          new SpecException.Problem(
-              "clocks.eventTime",
-              "'"
-                  + spec.clocks().eventTime()
-                  + "': this build takes the event time from the CloudEvents attribute 'time'"
-                  + " only"));
     }
     PipelineSpec.Model model = spec.model();
     if (!model.positiveLabel().equals(payments.model().positiveLabel())

@@ -61,8 +61,8 @@ public final class TidemarkPipeline {
   }
 
   /**
-   * The parsing step configured from {@code options}: the run's spec's events, with the options'
-   * event types, currency, size limit and future skew (their defaults are the spec's).
+   * The parsing step configured from {@code options}: the run's spec's events and event time, with
+   * the options' event types, currency, size limit and future skew (their defaults are the spec's).
    */
   public static ParseCloudEvents parser(TidemarkOptions options) {
     Set<String> types =
@@ -70,8 +70,10 @@ public final class TidemarkPipeline {
             .map(String::trim)
             .filter(t -> !t.isEmpty())
             .collect(Collectors.toCollection(LinkedHashSet::new));
+    PipelineSpec spec = RunSpecs.of(options);
     return ParseCloudEvents.create()
-        .withEvents(RunSpecs.of(options).events())
+        .withEvents(spec.events())
+        .withEventTime(spec.clocks().eventTime())
         .withAllowedTypes(types)
         .withCurrency(options.getCurrency())
         .withMaxEventBytes(options.getMaxEventBytes())

@@ -155,6 +155,52 @@ public class ScoreCloudEventsFromSpecTest {
     assertThat(counters.get(TidemarkMetrics.DEAD_LETTERS), is(2L));
   }
 
+  @Test
+  public void theEventTimeCanBeAFieldOfData() throws IOException {
+    // Fixed 5-minute windows without early panes; the event time is data.paidAt.
+    String yaml = Files.readString(ownSpec(), StandardCharsets.UTF_8);
+    yaml =
+        yaml.replace(
+                "    channel:    {type: enum, values: [web, pos], reason: invalid_channel}",
+                "    channel:    {type: enum, values: [web, pos], optional: true,"
+                    + " reason: invalid_channel}\n"
+                    + "    paidAt:     {type: timestamp, reason: invalid_paid_at}")
+            .replace("eventTime: time", "eventTime: paidAt");
+    PipelineSpec spec = SpecLoader.parse(yaml, "paid-at.yaml");
+    // Every record's attribute time is an hour after its paidAt, and two paidAt times fall in the
+    // next window: the windows and the decisions' event times follow paidAt.
+    List<RawRecord> records = new ArrayList<>();
+    int[] seconds = {0, 30, 60, 290, 300, 330};
+    for (int i = 0; i < seconds.length; i++) {
+      Instant paidAt = START.plus(Duration.standardSeconds(seconds[i]));
+      String json =
+          new String(
+                  event("p-" + i, "acct-a", null, seconds[i] + 3600).payload(),
+                  StandardCharsets.UTF_8)
+              .replace(
+                  "\"currency\":\"GBP\"", "\"currency\":\"GBP\",\"paidAt\":\"" + paidAt + "\"");
+      records.add(RawRecord.of(json.getBytes(StandardCharsets.UTF_8), paidAt, "shop"));
+    }
+    Outputs outputs =
+        pipeline
+            .apply("Shop", Create.of(records).withCoder(RawRecord.RawRecordCoder.of()))
+            .apply("ScoreCloudEvents", ScoreCloudEvents.of(spec));
+    PAssert.that(
+            outputs.decisions.apply(
+                "Windows",
+                MapElements.into(TypeDescriptors.strings())
+                    .via(
+                        d ->
+                            d.windowStart() + " " + d.features().txnCount() + " " + d.eventTime())))
+        .containsInAnyOrder(
+            START + " 4 " + START.plus(Duration.standardSeconds(290)),
+            START.plus(Duration.standardMinutes(5))
+                + " 2 "
+                + START.plus(Duration.standardSeconds(330)));
+    PAssert.that(outputs.deadLetters).empty();
+    pipeline.run().waitUntilFinish();
+  }
+
   private static RawRecord event(String id, String account, String channel, int seconds) {
     Instant time = START.plus(Duration.standardSeconds(seconds));
     String json =

@@ -237,6 +237,49 @@ public class SpecOptionsTest {
   }
 
   @Test
+  public void aDataFieldAsTheEventTimeIsReadByTheParserAndRefusedByPubsub() throws IOException {
+    Path spec =
+        paymentsWith(
+            "paid-at.yaml",
+            "country:    {type: country, optional: true, reason: invalid_country}",
+            "country:    {type: country, optional: true, reason: invalid_country}\n"
+                + "    paidAt:     {type: timestamp, reason: invalid_paid_at}",
+            "eventTime: time",
+            "eventTime: paidAt");
+    TidemarkOptions options = options("--specUri=" + spec);
+    OptionChecks.check(options);
+    String line =
+        "{\"specversion\":\"1.0\",\"id\":\"e1\",\"source\":\"/s\","
+            + "\"type\":\"payments.transaction.v1\",\"data\":{\"accountId\":\"a\","
+            + "\"amount\":1,\"currency\":\"GBP\",\"paidAt\":\"2026-01-01T00:00:30Z\"}}";
+    List<DeadLetter> deadLetters = new ArrayList<>();
+    PaymentEvent event =
+        TidemarkPipeline.parser(options)
+            .newParser()
+            .parse(
+                RawRecord.of(
+                    line.getBytes(StandardCharsets.UTF_8),
+                    Instant.parse("2026-01-01T00:01:00Z"),
+                    "line 1"),
+                deadLetters::add);
+    assertThat(
+        deadLetters.toString(), event.eventTime(), is(Instant.parse("2026-01-01T00:00:30Z")));
+
+    TidemarkOptions pubsub =
+        options(
+            "--specUri=" + spec,
+            "--source=pubsub",
+            "--pubsubSubscription=projects/p/subscriptions/s");
+    IllegalArgumentException refused =
+        assertThrows(IllegalArgumentException.class, () -> OptionChecks.check(pubsub));
+    assertThat(
+        refused.getMessage(),
+        containsString(
+            "--source=pubsub: the spec's clocks.eventTime is data.paidAt, but a Pub/Sub source"
+                + " takes its timestamps from the message attribute"));
+  }
+
+  @Test
   public void aPaymentsSpecWithAnotherCurrencyIsTakenAndSetsTheCurrency() throws IOException {
     Path spec = paymentsWith("euro.yaml", "values: [GBP]", "values: [EUR]");
     TidemarkOptions options = options("--specUri=" + spec);

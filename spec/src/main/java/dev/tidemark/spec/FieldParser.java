@@ -83,6 +83,11 @@ public final class FieldParser implements Serializable {
     return -1;
   }
 
+  /** The name of field {@code index}. */
+  public String nameOf(int index) {
+    return fields[index].name();
+  }
+
   /** The event's key: the value of the spec's {@code events.key} field. */
   public String key(FieldValues values) {
     return values.strings[keyIndex];
@@ -150,6 +155,27 @@ public final class FieldParser implements Serializable {
       values.present |= 1L << i;
     }
     return values;
+  }
+
+  /**
+   * The typed fields of {@code data}, stamped with the event time that field {@code eventTimeField}
+   * holds (a required timestamp field, as a spec's {@code clocks.eventTime} names one) and {@code
+   * ingestionTimeMillis}.
+   *
+   * @throws FieldRejection as {@link #parse}
+   * @throws IllegalArgumentException when field {@code eventTimeField} is not a required timestamp
+   */
+  public FieldValues parseTimedBy(
+      int eventTimeField, @Nullable JsonNode data, long ingestionTimeMillis) throws FieldRejection {
+    if (eventTimeField < 0
+        || eventTimeField >= fields.length
+        || types[eventTimeField] != FieldType.TIMESTAMP
+        || fields[eventTimeField].optional()) {
+      throw new IllegalArgumentException(
+          "field " + eventTimeField + " is not a required timestamp field of " + List.of(fields));
+    }
+    FieldValues values = parse(data, 0, ingestionTimeMillis);
+    return values.withEventTime(values.longs[eventTimeField]);
   }
 
   private static FieldRejection reject(Field field, String problem) {

@@ -36,6 +36,24 @@ public final class FieldValues {
     this.ingestionTimeMillis = ingestionTimeMillis;
   }
 
+  /** These values with another event time (the arrays are shared, not copied). */
+  FieldValues withEventTime(long eventTimeMillis) {
+    return new FieldValues(longs, strings, present, eventTimeMillis, ingestionTimeMillis);
+  }
+
+  private FieldValues(
+      long[] longs,
+      String[] strings,
+      long present,
+      long eventTimeMillis,
+      long ingestionTimeMillis) {
+    this.longs = longs;
+    this.strings = strings;
+    this.present = present;
+    this.eventTimeMillis = eventTimeMillis;
+    this.ingestionTimeMillis = ingestionTimeMillis;
+  }
+
   /** Whether field {@code index} has a value. */
   public boolean isPresent(int index) {
     return (present & (1L << index)) != 0;

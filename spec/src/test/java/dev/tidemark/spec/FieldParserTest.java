@@ -53,6 +53,43 @@ public class FieldParserTest {
   }
 
   @Test
+  public void aRequiredTimestampFieldCanStampTheEventTime() throws Exception {
+    FieldParser timed =
+        FieldParser.of(
+            SpecLoader.parse(
+                String.join(
+                    "\n",
+                    "spec: 1",
+                    "name: timed",
+                    "events:",
+                    "  types: [t.v1]",
+                    "  key: id",
+                    "  fields:",
+                    "    id: {type: string}",
+                    "    at: {type: timestamp}",
+                    "clocks: {eventTime: at}",
+                    "features: [{name: n, aggregate: count}]",
+                    "model: {uri: m.ubj}"),
+                "timed.yaml"));
+    FieldValues values =
+        timed.parseTimedBy(
+            timed.indexOf("at"),
+            JSON.readTree("{\"id\":\"x\",\"at\":\"1970-01-01T00:00:05Z\"}"),
+            9000);
+    assertThat(values.eventTimeMillis(), is(5000L));
+    assertThat(values.ingestionTimeMillis(), is(9000L));
+    assertThat(values.getLong(timed.indexOf("at")), is(5000L));
+    assertThat(timed.nameOf(1), is("at"));
+    // Not a required timestamp: the optional one of TYPES, a string.
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> PARSER.parseTimedBy(PARSER.indexOf("at"), JSON.readTree("{}"), 0));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> timed.parseTimedBy(timed.indexOf("id"), JSON.readTree("{}"), 0));
+  }
+
+  @Test
   public void readsEachTypeWithoutBoxing() throws Exception {
     FieldValues values =
         parse(

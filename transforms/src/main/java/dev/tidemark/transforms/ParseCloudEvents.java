@@ -137,6 +137,8 @@ public abstract class ParseCloudEvents
 
   abstract Duration maxFutureSkew();
 
+  abstract String eventTimeField();
+
   abstract Builder toBuilder();
 
   @AutoValue.Builder
@@ -148,6 +150,8 @@ public abstract class ParseCloudEvents
     abstract Builder setMaxEventBytes(int maxEventBytes);
 
     abstract Builder setMaxFutureSkew(Duration maxFutureSkew);
+
+    abstract Builder setEventTimeField(String field);
 
     abstract ParseCloudEvents build();
   }
@@ -163,6 +167,7 @@ public abstract class ParseCloudEvents
         .setEvents(Bundled.EVENTS)
         .setMaxEventBytes(DEFAULT_MAX_EVENT_BYTES)
         .setMaxFutureSkew(DEFAULT_MAX_FUTURE_SKEW)
+        .setEventTimeField(PipelineSpec.Clocks.TIME_ATTRIBUTE)
         .build();
   }
 
@@ -233,6 +238,24 @@ public abstract class ParseCloudEvents
     return toBuilder().setMaxFutureSkew(maxFutureSkew).build();
   }
 
+  /**
+   * Where an event's time is read, as a spec's {@code clocks.eventTime} says: {@code time} (the
+   * CloudEvents attribute, the default) or the name of a required timestamp field of the events'
+   * {@code data}. With a field, the attribute {@code time} becomes optional (checked when present,
+   * as CloudEvents requires, and not used), and the field's value is the event time: its limits,
+   * {@link #withMaxFutureSkew} and the record timestamp apply to it as to the attribute. The field
+   * is checked against {@link #withEvents}' fields when the transform is applied.
+   */
+  public ParseCloudEvents withEventTime(String field) {
+    if (field == null || field.isEmpty()) {
+      throw new IllegalArgumentException(
+          "the event time is the attribute 'time' or a timestamp field of data, got '"
+              + field
+              + "'; set it with withEventTime(...) or the spec's clocks.eventTime");
+    }
+    return toBuilder().setEventTimeField(field).build();
+  }
+
   @Override
   public WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> expand(
       PCollection<RawRecord> input) {
@@ -247,6 +270,7 @@ public abstract class ParseCloudEvents
                         events(),
                         maxEventBytes(),
                         maxFutureSkew(),
+                        eventTimeField(),
                         eventsTag,
                         failuresTag))
                 .withOutputTags(eventsTag, TupleTagList.of(failuresTag)));
@@ -263,7 +287,13 @@ public abstract class ParseCloudEvents
   public Parser newParser() {
     return new Parser(
         new ParseCloudEventsFn(
-            allowedTypes(), events(), maxEventBytes(), maxFutureSkew(), null, null));
+            allowedTypes(),
+            events(),
+            maxEventBytes(),
+            maxFutureSkew(),
+            eventTimeField(),
+            null,
+            null));
   }
 
   /**
@@ -343,6 +373,10 @@ public abstract class ParseCloudEvents
     private final PaymentFields payments;
     private final int maxEventBytes;
     private final Duration maxFutureSkew;
+
+    /** The {@code data} field that holds the event time, or -1 for the attribute {@code time}. */
+    private final int eventTimeField;
+
     private final @Nullable TupleTag<PaymentEvent> eventsTag;
     private final @Nullable TupleTag<DeadLetter> failuresTag;
 
@@ -363,6 +397,7 @@ public abstract class ParseCloudEvents
         PipelineSpec.Events events,
         int maxEventBytes,
         Duration maxFutureSkew,
+        String eventTime,
         @Nullable TupleTag<PaymentEvent> eventsTag,
         @Nullable TupleTag<DeadLetter> failuresTag) {
       this.allowedTypes = allowedTypes;
@@ -370,8 +405,30 @@ public abstract class ParseCloudEvents
       this.payments = PaymentFields.of(events);
       this.maxEventBytes = maxEventBytes;
       this.maxFutureSkew = maxFutureSkew;
+      this.eventTimeField = eventTimeFieldOf(events, eventTime);
       this.eventsTag = eventsTag;
       this.failuresTag = failuresTag;
+    }
+
+    /** The index of the event-time field {@code name}, or -1 for the attribute {@code time}. */
+    static int eventTimeFieldOf(PipelineSpec.Events events, String name) {
+      if (name.equals(PipelineSpec.Clocks.TIME_ATTRIBUTE)) {
+        return -1;
+      }
+      for (int i = 0; i < events.fields().size(); i++) {
+        PipelineSpec.Field field = events.fields().get(i);
+        if (field.name().equals(name)) {
+          if (field.type() != PipelineSpec.FieldType.TIMESTAMP || field.optional()) {
+            break;
+          }
+          return i;
+        }
+      }
+      throw new IllegalArgumentException(
+          "the event time '"
+              + name
+              + "' is neither the attribute 'time' nor a required timestamp field of data "
+              + events.fields().stream().map(PipelineSpec.Field::name).toList());
     }
 
     @Setup
@@ -484,6 +541,10 @@ public abstract class ParseCloudEvents
       }
       for (String attribute : new String[] {"id", "source", "type", "time"}) {
         JsonNode value = root.get(attribute);
+        if (attribute.equals("time") && eventTimeField >= 0 && value == null) {
+          // The event time is a data field: the attribute is optional, as CloudEvents has it.
+          continue;
+        }
         if (value == null || !value.isTextual() || value.asText().isEmpty()) {
           throw new Rejection(
               DeadLetterReason.MISSING_ATTRIBUTE,
@@ -496,38 +557,19 @@ public abstract class ParseCloudEvents
               "attribute '" + attribute + "' holds " + unsafe + "; identifiers must be plain text");
         }
       }
-      Instant eventTime;
-      String timeText = root.get("time").asText();
-      try {
-        eventTime = Instant.ofEpochMilli(Rfc3339.epochMillis(timeText));
-      } catch (DateTimeException e) {
-        throw new Rejection(
-            DeadLetterReason.INVALID_TIME,
-            "time '" + timeText + "' is not an RFC 3339 timestamp such as 2026-01-01T00:00:00Z");
+      @Nullable Instant attributeTime = null;
+      if (root.has("time")) {
+        String timeText = root.get("time").asText();
+        try {
+          attributeTime = Instant.ofEpochMilli(Rfc3339.epochMillis(timeText));
+        } catch (DateTimeException e) {
+          throw new Rejection(
+              DeadLetterReason.INVALID_TIME,
+              "time '" + timeText + "' is not an RFC 3339 timestamp such as 2026-01-01T00:00:00Z");
+        }
       }
-      if (eventTime.isBefore(EARLIEST_EVENT_TIME) || eventTime.isAfter(LATEST_EVENT_TIME)) {
-        throw new Rejection(
-            DeadLetterReason.INVALID_TIME,
-            "time '"
-                + timeText
-                + "' is out of range: event times must lie within "
-                + EARLIEST_EVENT_TIME
-                + " .. "
-                + LATEST_EVENT_TIME
-                + ", so that the event's windows and clocks fit every sink (BigQuery TIMESTAMP"
-                + " holds years 0001-9999)");
-      }
-      if (isLaterThan(eventTime, record.ingestionTime(), maxFutureSkew)) {
-        throw new Rejection(
-            DeadLetterReason.TIME_IN_FUTURE,
-            "event time "
-                + eventTime
-                + " is more than the allowed skew of "
-                + maxFutureSkew.toPeriod()
-                + " after its ingestion time "
-                + record.ingestionTime()
-                + " (a producer clock ahead?); fix the producer's clock or raise"
-                + " --maxFutureSkew");
+      if (eventTimeField < 0) {
+        checkEventTime(attributeTime, "time '" + root.get("time").asText() + "'", record);
       }
       String type = root.get("type").asText();
       if (!allowedTypes.contains(type)) {
@@ -556,8 +598,17 @@ public abstract class ParseCloudEvents
       }
       ObjectNode data = dataOf(dataNode, attributes);
       FieldValues values;
+      Instant eventTime;
       try {
-        values = fields.parse(data, eventTime.getMillis(), record.ingestionTime().getMillis());
+        if (eventTimeField < 0) {
+          eventTime = attributeTime;
+          values = fields.parse(data, eventTime.getMillis(), record.ingestionTime().getMillis());
+        } else {
+          values = fields.parseTimedBy(eventTimeField, data, record.ingestionTime().getMillis());
+          eventTime = Instant.ofEpochMilli(values.eventTimeMillis());
+          String name = fields.nameOf(eventTimeField);
+          checkEventTime(eventTime, "data." + name + " '" + data.get(name).asText() + "'", record);
+        }
       } catch (FieldRejection rejection) {
         throw new Rejection(rejection);
       }
@@ -569,6 +620,36 @@ public abstract class ParseCloudEvents
           record.ingestionTime(),
           values,
           fingerprint(event, eventTime, data));
+    }
+
+    /**
+     * Refuses an event time ({@code what} says where it was read) outside the times every sink
+     * holds, or more than the future skew after the record's ingestion time.
+     */
+    private void checkEventTime(Instant eventTime, String what, RawRecord record) throws Rejection {
+      if (eventTime.isBefore(EARLIEST_EVENT_TIME) || eventTime.isAfter(LATEST_EVENT_TIME)) {
+        throw new Rejection(
+            DeadLetterReason.INVALID_TIME,
+            what
+                + " is out of range: event times must lie within "
+                + EARLIEST_EVENT_TIME
+                + " .. "
+                + LATEST_EVENT_TIME
+                + ", so that the event's windows and clocks fit every sink (BigQuery TIMESTAMP"
+                + " holds years 0001-9999)");
+      }
+      if (isLaterThan(eventTime, record.ingestionTime(), maxFutureSkew)) {
+        throw new Rejection(
+            DeadLetterReason.TIME_IN_FUTURE,
+            "event time "
+                + eventTime
+                + " is more than the allowed skew of "
+                + maxFutureSkew.toPeriod()
+                + " after its ingestion time "
+                + record.ingestionTime()
+                + " (a producer clock ahead?); fix the producer's clock or raise"
+                + " --maxFutureSkew");
+      }
     }
 
     /**

@@ -680,16 +680,22 @@ public class ParseCloudEventsTest {
   }
 
   /** A payments spec with a field rule of its own and a field of its own, checked in order. */
-  private static PipelineSpec.Events ownPaymentsEvents() throws IOException {
+  /** The bundled payments spec with each {@code fromTo} pair's text replaced. */
+  private static PipelineSpec paymentsWith(String... fromTo) throws IOException {
     String yaml = SpecLoader.bundledText("payments");
-    String accountId = "accountId:  {type: string, maxLength: 128, reason: invalid_account_id}";
-    assertThat(yaml, containsString(accountId));
-    yaml =
-        yaml.replace(
-            accountId,
+    for (int i = 0; i < fromTo.length; i += 2) {
+      assertThat(yaml, containsString(fromTo[i]));
+      yaml = yaml.replace(fromTo[i], fromTo[i + 1]);
+    }
+    return SpecLoader.parse(yaml, "own-payments.yaml");
+  }
+
+  private static PipelineSpec.Events ownPaymentsEvents() throws IOException {
+    return paymentsWith(
+            "accountId:  {type: string, maxLength: 128, reason: invalid_account_id}",
             "accountId:  {type: string, maxLength: 12, reason: invalid_account_id}\n"
-                + "    channel:    {type: enum, values: [web, pos], reason: invalid_channel}");
-    return SpecLoader.parse(yaml, "own-payments.yaml").events();
+                + "    channel:    {type: enum, values: [web, pos], reason: invalid_channel}")
+        .events();
   }
 
   @Test
@@ -726,6 +732,88 @@ public class ParseCloudEventsTest {
             "replay:line 4 invalid_account_id: data.accountId is 13 characters, over the limit of"
                 + " 12");
     p.run().waitUntilFinish();
+  }
+
+  /** Payments whose event time is {@code data.paidAt}, as {@code clocks.eventTime: paidAt}. */
+  private static ParseCloudEvents.Parser paidAtParser() throws IOException {
+    String country = "country:    {type: country, optional: true, reason: invalid_country}";
+    PipelineSpec spec =
+        paymentsWith(
+            country,
+            country + "\n    paidAt:     {type: timestamp, reason: invalid_paid_at}",
+            "eventTime: time",
+            "eventTime: paidAt");
+    return ParseCloudEvents.create()
+        .withEvents(spec.events())
+        .withEventTime(spec.clocks().eventTime())
+        .newParser();
+  }
+
+  @Test
+  public void theEventTimeCanBeATimestampFieldOfData() throws IOException {
+    ParseCloudEvents.Parser parser = paidAtParser();
+    List<DeadLetter> deadLetters = new ArrayList<>();
+    // The field, not the attribute, is the event time; the attribute may be left out.
+    ObjectNode both = validEvent("paid-1");
+    data(both).put("paidAt", "2026-01-01T00:07:30Z");
+    ObjectNode fieldOnly = validEvent("paid-2");
+    fieldOnly.remove("time");
+    data(fieldOnly).put("paidAt", "2026-01-01T00:02:00+01:00");
+    PaymentEvent first = parser.parse(record("replay:line 1", bytes(both)), deadLetters::add);
+    PaymentEvent second = parser.parse(record("replay:line 2", bytes(fieldOnly)), deadLetters::add);
+    assertThat(deadLetters.toString(), deadLetters, empty());
+    assertThat(first.eventTime(), is(Instant.parse("2026-01-01T00:07:30Z")));
+    assertThat(second.eventTime(), is(Instant.parse("2025-12-31T23:02:00Z")));
+
+    // The field's own reason when it is missing or not a timestamp; the attribute, when present,
+    // must still be RFC 3339; the field's time is held to the future-skew bound and the limits.
+    ObjectNode missing = validEvent("paid-3");
+    ObjectNode notATime = validEvent("paid-4");
+    data(notATime).put("paidAt", "yesterday");
+    ObjectNode badAttribute = validEvent("paid-5");
+    badAttribute.put("time", "yesterday");
+    data(badAttribute).put("paidAt", "2026-01-01T00:07:30Z");
+    ObjectNode future = validEvent("paid-6");
+    data(future).put("paidAt", "2026-01-01T00:20:00.001Z");
+    ObjectNode ancient = validEvent("paid-7");
+    data(ancient).put("paidAt", "0001-01-01T00:00:00Z");
+    int line = 3;
+    for (ObjectNode event : List.of(missing, notATime, badAttribute, future, ancient)) {
+      assertThat(
+          parser.parse(record("replay:line " + line++, bytes(event)), deadLetters::add),
+          nullValue());
+    }
+    List<String> letters = new ArrayList<>();
+    deadLetters.forEach(d -> letters.add(d.reasonCode() + ": " + d.message()));
+    assertThat(
+        letters,
+        is(
+            List.of(
+                "invalid_paid_at: data.paidAt is missing",
+                "invalid_paid_at: data.paidAt \"yesterday\" is not an RFC 3339 timestamp such as"
+                    + " 2026-01-01T00:00:00Z",
+                "invalid_time: time 'yesterday' is not an RFC 3339 timestamp such as"
+                    + " 2026-01-01T00:00:00Z",
+                "time_in_future: event time 2026-01-01T00:20:00.001Z is more than the allowed skew"
+                    + " of PT10M after its ingestion time 2026-01-01T00:10:00.000Z (a producer"
+                    + " clock ahead?); fix the producer's clock or raise --maxFutureSkew",
+                "invalid_time: data.paidAt '0001-01-01T00:00:00Z' is out of range: event times"
+                    + " must lie within 0001-01-02T00:00:00.000Z .. 9999-12-30T23:59:59.999Z, so"
+                    + " that the event's windows and clocks fit every sink (BigQuery TIMESTAMP"
+                    + " holds years 0001-9999)")));
+  }
+
+  @Test
+  public void anEventTimeThatIsNotARequiredTimestampFieldIsRefused() {
+    IllegalArgumentException refused =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> ParseCloudEvents.create().withEventTime("merchantId").newParser());
+    assertThat(
+        refused.getMessage(),
+        containsString(
+            "the event time 'merchantId' is neither the attribute 'time' nor a required"
+                + " timestamp field of data"));
   }
 
   @Test

@@ -107,8 +107,18 @@ public final class ReplayFile {
     return read(file, maxOutOfOrderness, DEFAULT_MAX_FUTURE_SKEW);
   }
 
-  /** Reads {@code file}; see the class documentation for the format. */
+  /** Reads {@code file} with event times in the attribute {@code time}. */
   public static ReplayFile read(Path file, Duration maxOutOfOrderness, Duration maxFutureSkew)
+      throws IOException {
+    return read(file, maxOutOfOrderness, maxFutureSkew, CloudEventTime.ATTRIBUTE);
+  }
+
+  /**
+   * Reads {@code file}, its events' times where {@code eventTime} says; see the class documentation
+   * for the format.
+   */
+  public static ReplayFile read(
+      Path file, Duration maxOutOfOrderness, Duration maxFutureSkew, CloudEventTime eventTime)
       throws IOException {
     if (maxFutureSkew.isShorterThan(Duration.ZERO)) {
       throw new IllegalArgumentException(
@@ -126,7 +136,7 @@ public final class ReplayFile {
         watermarkDirectives |= node.has(WATERMARK_TO) || node.has(WATERMARK_TO_INFINITY);
         clockDirectives |= node.has(PROCESSING_TIME);
       } else if (clock == null) {
-        clock = eventTime(node);
+        clock = eventTime.of(node);
       }
     }
     Builder builder =
@@ -135,7 +145,8 @@ public final class ReplayFile {
             clock == null ? new Instant(0) : clock,
             watermarkDirectives ? null : maxOutOfOrderness,
             maxFutureSkew,
-            !clockDirectives);
+            !clockDirectives,
+            eventTime);
     for (int i = 0; i < lines.size(); i++) {
       builder.line(i + 1, lines.get(i), parsed.get(i));
     }
@@ -178,14 +189,6 @@ public final class ReplayFile {
     return false;
   }
 
-  /** The event time of an event line, leniently; null when it has none. */
-  private static @Nullable Instant eventTime(@Nullable JsonNode node) {
-    if (node == null || !node.isObject() || !node.path("time").isTextual()) {
-      return null;
-    }
-    return parseTime(node.get("time").asText());
-  }
-
   private static @Nullable Instant parseTime(String text) {
     try {
       return new Instant(OffsetDateTime.parse(text).toInstant().toEpochMilli());
@@ -200,6 +203,7 @@ public final class ReplayFile {
     private final @Nullable Duration maxOutOfOrderness;
     private final Duration maxFutureSkew;
     private final boolean clockFollowsEvents;
+    private final CloudEventTime eventTime;
     private final List<TimestampedValue<RawRecord>> batch = new ArrayList<>();
     private TestStream.Builder<RawRecord> stream = TestStream.create(RawRecord.RawRecordCoder.of());
     private Instant clock;
@@ -215,9 +219,11 @@ public final class ReplayFile {
         Instant clockStart,
         @Nullable Duration maxOutOfOrderness,
         Duration maxFutureSkew,
-        boolean clockFollowsEvents) {
+        boolean clockFollowsEvents,
+        CloudEventTime eventTime) {
       this.fileName = fileName;
       this.clockFollowsEvents = clockFollowsEvents;
+      this.eventTime = eventTime;
       this.clock = clockStart;
       this.maxOutOfOrderness = maxOutOfOrderness;
       this.maxFutureSkew = maxFutureSkew;
@@ -241,7 +247,7 @@ public final class ReplayFile {
         if (clockFollowsEvents && watermark.isAfter(clock)) {
           clock = watermark;
         }
-        Instant eventTime = eventTime(node);
+        Instant eventTime = this.eventTime.of(node);
         // An event too far after the replay clock has a wrong clock: it moves no watermark.
         if (eventTime != null
             && eventTime.isAfter(maxEventTime)

@@ -1,6 +1,7 @@
 package dev.tidemark.pipelines.io;
 
 import dev.tidemark.pipelines.Durations;
+import dev.tidemark.pipelines.RunSpecs;
 import dev.tidemark.pipelines.Runners;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
@@ -77,13 +78,29 @@ public final class Sources {
             .withWatermark(
                 Durations.parse("maxOutOfOrderness", options.getMaxOutOfOrderness()),
                 Durations.parse("kafkaIdleTimeout", options.getKafkaIdleTimeout()))
-            .withMaxFutureSkew(maxFutureSkewOf(options));
+            .withMaxFutureSkew(maxFutureSkewOf(options))
+            .withEventTime(CloudEventTime.of(RunSpecs.of(options)));
     Long maxRecords = options.getKafkaMaxRecords();
     return maxRecords == null ? source : source.withMaxRecords(maxRecords);
   }
 
-  /** The Pub/Sub source the options describe. */
+  /**
+   * The Pub/Sub source the options describe. Its timestamps are the attribute {@code
+   * --pubsubTimestampAttribute}'s, so a spec whose event time is a field of {@code data} is
+   * refused: the source cannot order the stream by it.
+   */
   public static PubsubSource pubsubSource(TidemarkOptions options) {
+    CloudEventTime eventTime = CloudEventTime.of(RunSpecs.of(options));
+    if (!eventTime.isAttribute()) {
+      throw new IllegalArgumentException(
+          "--source=pubsub: the spec's clocks.eventTime is "
+              + eventTime
+              + ", but a Pub/Sub source takes its timestamps from the message attribute"
+              + " --pubsubTimestampAttribute="
+              + options.getPubsubTimestampAttribute()
+              + ". Publish the event time in the CloudEvents attribute time and keep"
+              + " clocks.eventTime: time, or read the events from Kafka or a replay file");
+    }
     String subscription = options.getPubsubSubscription();
     String topic = options.getPubsubTopic();
     if ((subscription == null) == (topic == null)) {
@@ -103,13 +120,14 @@ public final class Sources {
 
   /**
    * Reads a replay file as {@code --source=replay} does: with the options' {@code
-   * --maxOutOfOrderness} and {@code --maxFutureSkew}.
+   * --maxOutOfOrderness} and {@code --maxFutureSkew}, and the spec's event time.
    */
   public static ReplayFile readReplay(Path file, TidemarkOptions options) throws IOException {
     return ReplayFile.read(
         file,
         Durations.parse("maxOutOfOrderness", options.getMaxOutOfOrderness()),
-        maxFutureSkewOf(options));
+        maxFutureSkewOf(options),
+        CloudEventTime.of(RunSpecs.of(options)));
   }
 
   /** {@code --maxFutureSkew} as a duration the sources take by value; it must not be negative. */

@@ -29,7 +29,8 @@ public final class OptionChecks {
    * <p>First the spec: {@link SpecChecks} loads it and refuses a model whose features are not the
    * spec's, with a {@code SpecException} naming the spec.
    *
-   * <p>Also refuses a negative {@code --maxFutureSkew}, and with {@code --sink=files} a {@code
+   * <p>Also refuses a negative {@code --maxFutureSkew}, a Pub/Sub source the options cannot
+   * describe ({@link Sources#pubsubSource}), and with {@code --sink=files} a {@code
    * --fileRollInterval} that is not positive.
    *
    * <p>Also refuses {@code --sink=bigquery} with {@code --accumulationMode=DISCARDING}: the CDC
@@ -44,6 +45,10 @@ public final class OptionChecks {
     SpecChecks.check(options);
     KafkaChecks.checkOptions(options);
     Sources.maxFutureSkewOf(options);
+    if (options.getSource() == TidemarkOptions.SourceKind.pubsub) {
+      // Its subscription or topic, and an event time it can order the stream by.
+      Sources.pubsubSource(options);
+    }
     if (options.getSink() == TidemarkOptions.SinkKind.files) {
       Sinks.fileRollIntervalOf(options);
     }

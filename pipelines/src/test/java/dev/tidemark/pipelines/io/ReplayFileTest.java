@@ -4,6 +4,8 @@ import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.is;
 
+import dev.tidemark.spec.PipelineSpec;
+import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.transforms.ParseCloudEvents;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.DeadLetterReason;
@@ -142,13 +144,65 @@ public class ReplayFileTest {
     WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> parsed =
         p.apply(replay.stream()).apply(ParseCloudEvents.create());
 
+    assertTheClockFollowedTheAcceptedEventTimes(parsed);
+    p.run().waitUntilFinish();
+  }
+
+  @Test
+  public void theClockFollowsTheSpecsEventTimeField() throws IOException {
+    // The attribute time says midnight on every line; data.paidAt holds the event times.
+    String[][] lines = {
+      {"e1", "2026-01-01T00:00:00Z"},
+      {"e2", "2026-01-01T00:09:00Z"},
+      {"e3", "2026-01-01T00:18:00Z"},
+      {"future", "2099-01-01T00:00:00Z"},
+      {"e4", "2026-01-01T00:17:00Z"}
+    };
+    String[] events = new String[lines.length];
+    for (int i = 0; i < lines.length; i++) {
+      events[i] =
+          event(lines[i][0], "2026-01-01T00:00:00Z", "1.00")
+              .replace(
+                  "\"currency\":\"GBP\"}",
+                  "\"currency\":\"GBP\",\"paidAt\":\"" + lines[i][1] + "\"}");
+    }
+    Path file = write(events);
+    String yaml =
+        SpecLoader.bundledText("payments")
+            .replace(
+                "country:    {type: country, optional: true, reason: invalid_country}",
+                "country:    {type: country, optional: true, reason: invalid_country}\n"
+                    + "    paidAt:     {type: timestamp, reason: invalid_paid_at}")
+            .replace("eventTime: time", "eventTime: paidAt");
+    PipelineSpec spec = SpecLoader.parse(yaml, "paid-at.yaml");
+    ReplayFile replay =
+        ReplayFile.read(
+            file,
+            Duration.standardSeconds(30),
+            ReplayFile.DEFAULT_MAX_FUTURE_SKEW,
+            CloudEventTime.of(spec));
+    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> parsed =
+        p.apply(replay.stream())
+            .apply(
+                ParseCloudEvents.create()
+                    .withEvents(spec.events())
+                    .withEventTime(spec.clocks().eventTime()));
+    assertTheClockFollowedTheAcceptedEventTimes(parsed);
+    p.run().waitUntilFinish();
+  }
+
+  /**
+   * The events e1..e4 at 00:00, 00:09, 00:18 and 00:17 with a 2099 event fourth: each line is
+   * ingested at the latest event time accepted before it; the 2099 event is not accepted, so it
+   * moves the clock no more than the watermark.
+   */
+  private void assertTheClockFollowedTheAcceptedEventTimes(
+      WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> parsed) {
     PAssert.that(parsed.output())
         .satisfies(
             events -> {
               java.util.Map<String, Instant> ingested = new java.util.TreeMap<>();
               events.forEach(e -> ingested.put(e.id(), e.ingestionTime()));
-              // Each line is ingested at the latest event time accepted before it; the 2099
-              // event is not accepted, so it moves the clock no more than the watermark.
               assertThat(
                   ingested,
                   is(
@@ -167,6 +221,5 @@ public class ReplayFileTest {
               assertThat(only.origin(), is("replay:replay.ndjson:4"));
               return null;
             });
-    p.run().waitUntilFinish();
   }
 }

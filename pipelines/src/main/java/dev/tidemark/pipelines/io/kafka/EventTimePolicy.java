@@ -1,5 +1,6 @@
 package dev.tidemark.pipelines.io.kafka;
 
+import dev.tidemark.pipelines.io.CloudEventTime;
 import java.util.Optional;
 import org.apache.beam.sdk.io.UnboundedSource.UnboundedReader;
 import org.apache.beam.sdk.io.kafka.KafkaRecord;
@@ -16,8 +17,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Event time and the watermark of one Kafka partition.
  *
- * <p>A record's timestamp is its CloudEvent {@code time} ({@link KafkaCloudEvents#eventTime}); a
- * record without a readable time gets the minimum timestamp and is dead-lettered by the parser. The
+ * <p>A record's timestamp is its event time, read where the spec's {@code clocks.eventTime} says
+ * ({@link CloudEventTime}: the CloudEvent {@code time}, or a timestamp field of its data); a record
+ * without a readable time gets the minimum timestamp and is dead-lettered by the parser. The
  * watermark is bounded out-of-orderness: the latest event time seen minus {@code
  * maxOutOfOrderness}, never moving back.
  *
@@ -56,6 +58,7 @@ public final class EventTimePolicy extends TimestampPolicy<byte[], byte[]> {
   private final Duration maxOutOfOrderness;
   private final Duration idleTimeout;
   private final Duration maxFutureSkew;
+  private final CloudEventTime eventTime;
   private final Instant created;
   private @Nullable Instant maxEventTime;
   private @Nullable Instant lastArrival;
@@ -71,11 +74,13 @@ public final class EventTimePolicy extends TimestampPolicy<byte[], byte[]> {
       Duration maxOutOfOrderness,
       Duration idleTimeout,
       Duration maxFutureSkew,
+      CloudEventTime eventTime,
       Instant initialWatermark,
       boolean checkpointed) {
     this.maxOutOfOrderness = maxOutOfOrderness;
     this.idleTimeout = idleTimeout;
     this.maxFutureSkew = maxFutureSkew;
+    this.eventTime = eventTime;
     this.watermark = initialWatermark;
     this.restoredWatermark =
         initialWatermark.isAfter(BoundedWindow.TIMESTAMP_MIN_VALUE) ? initialWatermark : null;
@@ -89,7 +94,19 @@ public final class EventTimePolicy extends TimestampPolicy<byte[], byte[]> {
    */
   public static TimestampPolicyFactory<byte[], byte[]> factory(
       Duration maxOutOfOrderness, Duration idleTimeout, Duration maxFutureSkew) {
-    return new Factory(maxOutOfOrderness, idleTimeout, maxFutureSkew);
+    return factory(maxOutOfOrderness, idleTimeout, maxFutureSkew, CloudEventTime.ATTRIBUTE);
+  }
+
+  /**
+   * {@link #factory(Duration, Duration, Duration)}, reading event times where {@code eventTime}
+   * says.
+   */
+  public static TimestampPolicyFactory<byte[], byte[]> factory(
+      Duration maxOutOfOrderness,
+      Duration idleTimeout,
+      Duration maxFutureSkew,
+      CloudEventTime eventTime) {
+    return new Factory(maxOutOfOrderness, idleTimeout, maxFutureSkew, eventTime);
   }
 
   /**
@@ -105,10 +122,21 @@ public final class EventTimePolicy extends TimestampPolicy<byte[], byte[]> {
     private final Duration idleTimeout;
     private final Duration maxFutureSkew;
 
-    Factory(Duration maxOutOfOrderness, Duration idleTimeout, Duration maxFutureSkew) {
+    /**
+     * Where event times are read; null in a factory restored from a savepoint written before this
+     * field existed, which read the attribute {@code time}.
+     */
+    private final @Nullable CloudEventTime eventTime;
+
+    Factory(
+        Duration maxOutOfOrderness,
+        Duration idleTimeout,
+        Duration maxFutureSkew,
+        CloudEventTime eventTime) {
       this.maxOutOfOrderness = maxOutOfOrderness;
       this.idleTimeout = idleTimeout;
       this.maxFutureSkew = maxFutureSkew;
+      this.eventTime = eventTime;
     }
 
     @Override
@@ -118,6 +146,7 @@ public final class EventTimePolicy extends TimestampPolicy<byte[], byte[]> {
           maxOutOfOrderness,
           idleTimeout,
           maxFutureSkew,
+          eventTime == null ? CloudEventTime.ATTRIBUTE : eventTime,
           restored(partition, previousWatermark, Instant.now(), maxFutureSkew),
           previousWatermark.isPresent());
     }
@@ -146,7 +175,8 @@ public final class EventTimePolicy extends TimestampPolicy<byte[], byte[]> {
   public Instant getTimestampForRecord(
       PartitionContext context, KafkaRecord<byte[], byte[]> record) {
     lastArrival = Instant.now();
-    Instant eventTime = KafkaCloudEvents.eventTime(record.getHeaders(), record.getKV().getValue());
+    Instant eventTime =
+        KafkaCloudEvents.eventTime(record.getHeaders(), record.getKV().getValue(), this.eventTime);
     if (eventTime == null
         || eventTime.isBefore(BoundedWindow.TIMESTAMP_MIN_VALUE)
         || !eventTime.isBefore(BoundedWindow.TIMESTAMP_MAX_VALUE)) {

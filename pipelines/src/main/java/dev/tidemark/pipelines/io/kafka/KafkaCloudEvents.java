@@ -1,16 +1,12 @@
 package dev.tidemark.pipelines.io.kafka;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
 import dev.tidemark.pipelines.io.CloudEventBindings;
+import dev.tidemark.pipelines.io.CloudEventTime;
 import dev.tidemark.transforms.values.DeadLetterReason;
 import dev.tidemark.transforms.values.RawRecord;
 import io.cloudevents.jackson.JsonFormat;
 import io.cloudevents.kafka.KafkaMessageFactory;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.time.OffsetDateTime;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -31,8 +27,6 @@ import org.joda.time.Instant;
 public final class KafkaCloudEvents {
   /** The structured-mode content type. */
   public static final String STRUCTURED_CONTENT_TYPE = JsonFormat.CONTENT_TYPE;
-
-  private static final JsonFactory JSON_FACTORY = new JsonFactory();
 
   private KafkaCloudEvents() {}
 
@@ -84,40 +78,21 @@ public final class KafkaCloudEvents {
    * it is not RFC 3339; the parser then dead-letters the record with the precise reason.
    */
   public static @Nullable Instant eventTime(@Nullable Headers headers, byte @Nullable [] value) {
+    return eventTime(headers, value, CloudEventTime.ATTRIBUTE);
+  }
+
+  /** The event time of a record where {@code eventTime} reads it, in either content mode. */
+  public static @Nullable Instant eventTime(
+      @Nullable Headers headers, byte @Nullable [] value, CloudEventTime eventTime) {
     if (headers != null && headers.lastHeader("ce_specversion") != null) {
-      return parseTime(header(headers, "ce_time"));
+      return eventTime.ofBinary(header(headers, "ce_time"), value);
     }
-    if (value == null) {
-      return null;
-    }
-    try (JsonParser parser = JSON_FACTORY.createParser(value)) {
-      if (parser.nextToken() != JsonToken.START_OBJECT) {
-        return null;
-      }
-      while (parser.nextToken() == JsonToken.FIELD_NAME) {
-        String name = parser.currentName();
-        JsonToken token = parser.nextToken();
-        if ("time".equals(name)) {
-          return token == JsonToken.VALUE_STRING ? parseTime(parser.getText()) : null;
-        }
-        parser.skipChildren();
-      }
-      return null;
-    } catch (IOException | RuntimeException e) {
-      return null;
-    }
+    return eventTime.ofStructured(value);
   }
 
   /** An RFC 3339 timestamp as an instant; null when absent or unreadable. */
   public static @Nullable Instant parseTime(@Nullable String text) {
-    if (text == null) {
-      return null;
-    }
-    try {
-      return new Instant(OffsetDateTime.parse(text).toInstant().toEpochMilli());
-    } catch (RuntimeException e) {
-      return null;
-    }
+    return CloudEventTime.parseTime(text);
   }
 
   private static @Nullable String header(Headers headers, String name) {

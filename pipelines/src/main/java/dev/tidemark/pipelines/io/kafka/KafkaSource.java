@@ -1,5 +1,6 @@
 package dev.tidemark.pipelines.io.kafka;
 
+import dev.tidemark.pipelines.io.CloudEventTime;
 import dev.tidemark.transforms.values.RawRecord;
 import java.util.HashMap;
 import java.util.Map;
@@ -44,6 +45,7 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
   private final Duration maxOutOfOrderness;
   private final Duration idleTimeout;
   private final Duration maxFutureSkew;
+  private final CloudEventTime eventTime;
   private final @Nullable Long maxRecords;
 
   private KafkaSource(
@@ -54,6 +56,7 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
       Duration maxOutOfOrderness,
       Duration idleTimeout,
       Duration maxFutureSkew,
+      CloudEventTime eventTime,
       @Nullable Long maxRecords) {
     this.clients = clients;
     this.topic = topic;
@@ -62,6 +65,7 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
     this.maxOutOfOrderness = maxOutOfOrderness;
     this.idleTimeout = idleTimeout;
     this.maxFutureSkew = maxFutureSkew;
+    this.eventTime = eventTime;
     this.maxRecords = maxRecords;
   }
 
@@ -75,6 +79,7 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
         Duration.standardSeconds(30),
         Duration.standardSeconds(10),
         DEFAULT_MAX_FUTURE_SKEW,
+        CloudEventTime.ATTRIBUTE,
         null);
   }
 
@@ -92,6 +97,7 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
         maxOutOfOrderness,
         idleTimeout,
         maxFutureSkew,
+        eventTime,
         maxRecords);
   }
 
@@ -105,6 +111,7 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
         outOfOrderness,
         idle,
         maxFutureSkew,
+        eventTime,
         maxRecords);
   }
 
@@ -125,6 +132,24 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
         maxOutOfOrderness,
         idleTimeout,
         skew,
+        eventTime,
+        maxRecords);
+  }
+
+  /**
+   * Where a record's event time is read (a spec's {@code clocks.eventTime}): its timestamp and the
+   * partition's watermark follow it. The parser must read the same place.
+   */
+  public KafkaSource withEventTime(CloudEventTime time) {
+    return new KafkaSource(
+        clients,
+        topic,
+        consumerGroup,
+        startOffset,
+        maxOutOfOrderness,
+        idleTimeout,
+        maxFutureSkew,
+        time,
         maxRecords);
   }
 
@@ -141,6 +166,7 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
         maxOutOfOrderness,
         idleTimeout,
         maxFutureSkew,
+        eventTime,
         records);
   }
 
@@ -160,7 +186,7 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
             .withConsumerConfigUpdates(consumer)
             .withConsumerFactoryFn(clients.consumerFactory())
             .withTimestampPolicyFactory(
-                EventTimePolicy.factory(maxOutOfOrderness, idleTimeout, maxFutureSkew))
+                EventTimePolicy.factory(maxOutOfOrderness, idleTimeout, maxFutureSkew, eventTime))
             .commitOffsetsInFinalize();
     if (maxRecords != null) {
       read = read.withMaxNumRecords(maxRecords);

@@ -3,6 +3,7 @@ package dev.tidemark.pipelines.io.kafka;
 import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.is;
 
+import dev.tidemark.pipelines.io.CloudEventTime;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import org.apache.beam.sdk.io.kafka.KafkaRecord;
@@ -92,6 +93,31 @@ public class EventTimePolicyTest {
     // Honest records after it still drive the watermark.
     assertThat(policy.getTimestampForRecord(BUSY, record(3, LATER_HONEST)), is(LATER_HONEST));
     assertThat(policy.getWatermark(BUSY), is(LATER_HONEST.minus(OUT_OF_ORDERNESS)));
+  }
+
+  @Test
+  public void theSpecsEventTimeFieldGivesTheTimestampAndTheWatermark() {
+    TimestampPolicy<byte[], byte[]> policy =
+        EventTimePolicy.factory(
+                OUT_OF_ORDERNESS, Duration.standardSeconds(10), SKEW, CloudEventTime.of("paidAt"))
+            .createTimestampPolicy(PARTITION, Optional.empty());
+    // The attribute says 2099; data.paidAt, the event time, says HONEST.
+    KafkaRecord<byte[], byte[]> record = record(1, FROM_2099);
+    String json =
+        new String(record.getKV().getValue(), StandardCharsets.UTF_8)
+            .replace("\"data\":{}", "\"data\":{\"paidAt\":\"" + HONEST + "\"}");
+    KafkaRecord<byte[], byte[]> paid =
+        new KafkaRecord<>(
+            PARTITION.topic(),
+            PARTITION.partition(),
+            1,
+            INGESTED.getMillis(),
+            KafkaTimestampType.CREATE_TIME,
+            new RecordHeaders(),
+            new byte[0],
+            json.getBytes(StandardCharsets.UTF_8));
+    assertThat(policy.getTimestampForRecord(BUSY, paid), is(HONEST));
+    assertThat(policy.getWatermark(BUSY), is(HONEST.minus(OUT_OF_ORDERNESS)));
   }
 
   @Test
