@@ -16,6 +16,7 @@ public class DrillInputTest {
   @Test
   public void theDefaultRateKeepsAFailoversBacklogInsideTheTooLateMargin() {
     assertThat(DrillCommand.defaultRate(DrillCommand.inputConfig(1, 100_000)), is(240.0));
+    assertThat(DrillCommand.defaultRate(DrillCommand.inputConfig(1, 20_000)), is(60.0));
     assertThat(DrillCommand.defaultRate(DrillCommand.inputConfig(1, 10_000)), is(30.0));
     assertThat(DrillCommand.defaultRate(DrillCommand.inputConfig(1, 100)), is(1.0));
   }

@@ -60,7 +60,8 @@ import org.joda.time.Instant;
  *
  * <p>Rules: required context attributes {@code specversion} (must be {@code 1.0}), {@code id},
  * {@code source}, {@code type} (must be in the allow-list) and {@code time} (RFC 3339, the event
- * time); {@code data} is a JSON object whose members are checked as the spec's {@code
+ * time, unless {@link #withEventTime} names a timestamp field of {@code data} instead, when {@code
+ * time} is optional); {@code data} is a JSON object whose members are checked as the spec's {@code
  * events.fields} declare them ({@link FieldParser}: in order, the first failing field giving the
  * event its dead-letter reason; undeclared members are ignored). By default that is the bundled
  * payments spec's: {@code accountId} (non-empty plain string, at most 128 characters), {@code
