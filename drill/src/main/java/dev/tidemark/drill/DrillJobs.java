@@ -228,8 +228,20 @@ final class DrillJobs {
    * the outputs settled (false: the wait for them ran out, and the outputs are what was committed
    * by then).
    */
+  /**
+   * What {@link #finish} found: the markers sent, the committed outputs, whether they settled, and
+   * why not when the job failed the same way after every restore ({@link RestoreLoop}), else null.
+   */
   record Finished(
-      int markers, Map<String, List<ConsumerRecord<byte[], byte[]>>> committed, boolean settled) {}
+      int markers,
+      Map<String, List<ConsumerRecord<byte[], byte[]>>> committed,
+      boolean settled,
+      @Nullable String restoreLoop) {
+    Finished(
+        int markers, Map<String, List<ConsumerRecord<byte[], byte[]>>> committed, boolean settled) {
+      this(markers, committed, settled, null);
+    }
+  }
 
   /**
    * How long outputs that do not account for every fed record must stay unchanged, over {@value
@@ -248,7 +260,9 @@ final class DrillJobs {
    * Comparison#accountsFor}) and two more checkpoints completed without a change (the transactional
    * sink commits at checkpoints), or they do not and stayed unchanged for {@link #SETTLE} and
    * {@value #SETTLE_CHECKPOINTS} checkpoints: a loss or a double count is then the comparison's to
-   * report. At {@code timeout} it returns what was committed, not settled.
+   * report. At {@code timeout} it returns what was committed, not settled; so it does, at once,
+   * when the job fails the same way after every restore ({@link RestoreLoop}) and so cannot commit
+   * anything more.
    */
   Finished finish(
       String jobId,
@@ -258,6 +272,7 @@ final class DrillJobs {
       long maxEventTimeMillis,
       Duration timeout)
       throws InterruptedException {
+    long since = System.currentTimeMillis();
     int markers =
         LiveRun.sendEndMarkers(
             clients,
@@ -283,7 +298,9 @@ final class DrillJobs {
                     Math.max(1, (deadline - System.nanoTime()) / 1_000_000)),
                 // One checkpoint interval and a second: the two further checkpoints below confirm.
                 org.joda.time.Duration.millis(Long.parseLong(CHECKPOINT_INTERVAL_MILLIS) + 1000),
-                () -> checkRunning(jobId));
+                () -> checkProgressing(jobId, since));
+      } catch (RestoreLoopException e) {
+        return new Finished(markers, readAll(outputs), false, e.getMessage());
       } catch (IllegalStateException e) {
         // The job ended (checkRunning throws again), or the time ran out: a marker or an output
         // that never came is for the comparison to report.
@@ -314,6 +331,39 @@ final class DrillJobs {
         return new Finished(markers, readAll(outputs), false);
       }
       Thread.sleep(2000);
+    }
+  }
+
+  /** Thrown when the job fails the same way after every restore since the feed ended. */
+  static final class RestoreLoopException extends IllegalStateException {
+    private static final long serialVersionUID = 1L;
+
+    RestoreLoopException(String message) {
+      super(message);
+    }
+  }
+
+  /**
+   * {@link #checkRunning}, and throws {@link RestoreLoopException} when the job has failed {@value
+   * RestoreLoop#REPEATS} times in a row with one message since {@code sinceMillis}.
+   */
+  private void checkProgressing(String jobId, long sinceMillis) {
+    checkRunning(jobId);
+    String loop;
+    try {
+      loop = RestoreLoop.of(rest().get("/jobs/" + jobId + "/exceptions"), sinceMillis);
+    } catch (FlinkRestException e) {
+      // No answer this time: the next poll asks again.
+      return;
+    }
+    if (loop != null) {
+      throw new RestoreLoopException(
+          "job "
+              + jobId
+              + " failed "
+              + RestoreLoop.REPEATS
+              + " times in a row after restores since the feed ended, each time with: "
+              + loop);
     }
   }
 

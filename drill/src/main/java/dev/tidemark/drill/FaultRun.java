@@ -306,6 +306,9 @@ final class FaultRun {
               (System.nanoTime() - started) / 1e9, fedRecords));
       DrillJobs.Finished finished =
           jobs.finish(jobId, options, outputs, fedRecords, maxEventTime, timeout);
+      if (finished.restoreLoop() != null) {
+        note(log, finished.restoreLoop());
+      }
       Map<String, List<ConsumerRecord<byte[], byte[]>>> committed =
           dropFirst(finished.committed(), dropCommitted, log);
       Duration wall = Duration.ofNanos(System.nanoTime() - started);
