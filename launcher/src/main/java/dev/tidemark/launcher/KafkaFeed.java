@@ -1,6 +1,7 @@
 package dev.tidemark.launcher;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.tidemark.pipelines.io.CloudEventTime;
 import dev.tidemark.pipelines.io.ReplayFile;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.io.kafka.KafkaCloudEvents;
@@ -322,7 +323,7 @@ public final class KafkaFeed {
     if (node == null || !node.path("time").isTextual()) {
       return null;
     }
-    org.joda.time.Instant time = KafkaCloudEvents.parseTime(node.get("time").asText());
+    org.joda.time.Instant time = CloudEventTime.parseTime(node.get("time").asText());
     return time == null ? null : time.getMillis();
   }
 

@@ -7,7 +7,6 @@ import dev.tidemark.transforms.values.RawRecord;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -189,14 +188,6 @@ public final class ReplayFile {
     return false;
   }
 
-  private static @Nullable Instant parseTime(String text) {
-    try {
-      return new Instant(OffsetDateTime.parse(text).toInstant().toEpochMilli());
-    } catch (RuntimeException e) {
-      return null;
-    }
-  }
-
   /** Builds the TestStream line by line. */
   private static final class Builder {
     private final String fileName;
@@ -274,7 +265,7 @@ public final class ReplayFile {
       JsonNode value = node.get(name);
       switch (name) {
         case WATERMARK_TO:
-          Instant to = value.isTextual() ? parseTime(value.asText()) : null;
+          Instant to = value.isTextual() ? CloudEventTime.parseTime(value.asText()) : null;
           if (to == null) {
             return WATERMARK_TO + " needs an RFC 3339 timestamp, got " + value;
           }

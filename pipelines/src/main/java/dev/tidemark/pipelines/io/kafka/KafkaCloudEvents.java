@@ -90,11 +90,6 @@ public final class KafkaCloudEvents {
     return eventTime.ofStructured(value);
   }
 
-  /** An RFC 3339 timestamp as an instant; null when absent or unreadable. */
-  public static @Nullable Instant parseTime(@Nullable String text) {
-    return CloudEventTime.parseTime(text);
-  }
-
   private static @Nullable String header(Headers headers, String name) {
     Header header = headers.lastHeader(name);
     return header == null || header.value() == null
