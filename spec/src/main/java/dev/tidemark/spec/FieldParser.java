@@ -8,6 +8,7 @@ import java.math.BigDecimal;
 import java.time.DateTimeException;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -167,15 +168,41 @@ public final class FieldParser implements Serializable {
    */
   public FieldValues parseTimedBy(
       int eventTimeField, @Nullable JsonNode data, long ingestionTimeMillis) throws FieldRejection {
-    if (eventTimeField < 0
-        || eventTimeField >= fields.length
-        || types[eventTimeField] != FieldType.TIMESTAMP
-        || fields[eventTimeField].optional()) {
+    if (!isEventTimeField(eventTimeField)) {
       throw new IllegalArgumentException(
           "field " + eventTimeField + " is not a required timestamp field of " + List.of(fields));
     }
     FieldValues values = parse(data, 0, ingestionTimeMillis);
     return values.withEventTime(values.longs[eventTimeField]);
+  }
+
+  /**
+   * Where the event time named {@code name} (a spec's {@code clocks.eventTime}) is read: -1 for the
+   * attribute {@code time}, else the index of that field, for {@link #parseTimedBy}.
+   *
+   * @throws IllegalArgumentException when {@code name} is neither {@code time} nor a required
+   *     timestamp field
+   */
+  public int eventTimeIndex(String name) {
+    if (name.equals(PipelineSpec.Clocks.TIME_ATTRIBUTE)) {
+      return -1;
+    }
+    int index = indexOf(name);
+    if (!isEventTimeField(index)) {
+      throw new IllegalArgumentException(
+          "the event time '"
+              + name
+              + "' is neither the attribute 'time' nor a required timestamp field of data "
+              + Arrays.stream(fields).map(Field::name).toList());
+    }
+    return index;
+  }
+
+  private boolean isEventTimeField(int index) {
+    return index >= 0
+        && index < fields.length
+        && types[index] == FieldType.TIMESTAMP
+        && !fields[index].optional();
   }
 
   private static FieldRejection reject(Field field, String problem) {

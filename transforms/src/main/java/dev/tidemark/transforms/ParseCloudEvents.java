@@ -406,30 +406,9 @@ public abstract class ParseCloudEvents
       this.payments = PaymentFields.of(events);
       this.maxEventBytes = maxEventBytes;
       this.maxFutureSkew = maxFutureSkew;
-      this.eventTimeField = eventTimeFieldOf(events, eventTime);
+      this.eventTimeField = fields.eventTimeIndex(eventTime);
       this.eventsTag = eventsTag;
       this.failuresTag = failuresTag;
-    }
-
-    /** The index of the event-time field {@code name}, or -1 for the attribute {@code time}. */
-    static int eventTimeFieldOf(PipelineSpec.Events events, String name) {
-      if (name.equals(PipelineSpec.Clocks.TIME_ATTRIBUTE)) {
-        return -1;
-      }
-      for (int i = 0; i < events.fields().size(); i++) {
-        PipelineSpec.Field field = events.fields().get(i);
-        if (field.name().equals(name)) {
-          if (field.type() != PipelineSpec.FieldType.TIMESTAMP || field.optional()) {
-            break;
-          }
-          return i;
-        }
-      }
-      throw new IllegalArgumentException(
-          "the event time '"
-              + name
-              + "' is neither the attribute 'time' nor a required timestamp field of data "
-              + events.fields().stream().map(PipelineSpec.Field::name).toList());
     }
 
     @Setup
