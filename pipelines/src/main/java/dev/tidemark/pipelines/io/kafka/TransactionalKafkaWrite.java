@@ -96,6 +96,12 @@ import org.slf4j.LoggerFactory;
  * restore from an older checkpoint or savepoint of the same job finds higher numbers in Kafka and
  * skips records up to them: as with Beam's sink, it must not be used to rewrite output. A job that
  * starts without state on a group another lineage committed to fails with a message naming the fix.
+ *
+ * <p>A limit that is Beam's: after a restore, the FlinkRunner's first checkpoint releases to the
+ * writer records that arrived after its barrier, one checkpoint early. A second failure before the
+ * next checkpoint completes restores a sequencer that never numbered records already committed;
+ * their replay is numbered anew, the writer refuses to skip records under other numbers, and the
+ * job fails on every restore rather than lose or double a record.
  */
 public final class TransactionalKafkaWrite
     extends PTransform<PCollection<KV<String, HeaderedValue>>, PDone> {
