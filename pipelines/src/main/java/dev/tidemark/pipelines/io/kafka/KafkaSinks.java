@@ -2,6 +2,7 @@ package dev.tidemark.pipelines.io.kafka;
 
 import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.Outputs;
+import dev.tidemark.pipelines.Runners;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.beam.sdk.coders.KvCoder;
@@ -188,6 +189,7 @@ public final class KafkaSinks {
         sinkGroupId(options) + "." + outputName,
         options.getKafkaSinkShards(),
         clients,
-        producer);
+        producer,
+        Runners.isFlink(options));
   }
 }

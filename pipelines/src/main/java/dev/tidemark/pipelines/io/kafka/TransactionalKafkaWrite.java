@@ -23,7 +23,9 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import org.apache.beam.sdk.coders.KvCoder;
+import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.coders.VarIntCoder;
+import org.apache.beam.sdk.coders.VarLongCoder;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.metrics.Metrics;
 import org.apache.beam.sdk.state.BagState;
@@ -55,6 +57,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.checkerframework.checker.nullness.qual.Nullable;
+import org.joda.time.Instant;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -97,11 +100,9 @@ import org.slf4j.LoggerFactory;
  * skips records up to them: as with Beam's sink, it must not be used to rewrite output. A job that
  * starts without state on a group another lineage committed to fails with a message naming the fix.
  *
- * <p>A limit that is Beam's: after a restore, the FlinkRunner's first checkpoint releases to the
- * writer records that arrived after its barrier, one checkpoint early. A second failure before the
- * next checkpoint completes restores a sequencer that never numbered records already committed;
- * their replay is numbered anew, the writer refuses to skip records under other numbers, and the
- * job fails on every restore rather than lose or double a record.
+ * <p>After a restore, Beam's FlinkRunner releases to the writer, with the first checkpoint, records
+ * that arrived after that checkpoint's barrier, one checkpoint early; on Flink the writer therefore
+ * keeps every record one checkpoint before writing it ({@link Writer}).
  */
 public final class TransactionalKafkaWrite
     extends PTransform<PCollection<KV<String, HeaderedValue>>, PDone> {
@@ -114,18 +115,22 @@ public final class TransactionalKafkaWrite
   private final int shards;
   private final KafkaClients clients;
   private final Map<String, Object> producerConfig;
+  private final boolean holdOneCheckpoint;
 
   /**
    * Writes to {@code topic} in {@code shards} shards, with {@code groupId} as the sink group (where
    * the committed sequence numbers live) and the prefix of the producers' transactional ids. {@code
-   * producerConfig} adds to or overrides the producer settings this sink sets.
+   * producerConfig} adds to or overrides the producer settings this sink sets. {@code
+   * holdOneCheckpoint}: write each record only after one more checkpoint ({@link Writer}), which a
+   * runner that restores from checkpoints (Flink) needs.
    */
   public TransactionalKafkaWrite(
       String topic,
       String groupId,
       int shards,
       KafkaClients clients,
-      Map<String, Object> producerConfig) {
+      Map<String, Object> producerConfig,
+      boolean holdOneCheckpoint) {
     if (shards < 1) {
       throw new IllegalArgumentException("a transactional sink needs at least one shard");
     }
@@ -134,6 +139,7 @@ public final class TransactionalKafkaWrite
     this.shards = shards;
     this.clients = clients;
     this.producerConfig = new LinkedHashMap<>(producerConfig);
+    this.holdOneCheckpoint = holdOneCheckpoint;
   }
 
   /** The producer settings this sink adds to the connection (the transactional id comes on top). */
@@ -149,7 +155,9 @@ public final class TransactionalKafkaWrite
         .setCoder(KvCoder.of(VarIntCoder.of(), input.getCoder()))
         .apply("Sequence", ParDo.of(new Sequence()))
         .setCoder(KvCoder.of(VarIntCoder.of(), Sequenced.Coder.of()))
-        .apply("Write", ParDo.of(new Writer(topic, groupId, clients, producerConfig)));
+        .apply(
+            "Write",
+            ParDo.of(new Writer(topic, groupId, clients, producerConfig, holdOneCheckpoint)));
     return PDone.in(input.getPipeline());
   }
 
@@ -229,12 +237,80 @@ public final class TransactionalKafkaWrite
 
       @Override
       protected Sequenced read(int version, DataInputStream in) throws IOException {
+        return readFields(version, in);
+      }
+
+      /** The fields of a record in format {@code version} (1 or 2). */
+      static Sequenced readFields(int version, DataInputStream in) throws IOException {
         String lineage = Codec.readString(in);
         long number = in.readLong();
         String key = Codec.readString(in);
         HeaderedValue value = HeaderedValue.Coder.of().readVersioned(in);
         String chain = version >= 2 ? Codec.readString(in) : "";
         return new Sequenced(lineage, number, key, value, chain.isEmpty() ? null : chain);
+      }
+
+      @Override
+      public boolean consistentWithEquals() {
+        return false;
+      }
+    }
+  }
+
+  /**
+   * A record in the writer's state, with its shard and the run of the writer that took it ({@link
+   * Writer#run}): empty for a record kept by a writer that predates runs, which counts as another
+   * run's. The shard is kept because the FlinkRunner gives a timer that waited for a checkpoint no
+   * key ({@code @Key} is null then).
+   */
+  static final class Held {
+    /** The shard; {@link #UNKNOWN_SHARD} in a record kept before shards were. */
+    final int shard;
+
+    final Sequenced record;
+    final String run;
+
+    static final int UNKNOWN_SHARD = -1;
+
+    Held(int shard, Sequenced record, String run) {
+      this.shard = shard;
+      this.record = record;
+      this.run = run;
+    }
+
+    /**
+     * Version 3: a record in {@link Sequenced.Coder}'s version 2 fields, then the run and the
+     * shard. Versions 1 and 2 are {@link Sequenced.Coder}'s own, which this bag held before: read
+     * with an empty run and an unknown shard.
+     */
+    static final class Coder extends Codec.DataCoder<Held> {
+      private static final long serialVersionUID = 1L;
+      private static final Coder INSTANCE = new Coder();
+
+      static Coder of() {
+        return INSTANCE;
+      }
+
+      @Override
+      protected int version() {
+        return 3;
+      }
+
+      @Override
+      protected void write(Held value, DataOutput out) throws IOException {
+        Sequenced.Coder.of().write(value.record, out);
+        Codec.writeString(value.run, out);
+        out.writeInt(value.shard);
+      }
+
+      @Override
+      protected Held read(int version, DataInputStream in) throws IOException {
+        if (version < 3) {
+          return new Held(UNKNOWN_SHARD, Sequenced.Coder.readFields(version, in), "");
+        }
+        Sequenced record = Sequenced.Coder.readFields(2, in);
+        String run = Codec.readString(in);
+        return new Held(in.readInt(), record, run);
       }
 
       @Override
@@ -306,23 +382,44 @@ public final class TransactionalKafkaWrite
   /**
    * Writes each shard's records in sequence order, one transaction per shard per bundle. Keyed by
    * shard, like the sequencer, so that one task owns a shard's producer, also after a rescale.
+   *
+   * <p>With {@code holdOneCheckpoint} (on Flink) a record is not written in the bundle that brings
+   * it: it is kept in state and written by a timer, which the runner also holds back until a
+   * checkpoint completes. A record reaches this step when a completed checkpoint released it, and
+   * that checkpoint normally holds its sequence number too; but after a restore Beam's FlinkRunner
+   * releases with the first checkpoint what arrived after that checkpoint's barrier ({@code
+   * StableInputAfterRestoreTest}), numbers no completed checkpoint holds. The next checkpoint to
+   * complete holds them: written only then, a second failure in between cannot make the sequencer
+   * number again what is already committed. The cost: read_committed consumers see a record one
+   * checkpoint interval later.
    */
   static final class Writer extends DoFn<KV<Integer, Sequenced>, Void> {
     private static final long serialVersionUID = 1L;
 
-    /**
-     * Records that arrived ahead of their turn, kept until the records before them arrive. On Flink
-     * a restore can release the records of several pending checkpoints out of their order. Keyed
-     * state also makes the runner partition the writer's input by shard, so that a shard's records
-     * reach the one task that holds its producer, also after a rescale.
-     */
-    @StateId("waiting")
-    private final StateSpec<BagState<Sequenced>> waitingSpec = StateSpecs.bag(Sequenced.Coder.of());
+    /** How soon the timer fires when records wait ahead of their turn, without holding. */
+    private static final org.joda.time.Duration WAIT_DELAY =
+        org.joda.time.Duration.standardSeconds(1);
 
     /**
-     * Set while records wait: sends those that are in turn even if no further record of the shard
-     * arrives (the records before them may have come out of the same restore).
+     * Records not written yet: those ahead of their turn (a restore on Flink can release the
+     * records of several pending checkpoints out of their order), and with {@code
+     * holdOneCheckpoint} every record until a later checkpoint completed. Keyed state also makes
+     * the runner partition the writer's input by shard, so that a shard's records reach the one
+     * task that holds its producer, also after a rescale.
      */
+    @StateId("waiting")
+    private final StateSpec<BagState<Held>> waitingSpec = StateSpecs.bag(Held.Coder.of());
+
+    /** The run that set the timer ({@link #run}); empty when none is set. */
+    @StateId("timerRun")
+    private final StateSpec<ValueState<String>> timerRunSpec =
+        StateSpecs.value(StringUtf8Coder.of());
+
+    /** The time the timer was set to fire at: tells it from a timer a restore brought back. */
+    @StateId("timerAt")
+    private final StateSpec<ValueState<Long>> timerAtSpec = StateSpecs.value(VarLongCoder.of());
+
+    /** Writes the records in state that may be written, and sets itself again for the others. */
     @TimerId("sendWaiting")
     private final TimerSpec sendWaitingSpec = TimerSpecs.timer(TimeDomain.PROCESSING_TIME);
 
@@ -330,6 +427,7 @@ public final class TransactionalKafkaWrite
     private final String groupId;
     private final KafkaClients clients;
     private final Map<String, Object> producerConfig;
+    private final boolean holdOneCheckpoint;
 
     private final Counter recordsWritten = Metrics.counter(METRICS, "recordsWritten");
     private final Counter recordsSkipped = Metrics.counter(METRICS, "recordsAlreadyCommitted");
@@ -338,26 +436,53 @@ public final class TransactionalKafkaWrite
 
     private transient @Nullable Map<Integer, ShardWriter> writers;
 
-    Writer(String topic, String groupId, KafkaClients clients, Map<String, Object> producerConfig) {
+    /**
+     * This instance's run, drawn at its setup: a restart or a restore gives a new one, so a record
+     * kept by another run was kept before the checkpoint this run started from.
+     */
+    private transient @Nullable String run;
+
+    Writer(
+        String topic,
+        String groupId,
+        KafkaClients clients,
+        Map<String, Object> producerConfig,
+        boolean holdOneCheckpoint) {
       this.topic = topic;
       this.groupId = groupId;
       this.clients = clients;
       this.producerConfig = producerConfig;
+      this.holdOneCheckpoint = holdOneCheckpoint;
     }
 
     @Setup
     public void setup() {
       writers = new HashMap<>();
+      run = UUID.randomUUID().toString();
+    }
+
+    private String run() {
+      return Objects.requireNonNull(run, "set up");
     }
 
     @RequiresStableInput
     @ProcessElement
     public void process(
         @Element KV<Integer, Sequenced> element,
-        @StateId("waiting") BagState<Sequenced> waiting,
+        @StateId("waiting") BagState<Held> waiting,
+        @StateId("timerRun") ValueState<String> timerRun,
+        @StateId("timerAt") ValueState<Long> timerAt,
         @TimerId("sendWaiting") Timer sendWaitingTimer) {
       int shard = element.getKey();
       Sequenced record = element.getValue();
+      if (holdOneCheckpoint) {
+        waiting.add(new Held(shard, record, run()));
+        if (!run().equals(timerRun.read())) {
+          // Due at once: the runner holds the firing back until the next checkpoint completes.
+          setTimer(sendWaitingTimer, timerRun, timerAt, org.joda.time.Duration.millis(1));
+        }
+        return;
+      }
       ShardWriter writer = writerFor(shard, record.lineage);
       writer.checkLineage(record);
       // Records restored in state may be next in turn before this one.
@@ -373,27 +498,106 @@ public final class TransactionalKafkaWrite
             shard,
             record.number,
             writer.next);
-        sendWaitingTimer.offset(org.joda.time.Duration.standardSeconds(1)).setRelative();
+        setTimer(sendWaitingTimer, timerRun, timerAt, WAIT_DELAY);
       }
-      waiting.add(record);
+      waiting.add(new Held(shard, record, run()));
       writer.waitingNumbers().add(record.number);
       recordsWaiting.inc();
     }
 
     @OnTimer("sendWaiting")
     public void onSendWaiting(
-        @Key Integer shard,
-        @StateId("waiting") BagState<Sequenced> waiting,
+        OnTimerContext context,
+        @Key @Nullable Integer key,
+        @StateId("waiting") BagState<Held> waiting,
+        @StateId("timerRun") ValueState<String> timerRun,
+        @StateId("timerAt") ValueState<Long> timerAt,
         @TimerId("sendWaiting") Timer sendWaitingTimer) {
-      List<Sequenced> held = readAll(waiting);
+      boolean own =
+          run().equals(timerRun.read())
+              && Long.valueOf(context.fireTimestamp().getMillis()).equals(timerAt.read());
+      if (own) {
+        timerRun.clear();
+        timerAt.clear();
+      }
+      List<Held> held = readAll(waiting);
       if (held.isEmpty()) {
         return;
       }
-      ShardWriter writer = writerFor(shard, held.get(0).lineage);
-      sendWaiting(writer, waiting, held);
-      if (!writer.waitingNumbers().isEmpty()) {
-        sendWaitingTimer.offset(org.joda.time.Duration.standardSeconds(1)).setRelative();
+      List<Held> writable = new ArrayList<>();
+      List<Held> rest = new ArrayList<>();
+      for (Held record : held) {
+        (writable(record, run(), own || !holdOneCheckpoint) ? writable : rest).add(record);
       }
+      if (!writable.isEmpty()) {
+        ShardWriter writer =
+            writerFor(shardOf(writable.get(0), key), writable.get(0).record.lineage);
+        writable.sort(Comparator.comparingLong(h -> h.record.number));
+        for (Held record : writable) {
+          writer.checkLineage(record.record);
+          if (!offer(writer, record.record)) {
+            rest.add(record);
+          }
+        }
+        waiting.clear();
+        rest.forEach(waiting::add);
+        TreeSet<Long> numbers = new TreeSet<>();
+        rest.forEach(record -> numbers.add(record.record.number));
+        writer.waitingNumbers = numbers;
+      }
+      if (!rest.isEmpty() && !run().equals(timerRun.read())) {
+        setTimer(
+            sendWaitingTimer,
+            timerRun,
+            timerAt,
+            holdOneCheckpoint ? org.joda.time.Duration.millis(1) : WAIT_DELAY);
+      }
+    }
+
+    /** The shard of {@code record}: kept with it, else the timer's key. */
+    static int shardOf(Held record, @Nullable Integer key) {
+      if (record.shard != Held.UNKNOWN_SHARD) {
+        return record.shard;
+      }
+      if (key == null) {
+        throw new IllegalStateException(
+            "a record kept by the transactional sink's writer before shards were kept (record "
+                + record.record.number
+                + ") reached a timer without a key: restore this state with the release that"
+                + " wrote it and stop the job with a savepoint after its records are written");
+      }
+      return key;
+    }
+
+    /**
+     * Whether the timer may write {@code record} now: always when it is this run's own timer
+     * ({@code ownTimer}), which a checkpoint completed since the record was kept has released; from
+     * a timer a restore brought back (the first checkpoint after the restore releases it) only a
+     * record kept by an earlier run, which the checkpoint restored from holds.
+     */
+    static boolean writable(Held record, String run, boolean ownTimer) {
+      return ownTimer || !record.run.equals(run);
+    }
+
+    /**
+     * Sets the timer to fire {@code delay} from now, and records which run set it; when holding,
+     * also the time it is due, by which its firing is told from a restored one's.
+     */
+    private void setTimer(
+        Timer timer,
+        ValueState<String> timerRun,
+        ValueState<Long> timerAt,
+        org.joda.time.Duration delay) {
+      timerRun.write(run());
+      if (!holdOneCheckpoint) {
+        timer.offset(delay).setRelative();
+        timerAt.clear();
+        return;
+      }
+      // On Flink processing time is the wall clock.
+      Instant at = new Instant(System.currentTimeMillis()).plus(delay);
+      timer.set(at);
+      timerAt.write(at.getMillis());
     }
 
     /** This bundle's writer of {@code shard}, opened on the shard's first record in the bundle. */
@@ -460,39 +664,39 @@ public final class TransactionalKafkaWrite
      * read once per shard and bundle, then only when the lowest waiting number is in turn: a record
      * ahead of its turn costs one append, however many wait before it.
      */
-    private void sendWaiting(ShardWriter writer, BagState<Sequenced> waiting) {
+    private void sendWaiting(ShardWriter writer, BagState<Held> waiting) {
       sendWaiting(writer, waiting, null);
     }
 
     /** As {@link #sendWaiting(ShardWriter, BagState)}, with the bag's contents if already read. */
     private void sendWaiting(
-        ShardWriter writer, BagState<Sequenced> waiting, @Nullable List<Sequenced> read) {
-      List<Sequenced> held = read;
+        ShardWriter writer, BagState<Held> waiting, @Nullable List<Held> read) {
+      List<Held> held = read;
       if (writer.waitingNumbers == null) {
         held = held == null ? readAll(waiting) : held;
         TreeSet<Long> numbers = new TreeSet<>();
-        held.forEach(record -> numbers.add(record.number));
+        held.forEach(record -> numbers.add(record.record.number));
         writer.waitingNumbers = numbers;
       }
       if (writer.waitingNumbers.isEmpty() || writer.waitingNumbers.first() > writer.next) {
         return;
       }
       held = held == null ? readAll(waiting) : new ArrayList<>(held);
-      held.sort(Comparator.comparingLong(r -> r.number));
-      List<Sequenced> rest = new ArrayList<>();
-      for (Sequenced record : held) {
-        if (!offer(writer, record)) {
+      held.sort(Comparator.comparingLong(r -> r.record.number));
+      List<Held> rest = new ArrayList<>();
+      for (Held record : held) {
+        if (!offer(writer, record.record)) {
           rest.add(record);
         }
       }
       waiting.clear();
       rest.forEach(waiting::add);
       writer.waitingNumbers.clear();
-      rest.forEach(record -> writer.waitingNumbers.add(record.number));
+      rest.forEach(record -> writer.waitingNumbers.add(record.record.number));
     }
 
-    private static List<Sequenced> readAll(BagState<Sequenced> waiting) {
-      List<Sequenced> held = new ArrayList<>();
+    private static List<Held> readAll(BagState<Held> waiting) {
+      List<Held> held = new ArrayList<>();
       waiting.read().forEach(held::add);
       return held;
     }

@@ -276,7 +276,8 @@ public class KafkaSinksIT {
     pipeline
         .apply(stream)
         .apply(
-            ParDo.of(new TransactionalKafkaWrite.Writer(topic, group, clients, new HashMap<>())));
+            ParDo.of(
+                new TransactionalKafkaWrite.Writer(topic, group, clients, new HashMap<>(), false)));
     return pipeline.run();
   }
 

@@ -39,12 +39,13 @@ import org.junit.Test;
  * checkpoint. After a restore it does not: the runner keeps {@code --numConcurrentCheckpoints} + 1
  * buffers in a ring, the restored checkpoint's buffer is still pending, and the first checkpoint
  * after the restore rotates onto it; what arrives after that checkpoint's barrier is appended to
- * the restored buffer and released when that checkpoint completes, one checkpoint early. If the job
- * fails again before the next checkpoint completes, it restores state in which the sink's sequencer
- * never numbered those records, numbers their replay anew, and the writer finds records committed
- * under other numbers: it refuses to skip them ({@code TransactionalKafkaWrite}), and the job fails
- * on every restore. The second test asserts that early release: when a Beam upgrade fixes it, it
- * fails, and the drill's restore-loop note and {@code docs/drill.md} can go.
+ * the restored buffer and released when that checkpoint completes, one checkpoint early. Had the
+ * transactional sink's writer written those records at once, a second failure before the next
+ * checkpoint completed would restore state in which the sink's sequencer never numbered them: their
+ * replay numbered anew, the writer would refuse to skip records committed under other numbers, and
+ * the job would fail on every restore. So on Flink the writer keeps each record one checkpoint
+ * ({@code TransactionalKafkaWrite.Writer}). The second test asserts the early release: when a Beam
+ * upgrade fixes it, it fails, and that hold can go.
  */
 public class StableInputAfterRestoreTest {
   private static final SerializablePipelineOptions OPTIONS =

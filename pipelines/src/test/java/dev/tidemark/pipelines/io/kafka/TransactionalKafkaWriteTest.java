@@ -16,7 +16,10 @@ import org.junit.Test;
 import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
 
-/** The transactional sink's formats: the committed shard position and the sequenced record. */
+/**
+ * The transactional sink's formats (the committed shard position, the sequenced record, the
+ * writer's kept record) and which kept records a timer may write.
+ */
 @RunWith(JUnit4.class)
 public class TransactionalKafkaWriteTest {
   @Test
@@ -112,5 +115,61 @@ public class TransactionalKafkaWriteTest {
             .decode(new ByteArrayInputStream(v1.toByteArray()));
     assertThat(old.key, is("decision-1"));
     assertThat(old.chain, is(nullValue()));
+  }
+
+  @Test
+  public void aKeptRecordSurvivesItsCoderAndOldBagsReadAsAnotherRunsRecords() throws Exception {
+    TransactionalKafkaWrite.Sequenced record =
+        new TransactionalKafkaWrite.Sequenced(
+            "lineage",
+            9L,
+            "decision-2",
+            new HeaderedValue("{}".getBytes(StandardCharsets.UTF_8), Map.of("version", "1")),
+            "beef");
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    TransactionalKafkaWrite.Held.Coder.of()
+        .encode(new TransactionalKafkaWrite.Held(4, record, "run-a"), bytes);
+    TransactionalKafkaWrite.Held back =
+        TransactionalKafkaWrite.Held.Coder.of()
+            .decode(new ByteArrayInputStream(bytes.toByteArray()));
+    assertThat(back.run, is("run-a"));
+    assertThat(back.shard, is(4));
+    // The FlinkRunner fires a timer that waited for a checkpoint without its key.
+    assertThat(TransactionalKafkaWrite.Writer.shardOf(back, null), is(4));
+    assertThat(back.record.number, is(9L));
+    assertThat(back.record.key, is("decision-2"));
+    assertThat(back.record.value, is(record.value));
+    assertThat(back.record.chain, is("beef"));
+    assertThat("format version first", bytes.toByteArray()[0], is((byte) 3));
+
+    // The writer's bag as savepoints taken before runs were kept hold it: Sequenced's format.
+    ByteArrayOutputStream old = new ByteArrayOutputStream();
+    TransactionalKafkaWrite.Sequenced.Coder.of().encode(record, old);
+    TransactionalKafkaWrite.Held restored =
+        TransactionalKafkaWrite.Held.Coder.of().decode(new ByteArrayInputStream(old.toByteArray()));
+    assertThat(restored.run, is(""));
+    assertThat(TransactionalKafkaWrite.Writer.shardOf(restored, 2), is(2));
+    assertThrows(
+        IllegalStateException.class, () -> TransactionalKafkaWrite.Writer.shardOf(restored, null));
+    assertThat(restored.record.chain, is("beef"));
+    assertThat(
+        "a record of no run is another run's",
+        TransactionalKafkaWrite.Writer.writable(restored, "run-b", false),
+        is(true));
+  }
+
+  @Test
+  public void aRestoredTimerWritesOnlyRecordsAnEarlierRunKept() {
+    TransactionalKafkaWrite.Sequenced record =
+        new TransactionalKafkaWrite.Sequenced(
+            "l", 0, "k", new HeaderedValue(new byte[0], Map.of()), null);
+    TransactionalKafkaWrite.Held earlier = new TransactionalKafkaWrite.Held(0, record, "run-1");
+    TransactionalKafkaWrite.Held now = new TransactionalKafkaWrite.Held(0, record, "run-2");
+    // This run's own timer fired: a checkpoint completed since either was kept.
+    assertThat(TransactionalKafkaWrite.Writer.writable(earlier, "run-2", true), is(true));
+    assertThat(TransactionalKafkaWrite.Writer.writable(now, "run-2", true), is(true));
+    // A timer the restore brought back: this run's records may hold numbers no checkpoint has.
+    assertThat(TransactionalKafkaWrite.Writer.writable(earlier, "run-2", false), is(true));
+    assertThat(TransactionalKafkaWrite.Writer.writable(now, "run-2", false), is(false));
   }
 }
