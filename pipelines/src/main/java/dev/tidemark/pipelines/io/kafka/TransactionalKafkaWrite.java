@@ -513,9 +513,12 @@ public final class TransactionalKafkaWrite
         @StateId("timerRun") ValueState<String> timerRun,
         @StateId("timerAt") ValueState<Long> timerAt,
         @TimerId("sendWaiting") Timer sendWaitingTimer) {
+      // Holding, a restored timer can carry this run's id only if it fired before this run set
+      // its own, so the due time tells them apart.
       boolean own =
           run().equals(timerRun.read())
-              && Long.valueOf(context.fireTimestamp().getMillis()).equals(timerAt.read());
+              && (!holdOneCheckpoint
+                  || Long.valueOf(context.fireTimestamp().getMillis()).equals(timerAt.read()));
       if (own) {
         timerRun.clear();
         timerAt.clear();
