@@ -535,18 +535,8 @@ public final class TransactionalKafkaWrite
       if (!writable.isEmpty()) {
         ShardWriter writer =
             writerFor(shardOf(writable.get(0), key), writable.get(0).record.lineage);
-        writable.sort(Comparator.comparingLong(h -> h.record.number));
-        for (Held record : writable) {
-          writer.checkLineage(record.record);
-          if (!offer(writer, record.record)) {
-            rest.add(record);
-          }
-        }
-        waiting.clear();
-        rest.forEach(waiting::add);
-        TreeSet<Long> numbers = new TreeSet<>();
-        rest.forEach(record -> numbers.add(record.record.number));
-        writer.waitingNumbers = numbers;
+        writable.forEach(record -> writer.checkLineage(record.record));
+        rest = sendInTurn(writer, waiting, writable, rest);
       }
       if (!rest.isEmpty() && !run().equals(timerRun.read())) {
         setTimer(
@@ -668,15 +658,9 @@ public final class TransactionalKafkaWrite
      * ahead of its turn costs one append, however many wait before it.
      */
     private void sendWaiting(ShardWriter writer, BagState<Held> waiting) {
-      sendWaiting(writer, waiting, null);
-    }
-
-    /** As {@link #sendWaiting(ShardWriter, BagState)}, with the bag's contents if already read. */
-    private void sendWaiting(
-        ShardWriter writer, BagState<Held> waiting, @Nullable List<Held> read) {
-      List<Held> held = read;
+      List<Held> held = null;
       if (writer.waitingNumbers == null) {
-        held = held == null ? readAll(waiting) : held;
+        held = readAll(waiting);
         TreeSet<Long> numbers = new TreeSet<>();
         held.forEach(record -> numbers.add(record.record.number));
         writer.waitingNumbers = numbers;
@@ -684,18 +668,29 @@ public final class TransactionalKafkaWrite
       if (writer.waitingNumbers.isEmpty() || writer.waitingNumbers.first() > writer.next) {
         return;
       }
-      held = held == null ? readAll(waiting) : new ArrayList<>(held);
-      held.sort(Comparator.comparingLong(r -> r.record.number));
-      List<Held> rest = new ArrayList<>();
-      for (Held record : held) {
+      sendInTurn(writer, waiting, held == null ? readAll(waiting) : held, List.of());
+    }
+
+    /**
+     * Offers {@code candidates} in number order, then leaves in the bag those not sent and {@code
+     * kept}, and returns them.
+     */
+    private List<Held> sendInTurn(
+        ShardWriter writer, BagState<Held> waiting, List<Held> candidates, List<Held> kept) {
+      List<Held> inOrder = new ArrayList<>(candidates);
+      inOrder.sort(Comparator.comparingLong(r -> r.record.number));
+      List<Held> rest = new ArrayList<>(kept);
+      for (Held record : inOrder) {
         if (!offer(writer, record.record)) {
           rest.add(record);
         }
       }
       waiting.clear();
       rest.forEach(waiting::add);
-      writer.waitingNumbers.clear();
-      rest.forEach(record -> writer.waitingNumbers.add(record.record.number));
+      TreeSet<Long> numbers = new TreeSet<>();
+      rest.forEach(record -> numbers.add(record.record.number));
+      writer.waitingNumbers = numbers;
+      return rest;
     }
 
     private static List<Held> readAll(BagState<Held> waiting) {
