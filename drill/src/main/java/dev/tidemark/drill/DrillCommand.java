@@ -150,10 +150,11 @@ public final class DrillCommand implements Callable<Integer> {
       names = "--soak",
       description =
           "Instead of the fault runs: a soak of this length (ISO-8601, e.g. PT30M). One job (the"
-              + " first of --sinks) is fed at 80 % of the sustained rate it measures first (or"
-              + " --rate), and its TaskManagers' heap, RocksDB state and checkpoint duration are"
-              + " sampled; it passes when the job kept up and the second half's largest one-minute"
-              + " figure of each is under 1.2 times its smallest. Writes drill.json and soak.png.")
+              + " first of --sinks) is fed at 80 %% of the sustained rate it measures first (or"
+              + " --rate), and its TaskManagers' heap after a full collection, RocksDB's live"
+              + " state and the checkpoint duration are sampled; it passes when the job kept up"
+              + " and the second half's largest one-minute figure of each is under 1.2 times its"
+              + " smallest. Writes drill.json and soak.png.")
   @Nullable Duration soak;
 
   @Option(
@@ -164,11 +165,12 @@ public final class DrillCommand implements Callable<Integer> {
   Duration soakSample;
 
   @Option(
-      names = "--soakProbeRecords",
-      defaultValue = "10000",
+      names = "--soakProbeStep",
+      defaultValue = "PT1M",
       description =
-          "Records of the backlog the soak measures the sustained rate with (default: 10000).")
-  int soakProbeRecords;
+          "Length of each step of the soak's probe, which feeds steadily at 30 records/s, then"
+              + " 1.5 times faster each step, until the job falls behind (default: PT1M).")
+  Duration soakProbeStep;
 
   @Option(
       names = "--timeout",
@@ -199,7 +201,7 @@ public final class DrillCommand implements Callable<Integer> {
     }
     Files.createDirectories(output);
     if (soak != null) {
-      return soak(settings.get());
+      return soak(cluster);
     }
     Path input = output.resolve("events.ndjson");
     GeneratorConfig config =
@@ -294,20 +296,20 @@ public final class DrillCommand implements Callable<Integer> {
   }
 
   /** {@code --soak}: runs the soak, writes drill.json and soak.png; 0 when it holds, else 1. */
-  private int soak(ClusterSettings settings) throws Exception {
-    DrillJobs jobs = new DrillJobs(settings);
+  private int soak(LocalCluster cluster) throws Exception {
+    DrillJobs jobs = new DrillJobs(cluster.settings());
     KafkaOptions.KafkaSinkMode sink = sinks.get(0);
     ObjectNode json = Json.MAPPER.createObjectNode();
     int exit;
     try {
       Soak.Outcome outcome =
-          new Soak(jobs, settings, System.out)
+          new Soak(jobs, cluster, System.out)
               .run(
                   "drill-soak-" + System.currentTimeMillis() / 1000,
                   sink,
                   soak,
                   soakSample,
-                  soakProbeRecords,
+                  soakProbeStep,
                   rate,
                   seed,
                   output);

@@ -3,7 +3,7 @@ package dev.tidemark.drill;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.tidemark.cluster.ClusterSettings;
+import dev.tidemark.cluster.LocalCluster;
 import dev.tidemark.launcher.KafkaFeed;
 import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.TidemarkOptions;
@@ -28,25 +28,40 @@ import java.util.regex.Pattern;
 
 /**
  * {@code ./tidemark drill --soak=PT30M}: one job on the local cluster fed at 80 % of its sustained
- * rate for the given time, sampled as it runs: the TaskManagers' heap, the RocksDB state (the full
- * size of the latest completed checkpoint: with incremental RocksDB checkpoints, the SST files the
- * state consists of), the latest checkpoint's duration, and the input the job has not committed
- * yet. It holds when the job kept up (never restarted; in the second half never more than a minute
- * of feed behind) and each of the three stayed flat over the second half: the largest one-minute
- * figure at most {@value #FLAT} times the smallest.
+ * rate for the given time, sampled as it runs: the TaskManagers' heap, the RocksDB state, the
+ * latest checkpoint's duration and size, and the input the job has not committed yet. It holds when
+ * the job kept up (never restarted; in the second half never more than a minute of feed behind) and
+ * each of heap, state and checkpoint duration stayed flat over the second half: the largest
+ * one-minute figure at most {@value #FLAT} times the smallest.
  *
- * <p>The sustained rate is measured first on the same job: a backlog of {@code probeRecords} is fed
- * at once, after a warm-up of a fifth of that, and the rate is the backlog over the time the job
- * took to commit it. The soak's input then continues the probe's event time, with the generator's
- * adversarial mix, about 24 seconds of event time per second of wall time, and the job runs with
- * {@code --dedupHorizon=PT1H}: the dedup state of the default 24 h horizon would need a day of
- * event time to stop growing, which a 30-minute soak at this pace does not reach; with an hour it
- * is steady after a few minutes, like the windows' (an hour of allowed lateness).
+ * <p>The sustained rate is measured first on the same job, fed steadily as in the soak: a step of
+ * {@code probeStep} at {@value #PROBE_FIRST_RATE} records/s, then each step {@value #PROBE_FACTOR}
+ * times faster, until a step ends more than {@value #PROBE_LAG_SECONDS} seconds of its feed behind.
+ * The sustained rate is the last step's rate that kept up. (Draining a backlog measures more: large
+ * bundles, and fewer early panes than a steady feed fires.) The soak's input continues the probe's
+ * event time, with the generator's adversarial mix, about 24 seconds of event time per second of
+ * wall time, and the job runs with {@code --dedupHorizon=PT1H}: the dedup state of the default 24 h
+ * horizon would need a day of event time to stop growing, which a 30-minute soak at this pace does
+ * not reach; with an hour it is steady after a few minutes, like the windows' (an hour of allowed
+ * lateness).
  *
- * <p>One-minute figures: a heap sample is the heap in use at that moment, young garbage included,
- * so the minute's smallest sample stands for the heap that survives a collection; the state size
- * and the checkpoint duration are the minute's medians (RocksDB compactions and a checkpoint that
- * meets a busy moment make single samples jump).
+ * <p>One-minute figures:
+ *
+ * <ul>
+ *   <li>heap: once a minute the soak forces a full collection on each TaskManager ({@code jcmd
+ *       <pid> GC.run}) and reads the heap in use right after it, the heap the job keeps; the heap
+ *       sampled in between (young garbage included) is charted, not judged;
+ *   <li>state: RocksDB's estimate of its live data ({@code estimate-live-data-size}), summed over
+ *       every state of every operator, the minute's median. A checkpoint's full size is charted and
+ *       not judged: incremental checkpoints keep SST files of overwritten and deleted entries until
+ *       a compaction rewrites them;
+ *   <li>checkpoint duration: the minute's median, read as at least {@value
+ *       #CHECKPOINT_FLOOR_MILLIS} ms: below a second, a duration is dominated by when the barrier
+ *       met a busy moment, and a ratio of such figures is noise.
+ * </ul>
+ *
+ * <p>The report also lists each state's live keys at the start of the second half and at the end,
+ * so that a state that grows is named.
  */
 final class Soak {
   /** The most the largest one-minute figure of the second half may be over the smallest. */
@@ -61,6 +76,21 @@ final class Soak {
   /** The dedup horizon of the soak's job (see the class comment). */
   static final String DEDUP_HORIZON = "PT1H";
 
+  /** The probe's first rate, in records per second. */
+  static final double PROBE_FIRST_RATE = 30;
+
+  /** Each probe step's rate over the previous one's. */
+  static final double PROBE_FACTOR = 1.5;
+
+  /** The most probe steps (the last one's rate is about 1,300 records/s). */
+  static final int PROBE_MAX_STEPS = 10;
+
+  /** A probe step kept up when it ended at most this many seconds of its feed behind. */
+  static final double PROBE_LAG_SECONDS = 10;
+
+  /** Checkpoint durations are judged as at least this long (see the class comment). */
+  static final double CHECKPOINT_FLOOR_MILLIS = 1000;
+
   /** The TaskManagers' heap in use, in Flink's Prometheus reporter's names. */
   static final String HEAP_METRIC = "flink_taskmanager_Status_JVM_Memory_Heap_Used";
 
@@ -68,11 +98,25 @@ final class Soak {
       Pattern.compile("^" + HEAP_METRIC + "(\\{[^}]*\\})?\\s+(\\S+)$", Pattern.MULTILINE);
 
   /**
+   * A RocksDB native metric of one state of one operator instance: the state's name, the metric
+   * ({@code live_data_size} or {@code num_keys}), its labels and its value.
+   */
+  private static final Pattern ROCKSDB_SAMPLE =
+      Pattern.compile(
+          "^flink_taskmanager_job_task_operator_(\\w+?)_rocksdb_estimate_(live_data_size|num_keys)"
+              + "(\\{[^}]*\\})?\\s+(\\S+)$",
+          Pattern.MULTILINE);
+
+  /**
    * One sample.
    *
    * @param atSeconds from the start of the soak's feed
    * @param heapBytes heap in use, summed over the TaskManagers
-   * @param stateBytes full size of the latest completed checkpoint (-1 before the first)
+   * @param heapAfterGcBytes heap in use right after a forced full collection, summed over the
+   *     TaskManagers (-1 in a sample that forced none)
+   * @param stateBytes RocksDB's estimate of its live data, summed over every state (-1 when no
+   *     TaskManager reported it)
+   * @param checkpointBytes full size of the latest completed checkpoint (-1 before the first)
    * @param checkpointMillis end-to-end duration of that checkpoint (-1 before the first)
    * @param checkpointId its id
    * @param lagRecords records produced to the input topic and not yet committed by the job
@@ -80,10 +124,15 @@ final class Soak {
   record Sample(
       double atSeconds,
       double heapBytes,
+      double heapAfterGcBytes,
       double stateBytes,
+      double checkpointBytes,
       double checkpointMillis,
       long checkpointId,
       long lagRecords) {}
+
+  /** One step of the probe: its rate, and how far behind the job was at its end. */
+  record ProbeStep(double rate, long lagRecords, boolean keptUp) {}
 
   /** What the soak measured, and its verdict. */
   record Outcome(
@@ -92,8 +141,10 @@ final class Soak {
       Duration duration,
       long fed,
       long restarts,
+      List<ProbeStep> probe,
       List<Sample> samples,
       Map<String, Double> secondHalfRatios,
+      Map<String, List<Double>> liveKeysByState,
       long secondHalfMaxLag,
       boolean keptUp,
       boolean holds,
@@ -109,18 +160,39 @@ final class Soak {
       json.put("fed", fed);
       json.put("jobRestarts", restarts);
       json.put("dedupHorizon", DEDUP_HORIZON);
+      ArrayNode steps = json.putArray("probe");
+      for (ProbeStep step : probe) {
+        ObjectNode s = steps.addObject();
+        s.put("recordsPerSecond", round(step.rate()));
+        s.put("lagRecords", step.lagRecords());
+        s.put("keptUp", step.keptUp());
+      }
       ObjectNode ratios = json.putObject("secondHalfMaxOverMin");
       secondHalfRatios.forEach((name, ratio) -> ratios.put(name, round(ratio)));
       json.put("flatBound", FLAT);
+      json.put("checkpointFloorSeconds", CHECKPOINT_FLOOR_MILLIS / 1000);
       json.put("secondHalfMaxLagRecords", secondHalfMaxLag);
       json.put("keptUp", keptUp);
       json.put("holds", holds);
+      // Each state's live keys at the start of the second half and at the end.
+      ObjectNode states = json.putObject("liveKeysByState");
+      liveKeysByState.forEach(
+          (name, keys) -> {
+            ArrayNode pair = states.putArray(name);
+            keys.forEach(pair::add);
+          });
       ArrayNode list = json.putArray("samples");
       for (Sample sample : samples) {
         ObjectNode s = list.addObject();
         s.put("atSeconds", round(sample.atSeconds()));
         s.put("heapMiB", round(sample.heapBytes() / MIB));
+        s.put(
+            "heapAfterGcMiB",
+            sample.heapAfterGcBytes() < 0 ? -1 : round(sample.heapAfterGcBytes() / MIB));
         s.put("stateMiB", sample.stateBytes() < 0 ? -1 : round(sample.stateBytes() / MIB));
+        s.put(
+            "checkpointMiB",
+            sample.checkpointBytes() < 0 ? -1 : round(sample.checkpointBytes() / MIB));
         s.put("checkpointSeconds", round(sample.checkpointMillis() / 1000));
         s.put("checkpointId", sample.checkpointId());
         s.put("lagRecords", sample.lagRecords());
@@ -134,10 +206,10 @@ final class Soak {
   static final double MIB = 1024.0 * 1024.0;
 
   private final DrillJobs jobs;
-  private final ClusterSettings cluster;
+  private final LocalCluster cluster;
   private final PrintStream progress;
 
-  Soak(DrillJobs jobs, ClusterSettings cluster, PrintStream progress) {
+  Soak(DrillJobs jobs, LocalCluster cluster, PrintStream progress) {
     this.jobs = jobs;
     this.cluster = cluster;
     this.progress = progress;
@@ -152,7 +224,7 @@ final class Soak {
       KafkaOptions.KafkaSinkMode sink,
       Duration duration,
       Duration every,
-      int probeRecords,
+      Duration probeStep,
       @org.checkerframework.checker.nullness.qual.Nullable Double rate,
       long seed,
       Path output)
@@ -168,107 +240,191 @@ final class Soak {
     String jobId = jobs.submit(options, null);
     note(log, "submitted job " + jobId + " (" + sink + " sink): " + jobs.rest().webUi(jobId));
     try {
-      // The probe: a warm-up, then a backlog fed at once; the sustained rate is what the job
-      // commits of it per second.
-      int warmUp = Math.max(1, probeRecords / 5);
-      Instant start = GeneratorConfig.DEFAULT_START;
-      Path probeInput = output.resolve("probe.ndjson");
-      GeneratorConfig probeConfig = input(seed, warmUp + probeRecords, 10, start);
-      new EventGenerator(probeConfig).writeTo(probeInput);
-      List<Path> probeParts =
-          SavepointSteps.splitAt(
-              probeInput,
-              output.resolve("probe"),
-              List.of(warmUp / (double) (warmUp + probeRecords)));
-      KafkaFeed.Fed warm =
-          KafkaFeed.produce(
-              jobs.clients(), topics.input(), probeParts.get(0), KafkaFeed.Mode.MIXED, 0, null);
-      jobs.awaitConsumed(jobId, options, Duration.ofMinutes(10));
-      long probeStarted = System.nanoTime();
-      KafkaFeed.Fed probe =
-          KafkaFeed.produce(
-              jobs.clients(),
-              topics.input(),
-              probeParts.get(1),
-              KafkaFeed.Mode.MIXED,
-              0,
-              warm.clockMillis);
-      jobs.awaitConsumed(jobId, options, Duration.ofMinutes(30));
-      double probeSeconds = (System.nanoTime() - probeStarted) / 1e9;
-      double sustained = probe.records / probeSeconds;
-      note(
-          log,
-          String.format(
-              "probe: %d records committed in %.1f s after a warm-up of %d: sustained %.0f"
-                  + " records/s",
-              probe.records, probeSeconds, warm.records, sustained));
+      Feed feed = new Feed(topics.input(), GeneratorConfig.DEFAULT_START, null);
+      List<ProbeStep> probe = new ArrayList<>();
+      double sustained = 0;
+      if (rate == null) {
+        double stepRate = PROBE_FIRST_RATE;
+        for (int step = 0; step < PROBE_MAX_STEPS; step++) {
+          Path input = output.resolve("probe-" + (step + 1) + ".ndjson");
+          feed.generate(seed + 100 + step, stepRate, probeStep, input);
+          List<Long> lags = new ArrayList<>();
+          feed.feed(input, stepRate, every, () -> lags.add(jobs.inputPosition(options).pending()));
+          jobs.checkRunning(jobId);
+          lags.add(jobs.inputPosition(options).pending());
+          // The smallest lag of the step's last third: a checkpoint that met a busy moment
+          // leaves one high sample, a job that falls behind leaves every one high.
+          long lag =
+              lags.subList(lags.size() - Math.max(1, lags.size() / 3), lags.size()).stream()
+                  .mapToLong(Long::longValue)
+                  .min()
+                  .orElse(0);
+          boolean keptUp = lag <= Math.ceil(stepRate * PROBE_LAG_SECONDS);
+          probe.add(new ProbeStep(stepRate, lag, keptUp));
+          note(
+              log,
+              String.format(
+                  "probe: %.0f records/s for %s: %d records behind at its end, %s",
+                  stepRate, probeStep, lag, keptUp ? "kept up" : "fell behind"));
+          if (!keptUp) {
+            break;
+          }
+          sustained = stepRate;
+          stepRate *= PROBE_FACTOR;
+        }
+        if (sustained == 0) {
+          throw new IllegalStateException(
+              "the job did not keep up with the probe's first rate of "
+                  + PROBE_FIRST_RATE
+                  + " records/s: see probe in drill.json");
+        }
+        // The last step's backlog is drained before the soak's feed starts.
+        jobs.awaitConsumed(jobId, options, Duration.ofMinutes(20));
+        note(log, String.format("probe: sustained %.0f records/s", sustained));
+      }
       double soakRate = rate != null ? rate : SHARE_OF_SUSTAINED * sustained;
-
-      // The soak's input: enough records for the duration at that rate, its event time going on
-      // from the probe's.
-      int records = (int) Math.ceil(soakRate * duration.toMillis() / 1000.0);
       Path soakInput = output.resolve("soak.ndjson");
-      double eventsPerSecond = Math.max(0.01, soakRate / EVENT_SECONDS_PER_SECOND);
-      Instant soakStart =
-          Instant.ofEpochMilli(Math.max(warm.maxEventTimeMillis, probe.maxEventTimeMillis))
-              .plusSeconds(60)
-              .truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
-      // The generator adds re-sends and malformed records on top of its events: about 7 %.
-      new EventGenerator(
-              input(seed + 1, (int) Math.ceil(records / 1.07), eventsPerSecond, soakStart))
-          .writeTo(soakInput);
+      feed.generate(seed + 1, soakRate, duration, soakInput);
       note(
           log,
           String.format(
-              "soak: %s at %.0f records/s (%.0f %% of sustained%s), sampled every %s",
+              "soak: %s at %.0f records/s (%s), sampled every %s",
               duration,
               soakRate,
-              100 * soakRate / sustained,
-              rate != null ? ", --rate" : "",
+              rate != null
+                  ? "--rate"
+                  : String.format("%.0f %% of sustained", 100 * soakRate / sustained),
               every));
       long restartsBefore = jobs.rest().restarts(jobId);
-      Long clock = probe.clockMillis;
+      List<Sample> samples = new ArrayList<>();
+      int perMinute = Math.max(1, (int) (60_000 / every.toMillis()));
+      Map<String, Double> keysAtStart = new LinkedHashMap<>();
       long fedStarted = System.nanoTime();
+      long fed =
+          feed.feed(
+              soakInput,
+              soakRate,
+              every,
+              () -> {
+                jobs.checkRunning(jobId);
+                boolean collect = samples.size() % perMinute == 0;
+                Sample last =
+                    sample(jobId, options, (System.nanoTime() - fedStarted) / 1e9, collect);
+                samples.add(last);
+                if (keysAtStart.isEmpty() && last.atSeconds() >= duration.toSeconds() / 2.0) {
+                  keysAtStart.putAll(liveKeys(jobId));
+                }
+                if (collect) {
+                  progress.printf(
+                      "drill: soak %.0f s: heap %.0f MiB after a full GC, state %.1f MiB,"
+                          + " checkpoint %d took %.1f s, %d records behind%n",
+                      last.atSeconds(),
+                      last.heapAfterGcBytes() / MIB,
+                      last.stateBytes() / MIB,
+                      last.checkpointId(),
+                      last.checkpointMillis() / 1000,
+                      last.lagRecords());
+                }
+              });
+      Map<String, Double> keysAtEnd = liveKeys(jobId);
+      Map<String, List<Double>> keysByState = new java.util.TreeMap<>();
+      keysAtEnd.forEach(
+          (name, keys) ->
+              keysByState.put(name, List.of(keysAtStart.getOrDefault(name, 0.0), keys)));
+      long restarts = jobs.rest().restarts(jobId) - restartsBefore;
+      Map<String, Double> ratios = secondHalfRatios(samples);
+      long maxLag = secondHalf(samples).stream().mapToLong(Sample::lagRecords).max().orElse(0);
+      boolean keptUp = restarts == 0 && maxLag <= Math.ceil(soakRate * 60);
+      boolean flat =
+          ratios.keySet().equals(java.util.Set.of("heap", "state", "checkpointDuration"))
+              && ratios.values().stream().allMatch(ratio -> ratio < FLAT);
+      note(
+          log,
+          String.format(
+              "soak: fed %d records in %.0f s; second half max/min %s; at most %d records behind;"
+                  + " %d restarts",
+              fed, (System.nanoTime() - fedStarted) / 1e9, ratios, maxLag, restarts));
+      return new Outcome(
+          sustained,
+          soakRate,
+          duration,
+          fed,
+          restarts,
+          probe,
+          samples,
+          ratios,
+          keysByState,
+          maxLag,
+          keptUp,
+          keptUp && flat,
+          log);
+    } finally {
+      jobs.cancelQuietly(jobId);
+    }
+  }
+
+  /** Work done while a feed runs, once per sampling period. */
+  interface Tick {
+    void run() throws Exception;
+  }
+
+  /**
+   * The soak's and the probe's input, fed in parts whose event time goes on from the last part's
+   * and whose replay clock continues it.
+   */
+  private final class Feed {
+    private final String topic;
+    private Instant eventStart;
+    private @org.checkerframework.checker.nullness.qual.Nullable Long clockMillis;
+
+    Feed(
+        String topic,
+        Instant eventStart,
+        @org.checkerframework.checker.nullness.qual.Nullable Long clockMillis) {
+      this.topic = topic;
+      this.eventStart = eventStart;
+      this.clockMillis = clockMillis;
+    }
+
+    /**
+     * Writes to {@code file} about {@code length} of input at {@code rate} records/s, at {@value
+     * #EVENT_SECONDS_PER_SECOND} seconds of event time per second.
+     */
+    void generate(long seed, double rate, Duration length, Path file) throws IOException {
+      int records = (int) Math.ceil(rate * length.toMillis() / 1000.0);
+      double eventsPerSecond = Math.max(0.01, rate / EVENT_SECONDS_PER_SECOND);
+      // The generator adds re-sends and malformed records on top of its events: about 7 %.
+      new EventGenerator(input(seed, (int) Math.ceil(records / 1.07), eventsPerSecond, eventStart))
+          .writeTo(file);
+    }
+
+    /**
+     * Feeds {@code file} at {@code rate} records/s, calling {@code tick} at once and then every
+     * {@code every} until the feed ends; returns the records fed.
+     */
+    long feed(Path file, double rate, Duration every, Tick tick) throws Exception {
+      Long clock = clockMillis;
       CompletableFuture<KafkaFeed.Fed> feeding =
           CompletableFuture.supplyAsync(
               () -> {
                 try {
                   return KafkaFeed.produce(
-                      jobs.clients(),
-                      topics.input(),
-                      soakInput,
-                      KafkaFeed.Mode.MIXED,
-                      soakRate,
-                      clock);
+                      jobs.clients(), topic, file, KafkaFeed.Mode.MIXED, rate, clock);
                 } catch (IOException e) {
-                  throw new IllegalStateException("feeding " + topics.input() + " failed", e);
+                  throw new IllegalStateException("feeding " + topic + " failed", e);
                 }
               });
-      List<Sample> samples = new ArrayList<>();
       long next = System.nanoTime();
       while (!feeding.isDone()) {
-        jobs.checkRunning(jobId);
-        samples.add(sample(jobId, options, (System.nanoTime() - fedStarted) / 1e9));
-        Sample last = samples.get(samples.size() - 1);
-        if (samples.size() % Math.max(1, (int) (60_000 / every.toMillis())) == 0) {
-          progress.printf(
-              "drill: soak %.0f s: heap %.0f MiB, state %.1f MiB, checkpoint %d took %.1f s, %d"
-                  + " records behind%n",
-              last.atSeconds(),
-              last.heapBytes() / MIB,
-              last.stateBytes() / MIB,
-              last.checkpointId(),
-              last.checkpointMillis() / 1000,
-              last.lagRecords());
-        }
+        tick.run();
         next += every.toNanos();
         long wait = (next - System.nanoTime()) / 1_000_000;
         if (wait > 0) {
-          // Waits for the feed to end or the next sample, whichever comes first.
+          // Waits for the feed to end or the next tick, whichever comes first.
           try {
             feeding.get(wait, java.util.concurrent.TimeUnit.MILLISECONDS);
           } catch (java.util.concurrent.TimeoutException e) {
-            // Time for the next sample.
+            // Time for the next tick.
           }
         }
       }
@@ -276,33 +432,14 @@ final class Soak {
       try {
         fed = feeding.get();
       } catch (ExecutionException e) {
-        throw new IllegalStateException("the soak's feed failed: " + e.getCause().getMessage(), e);
+        throw new IllegalStateException("feeding " + topic + " failed: " + e.getCause(), e);
       }
-      long restarts = jobs.rest().restarts(jobId) - restartsBefore;
-      Map<String, Double> ratios = secondHalfRatios(samples);
-      long maxLag = secondHalf(samples).stream().mapToLong(Sample::lagRecords).max().orElse(0);
-      boolean keptUp = restarts == 0 && maxLag <= Math.ceil(soakRate * 60);
-      boolean flat = ratios.values().stream().allMatch(ratio -> ratio < FLAT);
-      note(
-          log,
-          String.format(
-              "soak: fed %d records in %.0f s; second half max/min %s; at most %d records behind;"
-                  + " %d restarts",
-              fed.records, (System.nanoTime() - fedStarted) / 1e9, ratios, maxLag, restarts));
-      return new Outcome(
-          sustained,
-          soakRate,
-          duration,
-          fed.records,
-          restarts,
-          samples,
-          ratios,
-          maxLag,
-          keptUp,
-          keptUp && flat && !ratios.isEmpty(),
-          log);
-    } finally {
-      jobs.cancelQuietly(jobId);
+      clockMillis = fed.clockMillis;
+      eventStart =
+          Instant.ofEpochMilli(Math.max(eventStart.toEpochMilli(), fed.maxEventTimeMillis))
+              .plusSeconds(60)
+              .truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
+      return fed.records;
     }
   }
 
@@ -320,19 +457,26 @@ final class Soak {
         .build();
   }
 
-  private Sample sample(String jobId, TidemarkOptions options, double atSeconds) throws Exception {
+  private Sample sample(String jobId, TidemarkOptions options, double atSeconds, boolean collect)
+      throws Exception {
+    double heapAfterGc = collect ? heapAfterFullCollection() : -1;
     double heap = 0;
-    for (int i = 0; i < cluster.taskManagers(); i++) {
-      heap += heapUsed(cluster.taskManagerPrometheusPort(i));
-    }
     double state = -1;
+    for (int i = 0; i < cluster.settings().taskManagers(); i++) {
+      String exposition = exposition(cluster.settings().taskManagerPrometheusPort(i));
+      heap += heapUsed(exposition);
+      for (double bytes : rocksDb(exposition, jobId, "live_data_size").values()) {
+        state = Math.max(state, 0) + bytes;
+      }
+    }
+    double checkpointBytes = -1;
     double duration = -1;
     long id = -1;
     try {
       JsonNode completed =
           jobs.rest().get("/jobs/" + jobId + "/checkpoints").path("latest").path("completed");
       if (completed.isObject()) {
-        state = completed.path("state_size").asDouble(-1);
+        checkpointBytes = completed.path("state_size").asDouble(-1);
         duration = completed.path("end_to_end_duration").asDouble(-1);
         id = completed.path("id").asLong(-1);
       }
@@ -340,16 +484,72 @@ final class Soak {
       // No answer this time: the sample says -1.
     }
     long lag = jobs.inputPosition(options).pending();
-    return new Sample(atSeconds, heap, state, duration, id, lag);
+    return new Sample(atSeconds, heap, heapAfterGc, state, checkpointBytes, duration, id, lag);
   }
 
-  /** The heap in use that the Prometheus endpoint on {@code port} reports (0 if none). */
-  private static double heapUsed(int port) throws InterruptedException {
-    try {
-      return heapUsed(TaskManagerMetrics.exposition(port));
-    } catch (IOException e) {
-      return 0;
+  /**
+   * Forces a full collection on every TaskManager ({@code jcmd <pid> GC.run}) and sums the heap in
+   * use right after it; -1 when a TaskManager could not be collected.
+   */
+  private double heapAfterFullCollection() throws InterruptedException, IOException {
+    double heap = 0;
+    for (int i = 0; i < cluster.settings().taskManagers(); i++) {
+      java.util.Optional<Long> pid = cluster.pid(LocalCluster.TASK_MANAGER_PREFIX + i);
+      if (pid.isEmpty()) {
+        return -1;
+      }
+      Process jcmd =
+          new ProcessBuilder(
+                  java.nio.file.Paths.get(System.getProperty("java.home"), "bin", "jcmd")
+                      .toString(),
+                  String.valueOf(pid.get()),
+                  "GC.run")
+              .redirectErrorStream(true)
+              .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+              .start();
+      if (!jcmd.waitFor(60, java.util.concurrent.TimeUnit.SECONDS) || jcmd.exitValue() != 0) {
+        jcmd.destroyForcibly();
+        return -1;
+      }
+      heap += heapUsed(exposition(cluster.settings().taskManagerPrometheusPort(i)));
     }
+    return heap;
+  }
+
+  /** Each state's live keys over every TaskManager, by state name. */
+  private Map<String, Double> liveKeys(String jobId) throws InterruptedException {
+    Map<String, Double> keys = new java.util.TreeMap<>();
+    for (int i = 0; i < cluster.settings().taskManagers(); i++) {
+      rocksDb(exposition(cluster.settings().taskManagerPrometheusPort(i)), jobId, "num_keys")
+          .forEach((name, value) -> keys.merge(name, value, Double::sum));
+    }
+    return keys;
+  }
+
+  /** A TaskManager's Prometheus exposition; empty when it does not answer. */
+  private static String exposition(int port) throws InterruptedException {
+    try {
+      return TaskManagerMetrics.exposition(port);
+    } catch (IOException e) {
+      return "";
+    }
+  }
+
+  /**
+   * RocksDB's estimate {@code metric} ({@code live_data_size} or {@code num_keys}) of each state of
+   * job {@code jobId} in a Prometheus exposition, summed over operator instances, by state name.
+   */
+  static Map<String, Double> rocksDb(String exposition, String jobId, String metric) {
+    Map<String, Double> byState = new java.util.TreeMap<>();
+    Matcher matcher = ROCKSDB_SAMPLE.matcher(exposition);
+    String job = "job_id=\"" + jobId + "\"";
+    while (matcher.find()) {
+      String labels = matcher.group(3);
+      if (matcher.group(2).equals(metric) && labels != null && labels.contains(job)) {
+        byState.merge(matcher.group(1), Double.parseDouble(matcher.group(4)), Double::sum);
+      }
+    }
+    return byState;
   }
 
   /** The heap in use in a Prometheus text exposition (0 if it has none). */
@@ -372,17 +572,26 @@ final class Soak {
   }
 
   /**
-   * Max over min of the second half's one-minute figures, for {@code heap} (each minute's smallest
-   * sample), {@code state} and {@code checkpointDuration} (each minute's median, over the samples
-   * that have a completed checkpoint). A series with fewer than two minutes, or a minimum of 0, has
-   * no ratio.
+   * Max over min of the second half's one-minute figures, for {@code heap} (after a full
+   * collection), {@code state} and {@code checkpointDuration} (each minute's median, durations read
+   * as at least {@value #CHECKPOINT_FLOOR_MILLIS} ms), over the samples that have the figure. A
+   * series with fewer than two minutes, or a minimum of 0, has no ratio.
    */
   static Map<String, Double> secondHalfRatios(List<Sample> samples) {
     List<Sample> half = secondHalf(samples);
     Map<String, Double> ratios = new LinkedHashMap<>();
-    ratio(ratios, "heap", minutes(half, Sample::heapBytes, false));
+    ratio(ratios, "heap", minutes(half, Sample::heapAfterGcBytes, true));
     ratio(ratios, "state", minutes(half, Sample::stateBytes, true));
-    ratio(ratios, "checkpointDuration", minutes(half, Sample::checkpointMillis, true));
+    ratio(
+        ratios,
+        "checkpointDuration",
+        minutes(
+            half,
+            s ->
+                s.checkpointMillis() < 0
+                    ? -1
+                    : Math.max(CHECKPOINT_FLOOR_MILLIS, s.checkpointMillis()),
+            true));
     return ratios;
   }
 

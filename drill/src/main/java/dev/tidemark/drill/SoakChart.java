@@ -17,9 +17,10 @@ import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
 
 /**
- * soak.png: the soak's samples over time, one panel each for the TaskManagers' heap, the RocksDB
- * state (the latest checkpoint's full size), the checkpoint duration and the input not yet
- * committed, with a line where the second half starts. Rendered headless.
+ * soak.png: the soak's samples over time, one panel each for the TaskManagers' heap (in use, and
+ * after each minute's full collection), the RocksDB state (its live data, and the latest
+ * checkpoint's full size), the checkpoint duration and the input not yet committed, with a line
+ * where the second half starts. Rendered headless.
  */
 final class SoakChart {
   static final int WIDTH = 900;
@@ -33,41 +34,60 @@ final class SoakChart {
     CombinedDomainXYPlot plot = new CombinedDomainXYPlot(minutes);
     plot.setGap(12);
     double end = samples.isEmpty() ? 0 : samples.get(samples.size() - 1).atSeconds() / 60;
-    plot.add(panel(samples, "heap used (MiB)", s -> s.heapBytes() / Soak.MIB, end, Color.BLUE));
-    plot.add(panel(samples, "RocksDB state (MiB)", s -> s.stateBytes() / Soak.MIB, end, Color.RED));
+    plot.add(
+        panel(
+            samples,
+            "heap (MiB)",
+            end,
+            new Line("in use", s -> s.heapBytes() / Soak.MIB, Color.LIGHT_GRAY),
+            new Line("after a full GC", s -> s.heapAfterGcBytes() / Soak.MIB, Color.BLUE)));
+    plot.add(
+        panel(
+            samples,
+            "RocksDB state (MiB)",
+            end,
+            new Line("live data", s -> s.stateBytes() / Soak.MIB, Color.RED),
+            new Line("checkpoint", s -> s.checkpointBytes() / Soak.MIB, Color.ORANGE)));
     plot.add(
         panel(
             samples,
             "checkpoint duration (s)",
-            s -> s.checkpointMillis() / 1000,
             end,
-            new Color(0, 128, 0)));
-    plot.add(panel(samples, "records behind", s -> s.lagRecords(), end, Color.DARK_GRAY));
-    JFreeChart chart = new JFreeChart(title, JFreeChart.DEFAULT_TITLE_FONT, plot, false);
+            new Line("duration", s -> s.checkpointMillis() / 1000, new Color(0, 128, 0))));
+    plot.add(
+        panel(
+            samples,
+            "records behind",
+            end,
+            new Line("records behind", s -> s.lagRecords(), Color.DARK_GRAY)));
+    JFreeChart chart = new JFreeChart(title, JFreeChart.DEFAULT_TITLE_FONT, plot, true);
     chart.setBackgroundPaint(Color.WHITE);
     ChartUtils.saveChartAsPNG(file.toFile(), chart, WIDTH, HEIGHT);
     return file;
   }
 
+  /** One series of a panel: negative values (not measured) are left out. */
+  private record Line(String label, ToDoubleFunction<Soak.Sample> value, Color color) {}
+
   private static XYPlot panel(
-      List<Soak.Sample> samples,
-      String label,
-      ToDoubleFunction<Soak.Sample> value,
-      double endMinutes,
-      Color color) {
-    XYSeries series = new XYSeries(label);
-    for (Soak.Sample sample : samples) {
-      double v = value.applyAsDouble(sample);
-      if (v >= 0) {
-        series.add(sample.atSeconds() / 60, v);
+      List<Soak.Sample> samples, String label, double endMinutes, Line... lines) {
+    XYSeriesCollection data = new XYSeriesCollection();
+    XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, false);
+    for (Line line : lines) {
+      XYSeries series = new XYSeries(line.label());
+      for (Soak.Sample sample : samples) {
+        double v = line.value().applyAsDouble(sample);
+        if (v >= 0) {
+          series.add(sample.atSeconds() / 60, v);
+        }
       }
+      renderer.setSeriesPaint(data.getSeriesCount(), line.color());
+      renderer.setSeriesStroke(data.getSeriesCount(), new BasicStroke(1.5f));
+      data.addSeries(series);
     }
     NumberAxis axis = new NumberAxis(label);
     axis.setAutoRangeIncludesZero(true);
-    XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, false);
-    renderer.setSeriesPaint(0, color);
-    renderer.setSeriesStroke(0, new BasicStroke(1.5f));
-    XYPlot panel = new XYPlot(new XYSeriesCollection(series), null, axis, renderer);
+    XYPlot panel = new XYPlot(data, null, axis, renderer);
     panel.setBackgroundPaint(Color.WHITE);
     panel.setDomainGridlinePaint(Color.LIGHT_GRAY);
     panel.setRangeGridlinePaint(Color.LIGHT_GRAY);

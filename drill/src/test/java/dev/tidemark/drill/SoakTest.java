@@ -23,20 +23,66 @@ import org.junit.rules.TemporaryFolder;
 public class SoakTest {
   @Rule public final TemporaryFolder folder = new TemporaryFolder();
 
+  /** A sample whose heap after a full collection is {@code heap} on the minute, else unmeasured. */
   private static Soak.Sample at(double seconds, double heap, double state, double checkpoint) {
-    return new Soak.Sample(seconds, heap, state, checkpoint, (long) seconds / 2, 10);
+    return new Soak.Sample(
+        seconds,
+        heap * 2,
+        seconds % 60 == 0 ? heap : -1,
+        state,
+        state * 3,
+        checkpoint,
+        (long) seconds / 2,
+        10);
   }
 
   @Test
-  public void aMinuteIsItsSmallestHeapAndItsMedianStateAndCheckpoint() {
+  public void aMinuteIsItsMedianOfWhatWasMeasured() {
     List<Soak.Sample> minute =
         List.of(
-            at(0, 500, 10, 300), at(10, 200, 30, 900), at(20, 800, 20, -1), at(30, 300, -1, 100));
-    assertThat(Soak.minutes(minute, Soak.Sample::heapBytes, false), contains(200.0));
-    // No checkpoint yet (-1) is left out: the median of 10, 30, 20.
+            at(0, 500, 10, 3000),
+            at(10, 200, 30, 9000),
+            at(20, 800, 20, -1),
+            at(30, 300, -1, 1000));
+    // The heap after the minute's one full collection.
+    assertThat(Soak.minutes(minute, Soak.Sample::heapAfterGcBytes, true), contains(500.0));
+    // No state or checkpoint yet (-1) is left out: the median of 10, 30, 20.
     assertThat(Soak.minutes(minute, Soak.Sample::stateBytes, true), contains(20.0));
-    // Of 300, 900, 100: 300.
-    assertThat(Soak.minutes(minute, Soak.Sample::checkpointMillis, true), contains(300.0));
+    // Of 3000, 9000, 1000: 3000.
+    assertThat(Soak.minutes(minute, Soak.Sample::checkpointMillis, true), contains(3000.0));
+  }
+
+  @Test
+  public void subSecondCheckpointsAreJudgedAsTakingASecond() {
+    List<Soak.Sample> samples = new ArrayList<>();
+    for (int s = 0; s <= 600; s += 10) {
+      // 200 ms to 900 ms: a ratio of 4.5 in noise, 1.0 with the floor.
+      samples.add(at(s, 300, 1000, s % 20 == 0 ? 200 : 900));
+    }
+    assertThat(Soak.secondHalfRatios(samples).get("checkpointDuration"), closeTo(1.0, 1e-9));
+    samples.replaceAll(
+        sample -> sample.atSeconds() >= 540 ? at(sample.atSeconds(), 300, 1000, 3000) : sample);
+    assertThat(Soak.secondHalfRatios(samples).get("checkpointDuration"), closeTo(3.0, 1e-9));
+  }
+
+  @Test
+  public void rocksDbEstimatesAreSummedByStateForTheJob() {
+    String exposition =
+        "# TYPE flink_taskmanager_job_task_operator_paneInfo_rocksdb_estimate_num_keys gauge\n"
+            + "flink_taskmanager_job_task_operator_paneInfo_rocksdb_estimate_num_keys{job_id=\"j1\","
+            + "subtask_index=\"0\",} 10.0\n"
+            + "flink_taskmanager_job_task_operator_paneInfo_rocksdb_estimate_num_keys{job_id=\"j1\","
+            + "subtask_index=\"1\",} 5.0\n"
+            + "flink_taskmanager_job_task_operator__timer_state_event_beam_timer_rocksdb_estimate_num_keys"
+            + "{job_id=\"j1\",} 7.0\n"
+            + "flink_taskmanager_job_task_operator_paneInfo_rocksdb_estimate_num_keys{job_id=\"old\",}"
+            + " 99.0\n"
+            + "flink_taskmanager_job_task_operator_paneInfo_rocksdb_estimate_live_data_size"
+            + "{job_id=\"j1\",} 2048.0\n";
+    assertThat(
+        Soak.rocksDb(exposition, "j1", "num_keys"),
+        is(Map.of("paneInfo", 15.0, "_timer_state_event_beam_timer", 7.0)));
+    assertThat(Soak.rocksDb(exposition, "j1", "live_data_size"), is(Map.of("paneInfo", 2048.0)));
   }
 
   @Test
@@ -91,8 +137,10 @@ public class SoakTest {
             Duration.ofMinutes(4),
             48_000,
             0,
+            List.of(new Soak.ProbeStep(250, 100, true), new Soak.ProbeStep(375, 9000, false)),
             samples,
             Soak.secondHalfRatios(samples),
+            Map.of("paneInfo", List.of(100.0, 110.0)),
             10,
             true,
             true,
@@ -101,7 +149,10 @@ public class SoakTest {
     assertThat(json.get("recordsPerSecond").asDouble(), is(200.0));
     assertThat(json.get("secondHalfMaxOverMin").get("heap").asDouble(), is(1.0));
     assertThat(json.get("samples").size(), is(samples.size()));
-    assertThat(json.get("samples").get(0).get("heapMiB").asDouble(), is(300.0));
+    assertThat(json.get("samples").get(0).get("heapAfterGcMiB").asDouble(), is(300.0));
+    assertThat(json.get("samples").get(1).get("heapAfterGcMiB").asDouble(), is(-1.0));
+    assertThat(json.get("probe").get(1).get("keptUp").asBoolean(), is(false));
+    assertThat(json.get("liveKeysByState").get("paneInfo").get(1).asDouble(), is(110.0));
     assertThat(json.get("holds").asBoolean(), is(true));
 
     Path png = SoakChart.write(samples, "soak", folder.getRoot().toPath().resolve("soak.png"));
