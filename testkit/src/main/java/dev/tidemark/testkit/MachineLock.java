@@ -10,12 +10,12 @@ import java.nio.file.StandardOpenOption;
 import org.junit.rules.ExternalResource;
 
 /**
- * The machine held by one test at a time, across test JVMs: the tests that need every core to
- * themselves (the drill's multi-process cluster, whose TaskManagers are declared lost after ten
- * seconds without a heartbeat, and the benchmark suite, which saturates both cores) hold it while
- * {@code ./tidemark test} builds two modules at a time. Beside them other modules' tests still run;
- * two holders never do. The lock is an OS file lock on {@value #FILE_NAME} in {@code
- * java.io.tmpdir}, so a JVM that dies lets go of it. Within one JVM, holds nest.
+ * The machine held by one test at a time, across test JVMs: the drill's multi-process cluster,
+ * whose TaskManagers are declared lost after ten seconds without a heartbeat, and the benchmark
+ * suite's smoke test, which saturates both cores for minutes, hold it while {@code ./tidemark test}
+ * builds two modules at a time, so that they never run side by side. Other tests still run beside
+ * either. The lock is an OS file lock on {@value #FILE_NAME} in {@code java.io.tmpdir}, so a JVM
+ * that dies lets go of it. Within one JVM, holds nest.
  */
 public final class MachineLock {
   /** The lock file's name in {@code java.io.tmpdir}. */

@@ -3,7 +3,6 @@ package dev.tidemark.bench.beam;
 import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.greaterThan;
 
-import dev.tidemark.testkit.MachineLock;
 import dev.tidemark.transforms.ComputeFeatures;
 import dev.tidemark.transforms.DeduplicateEvents;
 import dev.tidemark.transforms.values.Features;
@@ -33,10 +32,8 @@ import org.apache.beam.sdk.values.TimestampedValue;
 import org.apache.beam.sdk.values.TupleTag;
 import org.apache.beam.sdk.values.TypeDescriptors;
 import org.joda.time.Duration;
-import org.junit.ClassRule;
 import org.junit.Rule;
 import org.junit.Test;
-import org.junit.rules.ExternalResource;
 import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
 
@@ -48,9 +45,6 @@ import org.junit.runners.JUnit4;
  */
 @RunWith(JUnit4.class)
 public class BeamBaselinesTest {
-  /** Needs both cores to itself: see {@link MachineLock}. */
-  @ClassRule public static final ExternalResource MACHINE = MachineLock.rule("BeamBaselinesTest");
-
   private static final Duration SIZE = Duration.standardMinutes(5);
   private static final Duration PERIOD = Duration.standardSeconds(30);
 

@@ -7,7 +7,6 @@ import static org.hamcrest.Matchers.is;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
 import dev.tidemark.pipelines.io.BackfillSource;
-import dev.tidemark.testkit.MachineLock;
 import dev.tidemark.transforms.values.Decision;
 import java.nio.file.Path;
 import java.util.List;
@@ -18,7 +17,6 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.junit.BeforeClass;
 import org.junit.ClassRule;
 import org.junit.Test;
-import org.junit.rules.ExternalResource;
 import org.junit.rules.TemporaryFolder;
 import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
@@ -31,9 +29,6 @@ import org.junit.runners.JUnit4;
  */
 @RunWith(JUnit4.class)
 public class NativeFlinkJobIT {
-  /** Needs both cores to itself: see {@link MachineLock}. */
-  @ClassRule public static final ExternalResource MACHINE = MachineLock.rule("NativeFlinkJobIT");
-
   @ClassRule public static final TemporaryFolder FOLDER = new TemporaryFolder();
 
   private static List<Path> files;
