@@ -18,8 +18,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import org.checkerframework.checker.nullness.qual.Nullable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -273,34 +271,13 @@ public final class DrillCommand implements Callable<Integer> {
         }
       }
       SavepointSteps steps = new SavepointSteps(jobs, savepointSink, rate, home(), System.out);
-      // The rescale and the upgrade have their own topics and jobs and need four slots between
-      // them, which the local cluster has: they run side by side, and most of each one's time is
-      // spent waiting on submissions, savepoints and quiet outputs.
-      CompletableFuture<SavepointSteps.Outcome> rescaled =
-          rescale
-              ? CompletableFuture.supplyAsync(
-                  () -> {
-                    try {
-                      return steps.rescale(
-                          "drill-rescale-" + stamp, input, output.resolve("rescale"), timeout);
-                    } catch (Exception e) {
-                      throw new CompletionException(e);
-                    }
-                  })
-              : null;
-      try {
-        if (upgrade) {
-          report.addUpgrade(
-              steps.upgrade("drill-upgrade-" + stamp, input, output.resolve("upgrade"), timeout));
-        }
-      } finally {
-        if (rescaled != null) {
-          try {
-            report.addRescale(rescaled.join());
-          } catch (CompletionException e) {
-            throw e.getCause() instanceof Exception cause ? cause : e;
-          }
-        }
+      if (rescale) {
+        report.addRescale(
+            steps.rescale("drill-rescale-" + stamp, input, output.resolve("rescale"), timeout));
+      }
+      if (upgrade) {
+        report.addUpgrade(
+            steps.upgrade("drill-upgrade-" + stamp, input, output.resolve("upgrade"), timeout));
       }
     } catch (Exception e) {
       // drill.json still says what ran, and where the drill stopped.

@@ -5,7 +5,6 @@ import static org.hamcrest.Matchers.is;
 
 import dev.tidemark.cluster.ClusterSettings;
 import dev.tidemark.cluster.LocalCluster;
-import dev.tidemark.testkit.MachineLock;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -76,8 +75,6 @@ final class SharedCluster {
   }
 
   private static void start() throws Exception {
-    // The cluster's nine processes and its ten-second heartbeat timeout need both cores.
-    MachineLock.hold("the drill module's cluster");
     dir = Files.createTempDirectory("tidemark-cluster-it");
     String classPath = classPath();
     // The drill command starts its cluster handle on this class path.
@@ -113,18 +110,14 @@ final class SharedCluster {
     } finally {
       // Whatever happened, no process of these tests outlives them.
       LocalCluster.killAll(pids);
-      try {
-        keepLogs();
-        if (dir != null) {
-          try (Stream<Path> files = Files.walk(dir)) {
-            files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-          }
+      keepLogs();
+      if (dir != null) {
+        try (Stream<Path> files = Files.walk(dir)) {
+          files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
         }
-      } finally {
-        cluster = null;
-        dir = null;
-        MachineLock.release();
       }
+      cluster = null;
+      dir = null;
     }
   }
 

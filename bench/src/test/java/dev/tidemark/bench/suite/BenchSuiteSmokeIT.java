@@ -14,7 +14,6 @@ import dev.tidemark.bench.latency.LatencyPart;
 import dev.tidemark.bench.scoring.BatchingPart;
 import dev.tidemark.bench.scoring.ScoringPart;
 import dev.tidemark.model.ScoreFeatures;
-import dev.tidemark.testkit.MachineLock;
 import dev.tidemark.transforms.util.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -30,7 +29,6 @@ import java.util.List;
 import java.util.Set;
 import org.junit.ClassRule;
 import org.junit.Test;
-import org.junit.rules.ExternalResource;
 import org.junit.rules.TemporaryFolder;
 import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
@@ -46,9 +44,6 @@ import org.junit.runners.JUnit4;
  */
 @RunWith(JUnit4.class)
 public class BenchSuiteSmokeIT {
-  /** Needs both cores to itself: see {@link MachineLock}. */
-  @ClassRule public static final ExternalResource MACHINE = MachineLock.rule("BenchSuiteSmokeIT");
-
   @ClassRule public static final TemporaryFolder TEMP = new TemporaryFolder();
 
   /** A directory to write the outputs to and keep, instead of a temporary one. */
