@@ -30,20 +30,21 @@ import java.util.regex.Pattern;
  * {@code ./tidemark drill --soak=PT30M}: one job on the local cluster fed at 80 % of its sustained
  * rate for the given time, sampled as it runs: the TaskManagers' heap, the RocksDB state, the
  * latest checkpoint's duration and size, and the input the job has not committed yet. It holds when
- * the job kept up (never restarted; in the second half never more than a minute of feed behind) and
- * each of heap, state and checkpoint duration stayed flat over the second half: the largest
- * one-minute figure at most {@value #FLAT} times the smallest.
+ * the job kept up (never restarted; in the second half never more than a minute of feed behind; a
+ * job {@value #GIVE_UP_SECONDS} seconds of feed behind stops the soak at once) and each of heap,
+ * state and checkpoint duration stayed flat over the second half: the largest one-minute figure at
+ * most {@value #FLAT} times the smallest.
  *
  * <p>The sustained rate is measured first on the same job, fed steadily as in the soak: a step of
  * {@code probeStep} at {@value #PROBE_FIRST_RATE} records/s, then each step {@value #PROBE_FACTOR}
  * times faster, until a step ends more than {@value #PROBE_LAG_SECONDS} seconds of its feed behind.
  * The sustained rate is the last step's rate that kept up. (Draining a backlog measures more: large
  * bundles, and fewer early panes than a steady feed fires.) The soak's input continues the probe's
- * event time, with the generator's adversarial mix, about 24 seconds of event time per second of
- * wall time, and the job runs with {@code --dedupHorizon=PT1H}: the dedup state of the default 24 h
- * horizon would need a day of event time to stop growing, which a 30-minute soak at this pace does
- * not reach; with an hour it is steady after a few minutes, like the windows' (an hour of allowed
- * lateness).
+ * event time, with the generator's adversarial mix over {@value #ACCOUNTS} accounts (the probe's
+ * too), about 24 seconds of event time per second of wall time, and the job runs with {@code
+ * --dedupHorizon=PT1H}: the dedup state of the default 24 h horizon would need a day of event time
+ * to stop growing, which a 30-minute soak at this pace does not reach; with an hour it is steady
+ * after a few minutes, like the windows' (an hour of allowed lateness).
  *
  * <p>One-minute figures:
  *
@@ -87,6 +88,16 @@ final class Soak {
 
   /** A probe step kept up when it ended at most this many seconds of its feed behind. */
   static final double PROBE_LAG_SECONDS = 10;
+
+  /**
+   * Accounts in the probe's and the soak's input, as in the 100,000-event drill. Windows hold state
+   * per account, so the state the job carries, and with it checkpoints and RocksDB's work, grow
+   * with the accounts: a probe on fewer accounts than the soak would measure a faster job.
+   */
+  static final int ACCOUNTS = 1000;
+
+  /** A soak whose job falls this many seconds of its feed behind has not kept up: it stops. */
+  static final double GIVE_UP_SECONDS = 300;
 
   /** Checkpoint durations are judged as at least this long (see the class comment). */
   static final double CHECKPOINT_FLOOR_MILLIS = 1000;
@@ -249,7 +260,14 @@ final class Soak {
           Path input = output.resolve("probe-" + (step + 1) + ".ndjson");
           feed.generate(seed + 100 + step, stepRate, probeStep, input);
           List<Long> lags = new ArrayList<>();
-          feed.feed(input, stepRate, every, () -> lags.add(jobs.inputPosition(options).pending()));
+          feed.feed(
+              input,
+              stepRate,
+              every,
+              () -> {
+                lags.add(jobs.inputPosition(options).pending());
+                return true;
+              });
           jobs.checkRunning(jobId);
           lags.add(jobs.inputPosition(options).pending());
           // The smallest lag of the step's last third: a checkpoint that met a busy moment
@@ -299,7 +317,9 @@ final class Soak {
       List<Sample> samples = new ArrayList<>();
       int perMinute = Math.max(1, (int) (60_000 / every.toMillis()));
       Map<String, Double> keysAtStart = new LinkedHashMap<>();
+      long producedBefore = jobs.inputPosition(options).produced();
       long fedStarted = System.nanoTime();
+      long giveUpLag = (long) Math.ceil(soakRate * GIVE_UP_SECONDS);
       long fed =
           feed.feed(
               soakInput,
@@ -325,7 +345,17 @@ final class Soak {
                       last.checkpointMillis() / 1000,
                       last.lagRecords());
                 }
+                return last.lagRecords() <= giveUpLag;
               });
+      boolean gaveUp = fed < 0;
+      if (gaveUp) {
+        fed = jobs.inputPosition(options).produced() - producedBefore;
+        note(
+            log,
+            String.format(
+                "soak: stopped after %.0f s: the job was more than %.0f s of feed behind",
+                (System.nanoTime() - fedStarted) / 1e9, GIVE_UP_SECONDS));
+      }
       Map<String, Double> keysAtEnd = liveKeys(jobId);
       Map<String, List<Double>> keysByState = new java.util.TreeMap<>();
       keysAtEnd.forEach(
@@ -334,7 +364,7 @@ final class Soak {
       long restarts = jobs.rest().restarts(jobId) - restartsBefore;
       Map<String, Double> ratios = secondHalfRatios(samples);
       long maxLag = secondHalf(samples).stream().mapToLong(Sample::lagRecords).max().orElse(0);
-      boolean keptUp = restarts == 0 && maxLag <= Math.ceil(soakRate * 60);
+      boolean keptUp = !gaveUp && restarts == 0 && maxLag <= Math.ceil(soakRate * 60);
       boolean flat =
           ratios.keySet().equals(java.util.Set.of("heap", "state", "checkpointDuration"))
               && ratios.values().stream().allMatch(ratio -> ratio < FLAT);
@@ -363,9 +393,9 @@ final class Soak {
     }
   }
 
-  /** Work done while a feed runs, once per sampling period. */
+  /** Work done while a feed runs, once per sampling period; false stops waiting for the feed. */
   interface Tick {
-    void run() throws Exception;
+    boolean run() throws Exception;
   }
 
   /**
@@ -400,7 +430,9 @@ final class Soak {
 
     /**
      * Feeds {@code file} at {@code rate} records/s, calling {@code tick} at once and then every
-     * {@code every} until the feed ends; returns the records fed.
+     * {@code every} until the feed ends; returns the records fed. When {@code tick} says stop, the
+     * rest of the feed goes on in the background (the caller cancels the job) and the records
+     * produced so far are returned.
      */
     long feed(Path file, double rate, Duration every, Tick tick) throws Exception {
       Long clock = clockMillis;
@@ -416,7 +448,9 @@ final class Soak {
               });
       long next = System.nanoTime();
       while (!feeding.isDone()) {
-        tick.run();
+        if (!tick.run()) {
+          return -1;
+        }
         next += every.toNanos();
         long wait = (next - System.nanoTime()) / 1_000_000;
         if (wait > 0) {
@@ -445,13 +479,13 @@ final class Soak {
 
   /**
    * The soak's input: the generator's adversarial mix (re-sends, late, too-late and malformed
-   * records) from {@code start}, about one account per hundred events.
+   * records) from {@code start}, over {@value #ACCOUNTS} accounts.
    */
   static GeneratorConfig input(long seed, int events, double eventsPerSecond, Instant start) {
     return GeneratorConfig.builder()
         .seed(seed)
         .numEvents(events)
-        .numAccounts(Math.max(50, Math.min(5000, events / 100)))
+        .numAccounts(ACCOUNTS)
         .eventsPerSecond(eventsPerSecond)
         .start(start)
         .build();
