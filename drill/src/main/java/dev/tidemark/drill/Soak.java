@@ -185,7 +185,8 @@ final class Soak {
       json.put("secondHalfMaxLagRecords", secondHalfMaxLag);
       json.put("keptUp", keptUp);
       json.put("holds", holds);
-      // Each state's live keys at the start of the second half and at the end.
+      // Each state's live keys at the start of the second half and at the end (the end's only
+      // when the soak stopped before its second half).
       ObjectNode states = json.putObject("liveKeysByState");
       liveKeysByState.forEach(
           (name, keys) -> {
@@ -358,9 +359,14 @@ final class Soak {
       }
       Map<String, Double> keysAtEnd = liveKeys(jobId);
       Map<String, List<Double>> keysByState = new java.util.TreeMap<>();
+      // A soak stopped before its second half has the end's figure only.
       keysAtEnd.forEach(
           (name, keys) ->
-              keysByState.put(name, List.of(keysAtStart.getOrDefault(name, 0.0), keys)));
+              keysByState.put(
+                  name,
+                  keysAtStart.isEmpty()
+                      ? List.of(keys)
+                      : List.of(keysAtStart.getOrDefault(name, 0.0), keys)));
       long restarts = jobs.rest().restarts(jobId) - restartsBefore;
       Map<String, Double> ratios = secondHalfRatios(samples);
       long maxLag = secondHalf(samples).stream().mapToLong(Sample::lagRecords).max().orElse(0);
