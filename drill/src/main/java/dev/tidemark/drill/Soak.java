@@ -252,7 +252,7 @@ final class Soak {
     String jobId = jobs.submit(options, null);
     note(log, "submitted job " + jobId + " (" + sink + " sink): " + jobs.rest().webUi(jobId));
     try {
-      Feed feed = new Feed(topics.input(), GeneratorConfig.DEFAULT_START, null);
+      Feed feed = new Feed(topics.input(), GeneratorConfig.DEFAULT_START);
       List<ProbeStep> probe = new ArrayList<>();
       double sustained = 0;
       if (rate == null) {
@@ -413,13 +413,9 @@ final class Soak {
     private Instant eventStart;
     private @org.checkerframework.checker.nullness.qual.Nullable Long clockMillis;
 
-    Feed(
-        String topic,
-        Instant eventStart,
-        @org.checkerframework.checker.nullness.qual.Nullable Long clockMillis) {
+    Feed(String topic, Instant eventStart) {
       this.topic = topic;
       this.eventStart = eventStart;
-      this.clockMillis = clockMillis;
     }
 
     /**
