@@ -12,6 +12,7 @@ import dev.tidemark.pipelines.io.kafka.HeaderedValue;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.Decision.ModelRef;
 import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import java.nio.charset.StandardCharsets;
 import org.apache.beam.sdk.values.KV;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -31,7 +32,8 @@ public class PipelineFormatsTest {
   private static Decision reversal() {
     Instant start = Instant.parse("2026-03-01T10:00:00Z");
     Instant end = Instant.parse("2026-03-01T10:05:00Z");
-    Features features = new Features(3, 12_345, 9_000, 2, 1, end.minus(1_000), end.minus(500));
+    Features features =
+        PaymentFeatures.of(3, 12_345, 9_000, 2, 1, end.minus(1_000), end.minus(500));
     ModelRef model = new ModelRef("default", "1", "onnx");
     Decision first =
         Decision.unscored("acct-1", start, end, "ON_TIME", 0, true, false, features, end)

@@ -8,13 +8,17 @@ import dev.tidemark.pipelines.Durations;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
 import dev.tidemark.pipelines.io.ReplayFile;
-import dev.tidemark.transforms.AggregateFeaturesFn;
+import dev.tidemark.spec.PipelineSpec;
+import dev.tidemark.spec.SpecFeaturesFn;
+import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.transforms.ParseCloudEvents;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.Utf8;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.DuplicateRecord;
+import dev.tidemark.transforms.values.Features;
 import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.PaymentFields;
 import dev.tidemark.transforms.values.RawRecord;
 import dev.tidemark.transforms.values.TooLateRecord;
 import java.io.IOException;
@@ -48,8 +52,8 @@ import org.joda.time.Instant;
  * advanceProcessingTime}). The first valid copy of an identity ({@code source}+{@code id}) in that
  * order is the one windowed (the feed keys records by account, so an account's copies keep their
  * order). A window's expected final state is the accumulation, over the accepted events in it, of
- * {@link AggregateFeaturesFn}, scored by the run's model; an event the run recorded as too late is
- * left out of the windows its too-late record names ({@code missedWindows}).
+ * the payments spec's {@link SpecFeaturesFn}, scored by the run's model; an event the run recorded
+ * as too late is left out of the windows its too-late record names ({@code missedWindows}).
  *
  * <p>The watermark side is judged apart ({@link #lateness}): the reference watermark at an event's
  * arrival is the bounded out-of-orderness watermark of the records fed before it (their latest
@@ -250,9 +254,10 @@ final class Recomputation {
     List<Accepted> accepted = firstCopies(observed);
     addDuplicates(accepted, expected);
     Map<String, Set<IntervalWindow>> missedByRun = missedWindows(observed);
-    Map<String, AggregateFeaturesFn.Accumulator> windows = new TreeMap<>();
+    Map<String, SpecFeaturesFn.Accumulator> windows = new TreeMap<>();
     Map<String, String[]> windowKeys = new HashMap<>();
-    AggregateFeaturesFn aggregate = new AggregateFeaturesFn();
+    SpecFeaturesFn aggregate = SpecFeaturesFn.of(PAYMENTS);
+    PaymentFields fields = PaymentFields.of(PAYMENTS.events());
     for (Accepted one : accepted) {
       PaymentEvent event = one.event();
       List<IntervalWindow> all = windowsOf(event.eventTime());
@@ -272,7 +277,8 @@ final class Recomputation {
               String.valueOf(window.start().getMillis()),
               String.valueOf(window.end().getMillis())
             });
-        aggregate.addEvent(windows.computeIfAbsent(key, k -> aggregate.createAccumulator()), event);
+        aggregate.addInput(
+            windows.computeIfAbsent(key, k -> aggregate.createAccumulator()), fields.values(event));
       }
       if (!missed.isEmpty()) {
         // The run's own decision, as the pipeline writes it; windows it names that the event does
@@ -304,10 +310,13 @@ final class Recomputation {
 
   private final List<byte[]> invariantLetters = new ArrayList<>();
 
+  /** The spec of the drill's runs: the bundled payments spec. */
+  private static final PipelineSpec PAYMENTS = SpecLoader.loadBundled(SpecLoader.DEFAULT_BUNDLED);
+
   private void score(
-      Map<String, AggregateFeaturesFn.Accumulator> windows,
+      Map<String, SpecFeaturesFn.Accumulator> windows,
       Map<String, String[]> windowKeys,
-      AggregateFeaturesFn aggregate,
+      SpecFeaturesFn aggregate,
       OutputView expected) {
     List<Decision> unscored = new ArrayList<>();
     windows.forEach(
@@ -322,7 +331,7 @@ final class Recomputation {
                   0,
                   true,
                   true,
-                  aggregate.extractOutput(accumulator),
+                  new Features(aggregate.schema(), aggregate.extractOutput(accumulator)),
                   new Instant(0)));
         });
     try (DecisionScorer scorer = DecisionScorer.open(scorer(options))) {

@@ -23,9 +23,9 @@ import org.slf4j.LoggerFactory;
  * <p>Which files are models: every matched file whose name does not end in {@code .json}, and a
  * {@code .json} file whose own sidecar ({@code <file>.json}) matched too (an XGBoost model saved as
  * JSON). Newest: the latest last-modified time the filesystem reports; on a tie, the greater URI.
- * Valid: it has a sidecar, the sidecar parses, names the configured engine (if one is set) and
- * {@code Features.NAMES} in order, the file matches the sidecar's SHA-256 (when it has one), and
- * the engine loads it and scores a row with it ({@link LoadedModel#load}). A file that fails is
+ * Valid: it has a sidecar, the sidecar parses, names the configured engine (if one is set) and the
+ * spec's features in order, the file matches the sidecar's SHA-256 (when it has one), and the
+ * engine loads it and scores a row with it ({@link LoadedModel#load}). A file that fails is
  * refused: it is skipped, the next newest is tried, and {@link #refusals()} says why. A valid
  * verdict is kept per file, last-modified time and size of the file and of its sidecar, so a valid
  * file is loaded again only when it or its sidecar changes. A refusal is not kept: the file is

@@ -8,7 +8,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.auto.value.AutoValue;
-import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -42,8 +42,8 @@ import org.checkerframework.checker.nullness.qual.Nullable;
  * }</pre>
  *
  * <p>{@link ScoreFeatures} refuses to start when {@code featureNames} differs from {@link
- * Features#NAMES}, when {@code engine} differs from the configured engine, or when the model file's
- * SHA-256 differs from {@code modelSha256}.
+ * ScoreFeatures#featureNames()} (the spec's features), when {@code engine} differs from the
+ * configured engine, or when the model file's SHA-256 differs from {@code modelSha256}.
  */
 @AutoValue
 public abstract class ModelMetadata {
@@ -239,7 +239,7 @@ public abstract class ModelMetadata {
           "model sidecar "
               + where
               + " has no 'featureNames' array; list the model's inputs in order, e.g. "
-              + Features.NAMES);
+              + PaymentFeatures.SCHEMA.names());
     }
     List<String> featureNames = new ArrayList<>();
     for (JsonNode n : names) {

@@ -5,6 +5,7 @@ import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.DeadLetterReason;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import java.util.List;
 import java.util.Objects;
 import org.apache.beam.sdk.coders.KvCoder;
@@ -40,8 +41,8 @@ import org.joda.time.Duration;
  * an engine error on that row (when a batch fails, its rows are retried one by one, so only the bad
  * rows fail). A model that cannot be used fails the pipeline instead: at construction for a local
  * or {@code classpath:} model (missing file or sidecar, bad sidecar, wrong engine, feature order
- * other than {@link Features#NAMES}), and at worker start-up ({@code @Setup}) for everything else
- * (remote files, a corrupt model file, a model that cannot score a row of {@code [1, 5]} float32).
+ * other than {@link #featureNames()}), and at worker start-up ({@code @Setup}) for everything else
+ * (remote files, a corrupt model file, a model that cannot score a row of its features in float32).
  *
  * <p>Model lifecycle: the model is loaded once per worker JVM, in {@code @Setup}, into a
  * reference-counted holder keyed by URI that every DoFn instance of the JVM shares; each instance
@@ -162,6 +163,9 @@ public abstract class ScoreFeatures
 
   abstract ScoringConfig.FeatureVector featureVector();
 
+  /** The features the decisions carry, in model input order; the model's sidecar must list them. */
+  public abstract List<String> featureNames();
+
   /** A second model that scores every row into {@link Decision#shadow()}; null: none. */
   public abstract @Nullable String shadowModelUri();
 
@@ -198,6 +202,8 @@ public abstract class ScoreFeatures
 
     abstract Builder setFeatureVector(ScoringConfig.FeatureVector featureVector);
 
+    abstract Builder setFeatureNames(List<String> names);
+
     abstract Builder setShadowModelUri(@Nullable String uri);
 
     abstract Builder setModelWatchInterval(Duration interval);
@@ -224,6 +230,7 @@ public abstract class ScoreFeatures
         .setBatching(DEFAULT_BATCHING)
         .setBatchWait(BatchWait.of(DEFAULT_MAX_BATCH_WAIT))
         .setFeatureVector(new ScoringConfig.DefaultFeatureVector())
+        .setFeatureNames(PaymentFeatures.SCHEMA.names())
         .setModelWatchInterval(WatchModels.DEFAULT_INTERVAL)
         .setWatchModels(true)
         .build();
@@ -253,6 +260,17 @@ public abstract class ScoreFeatures
     return of(DefaultModel.XGBOOST_URI)
         .withModelName(DefaultModel.XGBOOST_NAME)
         .withModelVersion(DefaultModel.XGBOOST_VERSION);
+  }
+
+  /**
+   * The features the decisions carry, in model input order (a spec's features; by default the
+   * bundled payments spec's): the model's sidecar must list exactly these, or the model is refused.
+   */
+  public ScoreFeatures withFeatureNames(List<String> names) {
+    if (names == null || names.isEmpty()) {
+      throw new IllegalArgumentException("the feature names must list at least one feature");
+    }
+    return toBuilder().setFeatureNames(List.copyOf(names)).build();
   }
 
   /** Another model file (and its sidecar), with the same checks. */
@@ -414,7 +432,8 @@ public abstract class ScoreFeatures
         modelVersion(),
         threshold(),
         batchSize(),
-        featureVector());
+        featureVector(),
+        featureNames());
   }
 
   @Override
@@ -438,7 +457,14 @@ public abstract class ScoreFeatures
     if (shadowModelUri() != null) {
       shadowConfig =
           new ScoringConfig(
-              shadowModelUri(), null, null, null, threshold(), batchSize(), featureVector());
+              shadowModelUri(),
+              null,
+              null,
+              null,
+              threshold(),
+              batchSize(),
+              featureVector(),
+              featureNames());
       checkCheaply(shadowConfig);
     }
     PCollectionView<Iterable<KV<Long, String>>> models = null;

@@ -3,6 +3,7 @@ package dev.tidemark.model;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.Features;
 import java.io.Serializable;
+import java.util.List;
 import java.util.Objects;
 import org.checkerframework.checker.nullness.qual.Nullable;
 
@@ -13,7 +14,7 @@ import org.checkerframework.checker.nullness.qual.Nullable;
 final class ScoringConfig implements Serializable {
   private static final long serialVersionUID = 1L;
 
-  /** Builds the model input of one decision, in {@link Features#NAMES} order. */
+  /** Builds the model input of one decision, in {@link #featureNames} order. */
   interface FeatureVector extends Serializable {
     float[] apply(Decision decision);
   }
@@ -39,6 +40,9 @@ final class ScoringConfig implements Serializable {
   final int batchSize;
   final FeatureVector featureVector;
 
+  /** The features the pipeline computes, in model input order: the sidecar must list these. */
+  final List<String> featureNames;
+
   /**
    * The SHA-256 (hex) the model file's content must have: the content a watch's listing chose, so
    * that a file overwritten in place since is not loaded under the same name. Null: any content.
@@ -52,8 +56,18 @@ final class ScoringConfig implements Serializable {
       @Nullable String modelVersion,
       double threshold,
       int batchSize,
-      FeatureVector featureVector) {
-    this(modelUri, engine, modelName, modelVersion, threshold, batchSize, featureVector, null);
+      FeatureVector featureVector,
+      List<String> featureNames) {
+    this(
+        modelUri,
+        engine,
+        modelName,
+        modelVersion,
+        threshold,
+        batchSize,
+        featureVector,
+        featureNames,
+        null);
   }
 
   private ScoringConfig(
@@ -64,7 +78,9 @@ final class ScoringConfig implements Serializable {
       double threshold,
       int batchSize,
       FeatureVector featureVector,
+      List<String> featureNames,
       @Nullable String modelSha256) {
+    this.featureNames = List.copyOf(featureNames);
     this.modelSha256 = modelSha256;
     this.modelUri = Objects.requireNonNull(modelUri, "modelUri");
     this.engine = engine;
@@ -78,7 +94,15 @@ final class ScoringConfig implements Serializable {
   /** This configuration for another model file: a watched pattern's newest version. */
   ScoringConfig withModelUri(String uri) {
     return new ScoringConfig(
-        uri, engine, modelName, modelVersion, threshold, batchSize, featureVector, null);
+        uri,
+        engine,
+        modelName,
+        modelVersion,
+        threshold,
+        batchSize,
+        featureVector,
+        featureNames,
+        null);
   }
 
   /**
@@ -94,6 +118,7 @@ final class ScoringConfig implements Serializable {
         threshold,
         batchSize,
         featureVector,
+        featureNames,
         identity.sha256());
   }
 
@@ -123,7 +148,7 @@ final class ScoringConfig implements Serializable {
               + engine.djlName()
               + " model");
     }
-    if (!metadata.featureNames().equals(Features.NAMES)) {
+    if (!metadata.featureNames().equals(featureNames)) {
       throw new ModelLoadException(
           "feature order mismatch: model "
               + metadata.name()
@@ -133,9 +158,10 @@ final class ScoringConfig implements Serializable {
               + metadata.featureNames()
               + " (sidecar "
               + where
-              + ") but Tidemark builds "
-              + Features.NAMES
-              + " (Features.NAMES); retrain or re-export the model with that input order");
+              + ") but the pipeline's features are "
+              + featureNames
+              + " (the spec's features, in order); retrain or re-export the model with those"
+              + " inputs in that order");
     }
     if (modelName != null && !modelName.equals(metadata.name())) {
       throw new ModelLoadException(

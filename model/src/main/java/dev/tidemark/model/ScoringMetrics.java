@@ -43,7 +43,7 @@ public final class ScoringMetrics {
 
   /**
    * Model files of a watched pattern that were refused (no sidecar, a bad sidecar, features other
-   * than {@code Features.NAMES}, or the engine could not load them); each file once per change.
+   * than the spec's features, or the engine could not load them); each file once per change.
    */
   public static final String MODEL_REFUSED = "model_refused";
 

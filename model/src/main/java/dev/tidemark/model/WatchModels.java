@@ -30,9 +30,9 @@ import org.slf4j.LoggerFactory;
  * <p>Every {@link #withInterval interval} of processing time (a {@code GenerateSequence} tick) it
  * lists the pattern and picks the newest valid model as {@link ModelDirectory} defines it: the
  * latest last-modified time, then the greater URI; a file without a sidecar, with a bad sidecar,
- * with features other than {@code Features.NAMES}, or that the engine cannot load is refused (the
- * counter {@value ScoringMetrics#MODEL_REFUSED} and a log line at WARN say why) and the next newest
- * is taken; a refused file is checked again at the next listing. It emits {@code KV(tick, model
+ * with features other than the spec's, or that the engine cannot load is refused (the counter
+ * {@value ScoringMetrics#MODEL_REFUSED} and a log line at WARN say why) and the next newest is
+ * taken; a refused file is checked again at the next listing. It emits {@code KV(tick, model
  * identity)} ({@link ModelIdentity}: the URI and the SHA-256 of the content it checked, so a file
  * overwritten in place is a new model) at every listing that finds a valid model, in the global
  * window with a trigger that fires per element and discards, so a side input of it holds the latest

@@ -6,7 +6,7 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.nullValue;
 
-import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.Test;
@@ -41,7 +41,8 @@ public class BatchScorerTest {
   @Test
   public void engineErrorOnABatchRetriesRowsAloneSoOnlyTheBadRowFails() {
     FakeEngine engine = new FakeEngine();
-    BatchScorer scorer = new BatchScorer(engine, Features.NAMES, new ScoringMetrics());
+    BatchScorer scorer =
+        new BatchScorer(engine, PaymentFeatures.SCHEMA.names(), new ScoringMetrics());
     float[][] rows = {row(1), row(2), row(POISON), row(4)};
 
     BatchScorer.Result result = scorer.score(rows);
@@ -59,7 +60,8 @@ public class BatchScorerTest {
   @Test
   public void nonFiniteFeaturesNeverReachTheEngine() {
     FakeEngine engine = new FakeEngine();
-    BatchScorer scorer = new BatchScorer(engine, Features.NAMES, new ScoringMetrics());
+    BatchScorer scorer =
+        new BatchScorer(engine, PaymentFeatures.SCHEMA.names(), new ScoringMetrics());
     float[][] rows = {
       row(1), {1f, Float.NaN, 1f, 1f, 1f}, row(3), {1f, 1f, Float.POSITIVE_INFINITY, 1f, 1f}
     };
@@ -74,7 +76,8 @@ public class BatchScorerTest {
 
   @Test
   public void scoresOutsideZeroToOneAreFailuresNotDecisions() {
-    BatchScorer scorer = new BatchScorer(new FakeEngine(), Features.NAMES, new ScoringMetrics());
+    BatchScorer scorer =
+        new BatchScorer(new FakeEngine(), PaymentFeatures.SCHEMA.names(), new ScoringMetrics());
     BatchScorer.Result result = scorer.score(new float[][] {row(500), row(7)});
     assertThat(result.error(0), containsString("returned 5.0, not a probability in [0, 1]"));
     assertThat(result.scores[1], equalTo(0.07f));
@@ -82,7 +85,8 @@ public class BatchScorerTest {
 
   @Test
   public void wrongVectorLengthIsAFailureWithTheExpectedNames() {
-    BatchScorer scorer = new BatchScorer(new FakeEngine(), Features.NAMES, new ScoringMetrics());
+    BatchScorer scorer =
+        new BatchScorer(new FakeEngine(), PaymentFeatures.SCHEMA.names(), new ScoringMetrics());
     BatchScorer.Result result = scorer.score(new float[][] {{1f, 2f}});
     assertThat(result.error(0), containsString("has 2 values; the model takes 5"));
   }
@@ -90,7 +94,8 @@ public class BatchScorerTest {
   @Test
   public void equalRowsGoToTheEngineOnceAndShareItsAnswer() {
     FakeEngine engine = new FakeEngine();
-    BatchScorer scorer = new BatchScorer(engine, Features.NAMES, new ScoringMetrics());
+    BatchScorer scorer =
+        new BatchScorer(engine, PaymentFeatures.SCHEMA.names(), new ScoringMetrics());
     float[][] rows = {row(3), row(5), row(3), {1f, Float.NaN, 1f, 1f, 1f}, row(5), row(3)};
 
     BatchScorer.Result result = scorer.score(rows);
@@ -109,7 +114,8 @@ public class BatchScorerTest {
   @Test
   public void copiesOfARowTheEngineCannotScoreAllFailAndTheRestAreRetriedOnce() {
     FakeEngine engine = new FakeEngine();
-    BatchScorer scorer = new BatchScorer(engine, Features.NAMES, new ScoringMetrics());
+    BatchScorer scorer =
+        new BatchScorer(engine, PaymentFeatures.SCHEMA.names(), new ScoringMetrics());
     float[][] rows = {row(POISON), row(1), row(POISON), row(500), row(1)};
 
     BatchScorer.Result result = scorer.score(rows);
@@ -129,7 +135,8 @@ public class BatchScorerTest {
     // The caller's comparison (ScoreFeaturesFn.DistinctRows) is used as it is: row 2 is declared
     // equal to row 0 although its values differ, so it must take row 0's score, not its own.
     FakeEngine engine = new FakeEngine();
-    BatchScorer scorer = new BatchScorer(engine, Features.NAMES, new ScoringMetrics());
+    BatchScorer scorer =
+        new BatchScorer(engine, PaymentFeatures.SCHEMA.names(), new ScoringMetrics());
     float[] values = new float[4 * 5];
     float[] counts = {1, 2, 3, 2};
     for (int i = 0; i < counts.length; i++) {

@@ -8,7 +8,7 @@ import static org.hamcrest.Matchers.is;
 
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.Decision;
-import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -77,7 +77,7 @@ public class DefaultModelTest {
       Path model = repoFile(file);
       ModelMetadata metadata =
           ModelMetadata.parse(Files.readAllBytes(ModelMetadata.sidecarOf(model)), file);
-      assertThat(metadata.featureNames(), equalTo(Features.NAMES));
+      assertThat(metadata.featureNames(), equalTo(PaymentFeatures.SCHEMA.names()));
       assertThat(metadata.modelSha256(), equalTo(LoadedModel.sha256(model)));
       assertThat(metadata.trainingData().get("synthetic").asBoolean(), is(true));
       assertThat(metadata.metrics().get("model").get("aucPr").asDouble(), greaterThan(0.0));

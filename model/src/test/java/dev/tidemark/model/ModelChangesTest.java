@@ -7,7 +7,7 @@ import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.nullValue;
 import static org.junit.Assert.assertThrows;
 
-import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
@@ -32,7 +32,7 @@ public class ModelChangesTest {
     Path raw = TestModels.xgboost(Files.createTempDirectory(dir, "raw"));
     byte[] bytes = Files.readAllBytes(raw);
     Files.write(file, bytes);
-    ModelMetadata.of("retry", "1", ModelEngine.XGBOOST, Features.NAMES)
+    ModelMetadata.of("retry", "1", ModelEngine.XGBOOST, PaymentFeatures.SCHEMA.names())
         .withModelSha256(LoadedModel.sha256(file))
         .writeTo(ModelMetadata.sidecarOf(file));
     return bytes;
@@ -75,7 +75,7 @@ public class ModelChangesTest {
   private static void onnx(Path file, float bias, String version) throws Exception {
     Files.write(
         file, new OnnxLogisticRegression(TestModels.ONNX_WEIGHTS, bias).toOnnx("changes", "test"));
-    ModelMetadata.of("changes", version, ModelEngine.ONNX_RUNTIME, Features.NAMES)
+    ModelMetadata.of("changes", version, ModelEngine.ONNX_RUNTIME, PaymentFeatures.SCHEMA.names())
         .withInputOutput(OnnxLogisticRegression.INPUT, OnnxLogisticRegression.OUTPUT)
         .withModelSha256(LoadedModel.sha256(file))
         .writeTo(ModelMetadata.sidecarOf(file));

@@ -8,7 +8,7 @@ import static org.hamcrest.Matchers.notNullValue;
 
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.Decision;
-import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -71,7 +71,7 @@ public class ModelSwapTest {
     // Version 1: the logistic regression (ONNX), in the watched directory from the start.
     Path v1 = watched.resolve("model-v1.onnx");
     Files.copy(onnx, v1);
-    ModelMetadata.of(NAME, "1", ModelEngine.ONNX_RUNTIME, Features.NAMES)
+    ModelMetadata.of(NAME, "1", ModelEngine.ONNX_RUNTIME, PaymentFeatures.SCHEMA.names())
         .withInputOutput("features", "score")
         .withModelSha256(LoadedModel.sha256(v1))
         .writeTo(ModelMetadata.sidecarOf(v1));
@@ -79,13 +79,13 @@ public class ModelSwapTest {
     // Version 2: the XGBoost model, staged until the first swap.
     Path v2 = staged.resolve("model-v2.ubj");
     Files.copy(xgboost, v2);
-    ModelMetadata.of(NAME, "2", ModelEngine.XGBOOST, Features.NAMES)
+    ModelMetadata.of(NAME, "2", ModelEngine.XGBOOST, PaymentFeatures.SCHEMA.names())
         .withModelSha256(LoadedModel.sha256(v2))
         .writeTo(ModelMetadata.sidecarOf(v2));
     // Version 3: a sidecar whose features are in another order; refused.
     Path v3 = staged.resolve("model-v3.ubj");
     Files.copy(xgboost, v3);
-    List<String> reversed = new ArrayList<>(Features.NAMES);
+    List<String> reversed = new ArrayList<>(PaymentFeatures.SCHEMA.names());
     java.util.Collections.reverse(reversed);
     ModelMetadata.of(NAME, "3", ModelEngine.XGBOOST, reversed).writeTo(ModelMetadata.sidecarOf(v3));
     // A model file without a sidecar; refused.
@@ -150,7 +150,7 @@ public class ModelSwapTest {
         0,
         true,
         true,
-        new Features(1, 100, 100, 1, 1, start, start),
+        PaymentFeatures.of(1, 100, 100, 1, 1, start, start),
         start);
   }
 

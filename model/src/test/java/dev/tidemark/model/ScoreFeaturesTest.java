@@ -13,7 +13,7 @@ import static org.hamcrest.Matchers.sameInstance;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.DeadLetterReason;
 import dev.tidemark.transforms.values.Decision;
-import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -380,7 +380,7 @@ public class ScoreFeaturesTest {
   @Test
   public void featureOrderMismatchRefusesToBuildThePipeline() throws Exception {
     Path model = copyOfXgbModel();
-    List<String> swapped = new ArrayList<>(Features.NAMES);
+    List<String> swapped = new ArrayList<>(PaymentFeatures.SCHEMA.names());
     java.util.Collections.swap(swapped, 1, 2);
     writeSidecar(model, ModelMetadata.of("test-xgb", "3", ModelEngine.XGBOOST, swapped));
     p.enableAbandonedNodeEnforcement(false);
@@ -466,7 +466,9 @@ public class ScoreFeaturesTest {
   public void corruptModelFileFailsAtStartUp() throws Exception {
     Path model = copyOfXgbModel();
     Files.write(model, "this is not a booster".getBytes(StandardCharsets.UTF_8));
-    writeSidecar(model, ModelMetadata.of("test-xgb", "3", ModelEngine.XGBOOST, Features.NAMES));
+    writeSidecar(
+        model,
+        ModelMetadata.of("test-xgb", "3", ModelEngine.XGBOOST, PaymentFeatures.SCHEMA.names()));
     decisions().apply(ScoreFeatures.of(model.toString(), ModelEngine.XGBOOST));
 
     assertFailsMentioning(() -> p.run(), "cannot load " + model + " as a XGBoost model");
@@ -486,7 +488,9 @@ public class ScoreFeaturesTest {
     Path model = dir.getRoot().toPath().resolve("actually-xgboost.onnx");
     Files.copy(xgbModel, model);
     writeSidecar(
-        model, ModelMetadata.of("test-logreg", "3", ModelEngine.ONNX_RUNTIME, Features.NAMES));
+        model,
+        ModelMetadata.of(
+            "test-logreg", "3", ModelEngine.ONNX_RUNTIME, PaymentFeatures.SCHEMA.names()));
     decisions().apply(ScoreFeatures.of(model.toString(), ModelEngine.ONNX_RUNTIME));
 
     assertFailsMentioning(() -> p.run(), "cannot load " + model + " as a OnnxRuntime model");

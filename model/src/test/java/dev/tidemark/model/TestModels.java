@@ -5,6 +5,7 @@ import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtSession;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import java.io.IOException;
 import java.nio.FloatBuffer;
 import java.nio.file.Files;
@@ -47,7 +48,7 @@ public final class TestModels {
     long sum = max + random.nextInt(5_000) * (count - 1);
     long merchants = 1 + random.nextInt((int) count);
     long countries = 1 + (burst ? random.nextInt(2) : 0);
-    return new Features(count, sum, max, merchants, countries, time, time);
+    return PaymentFeatures.of(count, sum, max, merchants, countries, time, time);
   }
 
   /** {@code n} unscored decisions, accounts {@code acct-0..}, in 5-minute windows. */
@@ -105,7 +106,7 @@ public final class TestModels {
     Files.write(model, booster.toByteArray("ubj"));
     booster.dispose();
     train.dispose();
-    ModelMetadata.of(XGB_NAME, VERSION, ModelEngine.XGBOOST, Features.NAMES)
+    ModelMetadata.of(XGB_NAME, VERSION, ModelEngine.XGBOOST, PaymentFeatures.SCHEMA.names())
         .withModelSha256(LoadedModel.sha256(model))
         .writeTo(ModelMetadata.sidecarOf(model));
     return model;
@@ -115,7 +116,7 @@ public final class TestModels {
   public static Path onnx(Path dir) throws IOException {
     Path model = dir.resolve("test-logreg.onnx");
     Files.write(model, logistic().toOnnx(ONNX_NAME, "test model"));
-    ModelMetadata.of(ONNX_NAME, VERSION, ModelEngine.ONNX_RUNTIME, Features.NAMES)
+    ModelMetadata.of(ONNX_NAME, VERSION, ModelEngine.ONNX_RUNTIME, PaymentFeatures.SCHEMA.names())
         .withInputOutput(OnnxLogisticRegression.INPUT, OnnxLogisticRegression.OUTPUT)
         .withModelSha256(LoadedModel.sha256(model))
         .writeTo(ModelMetadata.sidecarOf(model));

@@ -2,6 +2,7 @@ package dev.tidemark.pipelines;
 
 import dev.tidemark.model.ModelEngine;
 import dev.tidemark.model.ScoreFeatures;
+import dev.tidemark.spec.FieldValues;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.spec.SpecException;
 import dev.tidemark.transforms.AnnotateCorrections;
@@ -17,6 +18,7 @@ import dev.tidemark.transforms.values.PaymentEvent;
 import dev.tidemark.transforms.values.RawRecord;
 import java.util.List;
 import java.util.Objects;
+import org.apache.beam.sdk.transforms.Combine.CombineFn;
 import org.apache.beam.sdk.transforms.Flatten;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.WithFailures;
@@ -94,15 +96,18 @@ public final class ScoreCloudEvents extends PTransform<PCollection<RawRecord>, O
   /**
    * Every step as {@code spec} declares it: the events it accepts and their fields (with their
    * dead-letter reasons), the future skew, the dedup horizon, the windows (size, period, early and
-   * late firings, allowed lateness, accumulation), the model and its threshold. The {@code with…}
-   * methods then change a step for this use, as options do for a run.
+   * late firings, allowed lateness, accumulation), the features, the model and its threshold. The
+   * {@code with…} methods then change a step for this use, as options do for a run; a {@code
+   * custom} feature needs {@link #withFeatureFn}.
    *
    * @throws SpecException when the graph cannot follow the spec ({@link SpecSupport})
    */
   public static ScoreCloudEvents of(PipelineSpec spec) {
-    SpecSupport.check(spec, "the spec '" + spec.name() + "'");
+    SpecSupport.check(spec, "the spec '" + spec.name() + "'", true);
     ScoreFeatures scoring =
-        ScoreFeatures.forModel(spec.model().uri()).withThreshold(spec.model().threshold());
+        ScoreFeatures.forModel(spec.model().uri())
+            .withThreshold(spec.model().threshold())
+            .withFeatureNames(spec.featureNames());
     if (spec.model().engine() != null) {
       scoring = scoring.withEngine(ModelEngine.fromName(spec.model().engine()));
     }
@@ -113,7 +118,7 @@ public final class ScoreCloudEvents extends PTransform<PCollection<RawRecord>, O
                 .withEventTime(spec.clocks().eventTime())
                 .withMaxFutureSkew(joda(spec.clocks().maxFutureSkew())))
         .withDeduplication(DeduplicateEvents.create().withHorizon(joda(spec.identity().horizon())))
-        .withFeatures(ComputeFeatures.of(spec.windows()))
+        .withFeatures(ComputeFeatures.of(spec.windows()).withFeatures(spec))
         .withScoring(scoring);
   }
 
@@ -165,6 +170,17 @@ public final class ScoreCloudEvents extends PTransform<PCollection<RawRecord>, O
         Objects.requireNonNull(features, "features"),
         scoring,
         deadLetterBound);
+  }
+
+  /**
+   * The feature {@code name} computed by {@code fn}, a combine of the caller's over each event's
+   * field values, instead of the spec's aggregation (or for a feature the spec declares {@code
+   * custom}); every other feature still comes from the spec ({@link
+   * ComputeFeatures#withFeatureFn}).
+   */
+  public ScoreCloudEvents withFeatureFn(
+      String name, CombineFn<FieldValues, ?, ? extends Number> fn) {
+    return withFeatures(features.withFeatureFn(name, fn));
   }
 
   /** The model, its threshold and batching, and an optional shadow model. */

@@ -6,23 +6,30 @@ import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.transforms.values.PaymentFields;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 /**
  * What the graph ({@link ScoreCloudEvents}) takes from a spec today, and what it refuses rather
  * than run something else. Every declared field is checked as the spec says, and the event types,
- * size limit, event time, future skew, identity, windows, model and threshold come from any spec;
- * the features and the decision labels are still the payments ones. So a spec must declare the
- * payment fields ({@link PaymentFields}; it may add fields and change any field's rules) and the
- * bundled payments spec's features and labels. The event time may be the attribute {@code time} or
- * a timestamp field of {@code data}, as {@code clocks.eventTime} says.
+ * size limit, event time, future skew, identity, windows, features, model and threshold come from
+ * any spec; the events are still payments and the decision labels the payments ones. So a spec must
+ * declare the payment fields ({@link PaymentFields}; it may add fields and change any field's
+ * rules), compute its features over those fields (any aggregation, filter and order; not a {@code
+ * custom} one, whose combine only Java can supply), and keep the payments labels. The event time
+ * may be the attribute {@code time} or a timestamp field of {@code data}, as {@code
+ * clocks.eventTime} says.
  */
 public final class SpecSupport {
   private static final String WHY =
-      " this build aggregates payments only (the features of specs/payments.yaml over its payment"
-          + " fields); a spec of other events is refused until the pipeline derives its features"
-          + " from the spec";
+      " this build aggregates payments only (features over the payment fields accountId, amount,"
+          + " currency, merchantId and country); a spec of other events is refused until the"
+          + " pipeline carries any spec's fields";
 
   private SpecSupport() {}
+
+  /** The fields a payment event carries, which features may read. */
+  private static final Set<String> PAYMENT_FIELDS =
+      Set.of("accountId", "amount", "currency", "merchantId", "country");
 
   /** The bundled payments spec, read once. */
   private static final class Payments {
@@ -35,7 +42,15 @@ public final class SpecSupport {
    * @throws SpecException naming {@code location} and every problem
    */
   public static void check(PipelineSpec spec, String location) {
-    List<SpecException.Problem> problems = problems(spec);
+    check(spec, location, false);
+  }
+
+  /**
+   * {@link #check(PipelineSpec, String)}; with {@code customFns}, a {@code custom} feature passes:
+   * the caller supplies its combine in Java ({@link ScoreCloudEvents#withFeatureFn}).
+   */
+  public static void check(PipelineSpec spec, String location, boolean customFns) {
+    List<SpecException.Problem> problems = problems(spec, customFns);
     if (!problems.isEmpty()) {
       throw new SpecException(location, problems);
     }
@@ -43,6 +58,10 @@ public final class SpecSupport {
 
   /** Each part of {@code spec} the graph cannot follow, with its path; empty when it can. */
   public static List<SpecException.Problem> problems(PipelineSpec spec) {
+    return problems(spec, false);
+  }
+
+  private static List<SpecException.Problem> problems(PipelineSpec spec, boolean customFns) {
     PipelineSpec payments = Payments.SPEC;
     List<SpecException.Problem> problems = new ArrayList<>();
     try {
@@ -50,11 +69,38 @@ public final class SpecSupport {
     } catch (IllegalArgumentException e) {
       problems.add(new SpecException.Problem("events.fields", e.getMessage() + ";" + WHY));
     }
-    if (!spec.features().equals(payments.features())) {
-      problems.add(
-          new SpecException.Problem(
-              "features",
-              "the features are not the payments spec's " + payments.featureNames() + ":" + WHY));
+    List<PipelineSpec.Feature> features = spec.features();
+    for (int i = 0; i < features.size(); i++) {
+      PipelineSpec.Feature feature = features.get(i);
+      String path = "features[" + i + "]";
+      if (feature.aggregation() == PipelineSpec.Aggregation.CUSTOM) {
+        if (customFns) {
+          continue;
+        }
+        problems.add(
+            new SpecException.Problem(
+                path,
+                "'"
+                    + feature.name()
+                    + "' is custom: a run from a spec cannot supply its combine; apply"
+                    + " ComputeFeatures.withFeatureFn(\""
+                    + feature.name()
+                    + "\", fn) in a pipeline of your own"));
+        continue;
+      }
+      if (feature.of() != null && !PAYMENT_FIELDS.contains(feature.of())) {
+        problems.add(
+            new SpecException.Problem(
+                path + ".of", "'" + feature.of() + "' is not a payment field:" + WHY));
+      }
+      for (int j = 0; j < feature.where().size(); j++) {
+        String field = feature.where().get(j).field();
+        if (!PAYMENT_FIELDS.contains(field)) {
+          problems.add(
+              new SpecException.Problem(
+                  path + ".where", "'" + field + "' is not a payment field:" + WHY));
+        }
+      }
     }
     PipelineSpec.Model model = spec.model();
     if (!model.positiveLabel().equals(payments.model().positiveLabel())

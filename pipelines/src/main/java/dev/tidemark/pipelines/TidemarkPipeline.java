@@ -91,7 +91,9 @@ public final class TidemarkPipeline {
 
   /** The scoring step configured from {@code options}. */
   public static ScoreFeatures scorer(TidemarkOptions options) {
-    ScoreFeatures scorer = ScoreFeatures.forModel(options.getModelUri());
+    ScoreFeatures scorer =
+        ScoreFeatures.forModel(options.getModelUri())
+            .withFeatureNames(RunSpecs.of(options).featureNames());
     if (options.getModelEngine() != null && !options.getModelEngine().isEmpty()) {
       scorer = scorer.withEngine(ModelEngine.fromName(options.getModelEngine()));
     }
@@ -149,7 +151,9 @@ public final class TidemarkPipeline {
             options.getAccumulationMode() == TidemarkOptions.AccumulationKind.DISCARDING
                 ? PipelineSpec.Accumulation.DISCARDING
                 : PipelineSpec.Accumulation.ACCUMULATING);
-    return ComputeFeatures.of(windows).withGateShards(gateShardsOf(options));
+    return ComputeFeatures.of(windows)
+        .withFeatures(RunSpecs.of(options))
+        .withGateShards(gateShardsOf(options));
   }
 
   private static java.time.Duration javaDuration(String flag, String value) {

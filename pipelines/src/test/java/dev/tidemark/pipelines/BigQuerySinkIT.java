@@ -27,7 +27,7 @@ import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.DuplicateRecord;
-import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import dev.tidemark.transforms.values.TooLateRecord;
 import java.io.IOException;
 import java.io.Serializable;
@@ -274,7 +274,7 @@ public class BigQuerySinkIT {
         index,
         index == 0,
         "LATE".equals(timing),
-        new Features(txnCount, 1000L * txnCount, 1000L, 1, 1, event, event),
+        PaymentFeatures.of(txnCount, 1000L * txnCount, 1000L, 1, 1, event, event),
         event.plus(org.joda.time.Duration.standardSeconds(1)));
   }
 
@@ -346,7 +346,7 @@ public class BigQuerySinkIT {
             0,
             true,
             false,
-            new Features(3, 3000L, 1000L, 1, 1, accepted.eventTime(), accepted.eventTime()),
+            PaymentFeatures.of(3, 3000L, 1000L, 1, 1, accepted.eventTime(), accepted.eventTime()),
             accepted.processingTime());
 
     TidemarkOptions options = options(FOLDER.getRoot().toPath().resolve("unused"));

@@ -6,6 +6,7 @@ import static org.hamcrest.Matchers.is;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertThrows;
 
+import dev.tidemark.spec.FieldValues;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.spec.SpecException;
 import dev.tidemark.spec.SpecLoader;
@@ -13,8 +14,11 @@ import dev.tidemark.transforms.ComputeFeatures;
 import dev.tidemark.transforms.ParseCloudEvents;
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.DeadLetter;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import dev.tidemark.transforms.values.RawRecord;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,10 +27,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.beam.sdk.PipelineResult;
+import org.apache.beam.sdk.coders.AtomicCoder;
+import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.coders.CoderRegistry;
+import org.apache.beam.sdk.coders.VarLongCoder;
 import org.apache.beam.sdk.metrics.MetricResult;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.beam.sdk.testing.PAssert;
 import org.apache.beam.sdk.testing.TestPipeline;
+import org.apache.beam.sdk.transforms.Combine.CombineFn;
 import org.apache.beam.sdk.transforms.Create;
 import org.apache.beam.sdk.transforms.MapElements;
 import org.apache.beam.sdk.values.TypeDescriptors;
@@ -86,8 +95,10 @@ public class ScoreCloudEventsFromSpecTest {
             .withoutEarlyFirings()
             .withLateFiringDelay(Duration.ZERO)
             .withAllowedLateness(Duration.standardMinutes(20))
-            .withAccumulationMode(AccumulationMode.ACCUMULATING_FIRED_PANES),
+            .withAccumulationMode(AccumulationMode.ACCUMULATING_FIRED_PANES)
+            .withFeatures(spec),
         graph.features());
+    assertThat(graph.scoring().featureNames(), is(spec.featureNames()));
     assertThat(graph.scoring().threshold(), is(0.8));
   }
 
@@ -117,7 +128,89 @@ public class ScoreCloudEventsFromSpecTest {
     assertThat(e.getMessage(), containsString("the spec 'logins'"));
     assertThat(
         e.problems().stream().map(SpecException.Problem::path).toList(),
-        is(List.of("events.fields", "features", "model.labels")));
+        is(
+            List.of(
+                "events.fields",
+                "features[1].where",
+                "features[2].of",
+                "features[4].of",
+                "model.labels")));
+  }
+
+  /** Payments of at least {@code cents}, from each event's amount field: a combine of a user's. */
+  static final class PaymentsAtLeast extends CombineFn<FieldValues, long[], Long> {
+    private final int amount;
+    private final long cents;
+
+    PaymentsAtLeast(PipelineSpec spec, long cents) {
+      this.amount = spec.events().fields().indexOf(spec.field("amount").orElseThrow());
+      this.cents = cents;
+    }
+
+    @Override
+    public long[] createAccumulator() {
+      return new long[1];
+    }
+
+    @Override
+    public long[] addInput(long[] acc, FieldValues input) {
+      acc[0] += input.isPresent(amount) && input.getLong(amount) >= cents ? 1 : 0;
+      return acc;
+    }
+
+    @Override
+    public long[] mergeAccumulators(Iterable<long[]> accumulators) {
+      long[] merged = new long[1];
+      accumulators.forEach(a -> merged[0] += a[0]);
+      return merged;
+    }
+
+    @Override
+    public Long extractOutput(long[] acc) {
+      return acc[0];
+    }
+
+    @Override
+    public Coder<long[]> getAccumulatorCoder(CoderRegistry registry, Coder<FieldValues> input) {
+      return new AtomicCoder<long[]>() {
+        @Override
+        public void encode(long[] value, OutputStream out) throws IOException {
+          VarLongCoder.of().encode(value[0], out);
+        }
+
+        @Override
+        public long[] decode(InputStream in) throws IOException {
+          return new long[] {VarLongCoder.of().decode(in)};
+        }
+      };
+    }
+  }
+
+  @Test
+  public void aUsersCombineComputesOneNamedFeatureAndTheSpecTheRest() throws IOException {
+    PipelineSpec spec = SpecLoader.load(ownSpec());
+    List<RawRecord> records = new ArrayList<>();
+    long[] cents = {500, 1_250, 2_000, 9_999, 10_000, 30_000};
+    for (int i = 0; i < cents.length; i++) {
+      records.add(payment("e-" + i, cents[i], 30 * i));
+    }
+    Outputs outputs =
+        pipeline
+            .apply("Shop", Create.of(records).withCoder(RawRecord.RawRecordCoder.of()))
+            .apply(
+                "ScoreCloudEvents",
+                ScoreCloudEvents.of(spec)
+                    .withFeatureFn("distinctCountries", new PaymentsAtLeast(spec, 10_000)));
+    // One 5-minute window: the spec's count, sum and maximum, and the user's count of payments of
+    // at least 100.00 in the place of distinctCountries (the model input keeps its order).
+    PAssert.that(
+            outputs.decisions.apply(
+                "Features",
+                MapElements.into(TypeDescriptors.strings()).via(d -> d.features().toJson())))
+        .containsInAnyOrder(
+            "{\"txnCount\":6,\"amountSum\":537.49,\"amountMax\":300.00,"
+                + "\"distinctMerchants\":0,\"distinctCountries\":2,\"amountSumSaturated\":false}");
+    pipeline.run().waitUntilFinish();
   }
 
   @Test
@@ -141,7 +234,9 @@ public class ScoreCloudEventsFromSpecTest {
             outputs.decisions.apply(
                 "Counts",
                 MapElements.into(TypeDescriptors.strings())
-                    .via(d -> d.accountId() + " " + d.features().txnCount())))
+                    .via(
+                        d ->
+                            d.accountId() + " " + d.features().getLong(PaymentFeatures.TXN_COUNT))))
         .containsInAnyOrder("acct-a 6");
     PipelineResult result = pipeline.run();
     result.waitUntilFinish();
@@ -191,7 +286,11 @@ public class ScoreCloudEventsFromSpecTest {
                 MapElements.into(TypeDescriptors.strings())
                     .via(
                         d ->
-                            d.windowStart() + " " + d.features().txnCount() + " " + d.eventTime())))
+                            d.windowStart()
+                                + " "
+                                + d.features().getLong(PaymentFeatures.TXN_COUNT)
+                                + " "
+                                + d.eventTime())))
         .containsInAnyOrder(
             START + " 4 " + START.plus(Duration.standardSeconds(290)),
             START.plus(Duration.standardMinutes(5))
@@ -201,7 +300,16 @@ public class ScoreCloudEventsFromSpecTest {
     pipeline.run().waitUntilFinish();
   }
 
+  private static RawRecord payment(String id, long cents, int seconds) {
+    return event(id, "acct-a", java.math.BigDecimal.valueOf(cents, 2).toString(), "web", seconds);
+  }
+
   private static RawRecord event(String id, String account, String channel, int seconds) {
+    return event(id, account, "12.5", channel, seconds);
+  }
+
+  private static RawRecord event(
+      String id, String account, String amount, String channel, int seconds) {
     Instant time = START.plus(Duration.standardSeconds(seconds));
     String json =
         "{\"specversion\":\"1.0\",\"id\":\""
@@ -210,7 +318,9 @@ public class ScoreCloudEventsFromSpecTest {
             + time
             + "\",\"data\":{\"accountId\":\""
             + account
-            + "\",\"amount\":12.5,\"currency\":\"GBP\""
+            + "\",\"amount\":"
+            + amount
+            + ",\"currency\":\"GBP\""
             + (channel == null ? "" : ",\"channel\":\"" + channel + "\"")
             + "}}";
     return RawRecord.of(json.getBytes(StandardCharsets.UTF_8), time, "shop");

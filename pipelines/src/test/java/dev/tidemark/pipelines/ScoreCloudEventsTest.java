@@ -11,6 +11,7 @@ import dev.tidemark.transforms.DeduplicateEvents;
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import dev.tidemark.transforms.values.RawRecord;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -116,7 +117,7 @@ public class ScoreCloudEventsTest {
                             + ","
                             + d.windowStart()
                             + ","
-                            + d.features().txnCount()
+                            + d.features().getLong(PaymentFeatures.TXN_COUNT)
                             + ","
                             + d.label()))
         .apply("WriteDecisions", TextIO.write().to(out.resolve("decisions").toString()));

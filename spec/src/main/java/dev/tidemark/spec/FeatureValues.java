@@ -1,7 +1,9 @@
 package dev.tidemark.spec;
 
 import java.io.ByteArrayOutputStream;
+import java.io.DataInput;
 import java.io.DataInputStream;
+import java.io.DataOutput;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -40,6 +42,19 @@ public final class FeatureValues {
     this.saturated = saturated;
     this.latestEventMillis = latestEventMillis;
     this.latestIngestionMillis = latestIngestionMillis;
+  }
+
+  /**
+   * Features with {@code values} in a spec's feature order; bit {@code i} of {@code present} and
+   * {@code saturated} is feature {@code i}'s. The array is kept, not copied.
+   */
+  public static FeatureValues of(
+      long[] values,
+      long present,
+      long saturated,
+      long latestEventMillis,
+      long latestIngestionMillis) {
+    return new FeatureValues(values, present, saturated, latestEventMillis, latestIngestionMillis);
   }
 
   /** The number of features. */
@@ -104,6 +119,36 @@ public final class FeatureValues {
         + "}";
   }
 
+  /** Writes these values in {@link Coder}'s format, into another coder's encoding. */
+  public void writeTo(DataOutput out) throws IOException {
+    out.writeByte(1);
+    out.writeByte(values.length);
+    for (long v : values) {
+      VarInts.writeSigned(v, out);
+    }
+    VarInts.writeUnsigned(present, out);
+    VarInts.writeUnsigned(saturated, out);
+    VarInts.writeSigned(latestEventMillis, out);
+    VarInts.writeSigned(latestIngestionMillis - latestEventMillis, out);
+  }
+
+  /** Reads what {@link #writeTo} wrote. */
+  public static FeatureValues readFrom(DataInput in) throws IOException {
+    FieldValues.checkVersion(in.readUnsignedByte(), "FeatureValues.Coder");
+    int size = in.readUnsignedByte();
+    if (size > PipelineSpec.MAX_FIELDS) {
+      throw new CoderException(size + " features is not a valid encoding");
+    }
+    long[] values = new long[size];
+    for (int i = 0; i < size; i++) {
+      values[i] = VarInts.readSigned(in);
+    }
+    long present = VarInts.readUnsigned(in);
+    long saturated = VarInts.readUnsigned(in);
+    long event = VarInts.readSigned(in);
+    return new FeatureValues(values, present, saturated, event, event + VarInts.readSigned(in));
+  }
+
   /**
    * Deterministic coder. Format version 1: a version byte, the number of features, the values, the
    * presence and saturation masks, the two clocks.
@@ -119,35 +164,13 @@ public final class FeatureValues {
     @Override
     public void encode(FeatureValues value, OutputStream outStream) throws IOException {
       ByteArrayOutputStream bytes = new ByteArrayOutputStream(16 + 8 * value.values.length + 32);
-      DataOutputStream out = new DataOutputStream(bytes);
-      out.writeByte(1);
-      out.writeByte(value.values.length);
-      for (long v : value.values) {
-        VarInts.writeSigned(v, out);
-      }
-      VarInts.writeUnsigned(value.present, out);
-      VarInts.writeUnsigned(value.saturated, out);
-      VarInts.writeSigned(value.latestEventMillis, out);
-      VarInts.writeSigned(value.latestIngestionMillis - value.latestEventMillis, out);
+      value.writeTo(new DataOutputStream(bytes));
       bytes.writeTo(outStream);
     }
 
     @Override
     public FeatureValues decode(InputStream inStream) throws IOException {
-      DataInputStream in = new DataInputStream(inStream);
-      FieldValues.checkVersion(in.readUnsignedByte(), "FeatureValues.Coder");
-      int size = in.readUnsignedByte();
-      if (size > PipelineSpec.MAX_FIELDS) {
-        throw new CoderException(size + " features is not a valid encoding");
-      }
-      long[] values = new long[size];
-      for (int i = 0; i < size; i++) {
-        values[i] = VarInts.readSigned(in);
-      }
-      long present = VarInts.readUnsigned(in);
-      long saturated = VarInts.readUnsigned(in);
-      long event = VarInts.readSigned(in);
-      return new FeatureValues(values, present, saturated, event, event + VarInts.readSigned(in));
+      return readFrom(new DataInputStream(inStream));
     }
 
     @Override

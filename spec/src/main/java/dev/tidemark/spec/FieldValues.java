@@ -36,6 +36,24 @@ public final class FieldValues {
     this.ingestionTimeMillis = ingestionTimeMillis;
   }
 
+  /**
+   * Values laid out as a spec's {@code events.fields}: field {@code i}'s number in {@code longs[i]}
+   * or its string in {@code strings[i]}, present when bit {@code i} of {@code present} is set. The
+   * arrays are kept, not copied; {@code strings} may be empty when no field is a string.
+   */
+  public static FieldValues of(
+      long[] longs,
+      String[] strings,
+      long present,
+      long eventTimeMillis,
+      long ingestionTimeMillis) {
+    if (strings.length != 0 && strings.length != longs.length) {
+      throw new IllegalArgumentException(
+          longs.length + " numbers but " + strings.length + " strings: give one slot per field");
+    }
+    return new FieldValues(longs, strings, present, eventTimeMillis, ingestionTimeMillis);
+  }
+
   /** These values with another event time (the arrays are shared, not copied). */
   FieldValues withEventTime(long eventTimeMillis) {
     return new FieldValues(longs, strings, present, eventTimeMillis, ingestionTimeMillis);

@@ -20,9 +20,11 @@ import java.util.List;
 import java.util.TreeSet;
 import org.apache.beam.sdk.coders.CannotProvideCoderException;
 import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.coders.CoderException;
 import org.apache.beam.sdk.coders.CoderRegistry;
 import org.apache.beam.sdk.coders.CustomCoder;
 import org.apache.beam.sdk.transforms.Combine.CombineFn;
+import org.checkerframework.checker.nullness.qual.Nullable;
 
 /**
  * Computes a spec's features over the events of one key in one window: {@code count}, {@code sum},
@@ -67,6 +69,7 @@ public final class SpecFeaturesFn
   private static final int CUSTOM = 7;
 
   private final PipelineSpec spec;
+  private final FeatureSchema schema;
   private final int features;
   private final int[] kind;
   private final int[] field;
@@ -75,7 +78,6 @@ public final class SpecFeaturesFn
   private final int[] index;
   private final int[] maxDistinct;
   private final ValueType[] valueType;
-  private final float[] divisor;
   private final int[][] conditionField;
   private final long[][] conditionLong;
   private final String[][] conditionString;
@@ -116,6 +118,7 @@ public final class SpecFeaturesFn
   @SuppressWarnings("unchecked")
   private SpecFeaturesFn(PipelineSpec spec, CombineFn<?, ?, ?>[] fns) {
     this.spec = spec;
+    this.schema = FeatureSchema.of(spec);
     this.customFns = (CombineFn<FieldValues, Object, Number>[]) fns;
     List<Feature> declared = spec.features();
     List<Field> fields = spec.events().fields();
@@ -128,7 +131,6 @@ public final class SpecFeaturesFn
     index = new int[features];
     maxDistinct = new int[features];
     valueType = new ValueType[features];
-    divisor = new float[features];
     conditionField = new int[features][];
     conditionLong = new long[features][];
     conditionString = new String[features][];
@@ -140,7 +142,6 @@ public final class SpecFeaturesFn
       field[i] = kind[i] == CUSTOM || feature.of() == null ? -1 : fieldNames.indexOf(feature.of());
       stringField[i] = field[i] >= 0 && !fields.get(field[i]).type().isLong();
       valueType[i] = feature.valueType();
-      divisor[i] = (float) Math.pow(10, feature.scale());
       maxDistinct[i] = feature.maxDistinct();
       slot[i] = slots;
       switch (kind[i]) {
@@ -241,6 +242,31 @@ public final class SpecFeaturesFn
   /** The spec this combine computes. */
   public PipelineSpec spec() {
     return spec;
+  }
+
+  /**
+   * Equal when both compute the same features over the same fields, with the same custom combines
+   * (by identity).
+   */
+  @Override
+  public boolean equals(@Nullable Object o) {
+    if (!(o instanceof SpecFeaturesFn)) {
+      return false;
+    }
+    SpecFeaturesFn that = (SpecFeaturesFn) o;
+    return spec.features().equals(that.spec.features())
+        && spec.events().fields().equals(that.spec.events().fields())
+        && Arrays.equals(customFns, that.customFns);
+  }
+
+  @Override
+  public int hashCode() {
+    return spec.features().hashCode();
+  }
+
+  /** The schema of this combine's output. */
+  public FeatureSchema schema() {
+    return schema;
   }
 
   /** The running aggregate of one key and window; private to the combine. */
@@ -554,26 +580,9 @@ public final class SpecFeaturesFn
         .doubleValue();
   }
 
-  /**
-   * The features as model input, in the spec's order: integers as they are, decimals in units of
-   * their field (unscaled / 10^scale, as a float division), doubles, timestamps as epoch
-   * milliseconds, booleans as 0 or 1; an absent feature is NaN, which the model engines take as a
-   * missing value.
-   */
+  /** The features as model input, in the spec's order ({@link FeatureSchema#toVector}). */
   public float[] toVector(FeatureValues values) {
-    float[] vector = new float[features];
-    for (int i = 0; i < features; i++) {
-      if (!values.isPresent(i)) {
-        vector[i] = Float.NaN;
-      } else if (valueType[i] == ValueType.DOUBLE) {
-        vector[i] = (float) values.getDouble(i);
-      } else if (valueType[i] == ValueType.DECIMAL) {
-        vector[i] = values.getLong(i) / divisor[i];
-      } else {
-        vector[i] = values.getLong(i);
-      }
-    }
-    return vector;
+    return schema.toVector(values);
   }
 
   @Override
@@ -619,14 +628,25 @@ public final class SpecFeaturesFn
   }
 
   /**
-   * The accumulator's coder. Format version 1: a version byte; the number slots; the seen and
+   * The accumulator's coder. Format version 2: a version byte; the number slots; the seen and
    * overflow masks; each distinct set (its size, then its values in sorted order); each custom
    * feature's accumulator in its own coder; the latest event time, then the ingestion time less it.
    * Numbers are zig-zag variable-length integers, sizes and masks variable-length, strings their
    * UTF-8 length and bytes. Deterministic when the custom coders are.
+   *
+   * <p>Version 1 is the state of the payment features before they came from a spec (releases 0.1
+   * and 0.2, whose savepoints restore into this one): count, amount sum in minor units and its
+   * saturation flag, amount maximum, the merchant and country sets, the two clocks, in fixed-width
+   * big-endian numbers and length-prefixed strings. It reads into the features {@code count, sum,
+   * max, distinct, distinct} of a decimal and two string fields, in that order, as the payments
+   * spec declares them; a spec whose features differ cannot take such state and the read fails
+   * saying so.
    */
   static final class AccumulatorCoder extends CustomCoder<Accumulator> {
     private static final long serialVersionUID = 1L;
+
+    private static final int LEGACY_PAYMENTS = 1;
+    private static final int VERSION = 2;
 
     private final SpecFeaturesFn fn;
     private final List<Coder<Object>> customCoders;
@@ -655,7 +675,7 @@ public final class SpecFeaturesFn
     public void encode(Accumulator acc, OutputStream outStream) throws IOException {
       ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 + 8 * acc.longs.length);
       DataOutputStream out = new DataOutputStream(bytes);
-      out.writeByte(1);
+      out.writeByte(VERSION);
       for (long value : acc.longs) {
         VarInts.writeSigned(value, out);
       }
@@ -690,7 +710,17 @@ public final class SpecFeaturesFn
     @SuppressWarnings("unchecked")
     public Accumulator decode(InputStream inStream) throws IOException {
       DataInputStream in = new DataInputStream(inStream);
-      FieldValues.checkVersion(in.readUnsignedByte(), "SpecFeaturesFn.AccumulatorCoder");
+      int version = in.readUnsignedByte();
+      if (version == LEGACY_PAYMENTS) {
+        return readLegacyPayments(in);
+      }
+      if (version != VERSION) {
+        throw new CoderException(
+            "SpecFeaturesFn.AccumulatorCoder cannot read format version "
+                + version
+                + ": this build reads versions 1 and 2 (the bytes are another release's or not"
+                + " this coder's)");
+      }
       Accumulator acc = new Accumulator(fn.longSlots, fn.sets, fn.features);
       for (int j = 0; j < acc.longs.length; j++) {
         acc.longs[j] = VarInts.readSigned(in);
@@ -725,6 +755,56 @@ public final class SpecFeaturesFn
       }
       acc.latestEventMillis = VarInts.readSigned(in);
       acc.latestIngestionMillis = acc.latestEventMillis + VarInts.readSigned(in);
+      return acc;
+    }
+
+    /** Reads format version 1, the payment features' state of releases 0.1 and 0.2. */
+    private Accumulator readLegacyPayments(DataInputStream in) throws IOException {
+      int[] expected = {COUNT, SUM, MAX, DISTINCT, DISTINCT};
+      boolean fits = fn.features == expected.length;
+      for (int i = 0; fits && i < expected.length; i++) {
+        fits = fn.kind[i] == expected[i] && (i < 3 || fn.stringField[i]);
+      }
+      if (!fits) {
+        throw new CoderException(
+            "this state holds the payment features of Tidemark 0.1 or 0.2 (count, amount sum,"
+                + " amount max, distinct merchants, distinct countries); the spec '"
+                + fn.spec.name()
+                + "' computes "
+                + fn.schema.names()
+                + ", which cannot take it: restore it with the payments spec");
+      }
+      Accumulator acc = new Accumulator(fn.longSlots, fn.sets, fn.features);
+      long count = in.readLong();
+      long sum = in.readLong();
+      boolean sumSaturated = in.readBoolean();
+      long max = in.readLong();
+      acc.longs[fn.slot[0]] = count;
+      // A saturated sum was at least 2^63 minor units: as a 128-bit number it does not fit 64 bits.
+      acc.longs[fn.slot[1]] = 0;
+      acc.longs[fn.slot[1] + 1] = sumSaturated ? Long.MIN_VALUE : sum;
+      acc.longs[fn.slot[2]] = max;
+      if (count > 0) {
+        acc.seen |= 1L << 2;
+      }
+      for (int i = 3; i < 5; i++) {
+        int size = in.readInt();
+        if (size < 0) {
+          throw new CoderException("negative set size " + size);
+        }
+        acc.sets[fn.index[i]] = new TreeSet<String>();
+        for (int j = 0; j < size; j++) {
+          int length = in.readInt();
+          if (length < 0) {
+            throw new CoderException("negative length " + length);
+          }
+          byte[] bytes = new byte[length];
+          in.readFully(bytes);
+          fn.addDistinct(acc, i, new String(bytes, java.nio.charset.StandardCharsets.UTF_8));
+        }
+      }
+      acc.latestEventMillis = in.readLong();
+      acc.latestIngestionMillis = in.readLong();
       return acc;
     }
   }

@@ -1,7 +1,7 @@
 package dev.tidemark.spec;
 
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
+import java.io.DataInput;
+import java.io.DataOutput;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import org.apache.beam.sdk.coders.CoderException;
@@ -16,7 +16,7 @@ final class VarInts {
   /** The largest string a coder reads back, in bytes. */
   private static final int MAX_STRING_BYTES = 64 << 20;
 
-  static void writeUnsigned(long value, DataOutputStream out) throws IOException {
+  static void writeUnsigned(long value, DataOutput out) throws IOException {
     while ((value & ~0x7FL) != 0) {
       out.writeByte((int) ((value & 0x7F) | 0x80));
       value >>>= 7;
@@ -24,7 +24,7 @@ final class VarInts {
     out.writeByte((int) value);
   }
 
-  static long readUnsigned(DataInputStream in) throws IOException {
+  static long readUnsigned(DataInput in) throws IOException {
     long value = 0;
     for (int shift = 0; shift < 64; shift += 7) {
       int b = in.readUnsignedByte();
@@ -36,22 +36,22 @@ final class VarInts {
     throw new CoderException("a variable-length integer longer than 10 bytes");
   }
 
-  static void writeSigned(long value, DataOutputStream out) throws IOException {
+  static void writeSigned(long value, DataOutput out) throws IOException {
     writeUnsigned((value << 1) ^ (value >> 63), out);
   }
 
-  static long readSigned(DataInputStream in) throws IOException {
+  static long readSigned(DataInput in) throws IOException {
     long zigzag = readUnsigned(in);
     return (zigzag >>> 1) ^ -(zigzag & 1);
   }
 
-  static void writeString(String value, DataOutputStream out) throws IOException {
+  static void writeString(String value, DataOutput out) throws IOException {
     byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
     writeUnsigned(bytes.length, out);
     out.write(bytes);
   }
 
-  static String readString(DataInputStream in) throws IOException {
+  static String readString(DataInput in) throws IOException {
     long length = readUnsigned(in);
     if (length > MAX_STRING_BYTES) {
       throw new CoderException("a string of " + length + " bytes is not a valid encoding");
@@ -62,7 +62,7 @@ final class VarInts {
   }
 
   /** A count read back, checked against its bound. */
-  static int readCount(DataInputStream in, int bound, String what) throws IOException {
+  static int readCount(DataInput in, int bound, String what) throws IOException {
     long count = readUnsigned(in);
     if (count > bound) {
       throw new CoderException(

@@ -1,11 +1,14 @@
 package dev.tidemark.transforms;
 
 import com.google.auto.value.AutoValue;
+import dev.tidemark.spec.FieldValues;
 import dev.tidemark.spec.PipelineSpec;
+import dev.tidemark.spec.SpecFeaturesFn;
+import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.transforms.util.TidemarkMetrics;
-import dev.tidemark.transforms.values.FeatureInput;
 import dev.tidemark.transforms.values.Features;
 import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.PaymentFields;
 import dev.tidemark.transforms.values.TooLateRecord;
 import java.util.HashSet;
 import java.util.Objects;
@@ -19,6 +22,7 @@ import org.apache.beam.sdk.io.GenerateSequence;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.metrics.Metrics;
 import org.apache.beam.sdk.transforms.Combine;
+import org.apache.beam.sdk.transforms.Combine.CombineFn;
 import org.apache.beam.sdk.transforms.Create;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.Flatten;
@@ -58,6 +62,10 @@ import org.joda.time.Instant;
  * a zero delay, or none) and late firings likewise; {@code withAllowedLateness(lateness)}; and
  * accumulating (default) or discarding panes. Output: one {@code KV<accountId, Features>} per fired
  * pane per account and window, in that window, with the pane's {@code PaneInfo}.
+ *
+ * <p>The features are a spec's ({@link #withFeatures}; by default the bundled payments spec's),
+ * computed by {@link SpecFeaturesFn} over the payment fields of each event; {@link #withFeatureFn}
+ * computes one named feature with a {@code CombineFn} of the caller's.
  *
  * <p>Too-late capture: Beam drops data behind window end plus allowed lateness and only bumps its
  * {@code droppedDueToLateness} counter. Here every event passes {@link GateTooLateFn} first, which
@@ -119,6 +127,12 @@ public abstract class ComputeFeatures
 
   abstract int gateShards();
 
+  /** What each pane's features are computed by. */
+  abstract FeaturesFn featuresFn();
+
+  /** Where the spec's fields keep a payment's, to read each event's values from. */
+  abstract PaymentFields paymentFields();
+
   abstract Builder toBuilder();
 
   @AutoValue.Builder
@@ -136,6 +150,10 @@ public abstract class ComputeFeatures
     abstract Builder setAccumulationMode(AccumulationMode mode);
 
     abstract Builder setGateShards(int shards);
+
+    abstract Builder setFeaturesFn(FeaturesFn fn);
+
+    abstract Builder setPaymentFields(PaymentFields fields);
 
     abstract ComputeFeatures build();
   }
@@ -200,6 +218,36 @@ public abstract class ComputeFeatures
         .setAllowedLateness(DEFAULT_ALLOWED_LATENESS)
         .setAccumulationMode(DEFAULT_ACCUMULATION_MODE)
         .setGateShards(DEFAULT_GATE_SHARDS)
+        .setFeaturesFn(new FeaturesFn(SpecFeaturesFn.of(BundledPayments.SPEC)))
+        .setPaymentFields(PaymentFields.of(BundledPayments.SPEC.events()))
+        .build();
+  }
+
+  /** The bundled payments spec, read once: the default features. */
+  private static final class BundledPayments {
+    static final PipelineSpec SPEC = SpecLoader.loadBundled(SpecLoader.DEFAULT_BUNDLED);
+  }
+
+  /**
+   * The features {@code spec} declares, over its events' payment fields ({@link PaymentFields}).
+   *
+   * @throws IllegalArgumentException when the events are not payments
+   */
+  public ComputeFeatures withFeatures(PipelineSpec spec) {
+    return toBuilder()
+        .setFeaturesFn(new FeaturesFn(SpecFeaturesFn.of(spec)))
+        .setPaymentFields(PaymentFields.of(spec.events()))
+        .build();
+  }
+
+  /**
+   * The feature {@code name} computed by {@code fn} instead of its spec's aggregation (or for a
+   * feature the spec declares {@code custom}); see {@link SpecFeaturesFn#withFeatureFn}.
+   */
+  public ComputeFeatures withFeatureFn(
+      String name, CombineFn<FieldValues, ?, ? extends Number> fn) {
+    return toBuilder()
+        .setFeaturesFn(new FeaturesFn(featuresFn().combine().withFeatureFn(name, fn)))
         .build();
   }
 
@@ -289,15 +337,15 @@ public abstract class ComputeFeatures
           "ComputeFeatures windows its input itself; give it events in the global window");
     }
     SlidingWindows windowFn = SlidingWindows.of(size()).every(period());
-    KvCoder<String, FeatureInput> inputCoder =
-        KvCoder.of(StringUtf8Coder.of(), FeatureInput.FeatureInputCoder.of());
+    KvCoder<String, FieldValues> inputCoder =
+        KvCoder.of(StringUtf8Coder.of(), featuresFn().combine().inputCoder());
     PCollection<KV<String, Features>> features;
     PCollection<TooLateRecord> tooLate;
     if (events.isBounded() == PCollection.IsBounded.BOUNDED) {
       // Nothing in a bounded input is too late: no gate, no missed windows to drop.
-      PCollection<KV<String, FeatureInput>> keyed =
+      PCollection<KV<String, FieldValues>> keyed =
           events
-              .apply("PassBoundedInput", MapElements.via(new PassOnTimeFn()))
+              .apply("PassBoundedInput", MapElements.via(new PassOnTimeFn(paymentFields())))
               .setCoder(inputCoder);
       features =
           size().equals(period())
@@ -315,7 +363,9 @@ public abstract class ComputeFeatures
                   .get(GATED_TAG)
                   .setCoder(KvCoder.of(InstantCoder.of(), PaymentEvent.PaymentEventCoder.of()))
                   .apply("WindowFeatures", windowing(windowFn))
-                  .apply("DropMissedWindows", ParDo.of(new KeepOpenWindowsFn(allowedLateness())))
+                  .apply(
+                      "DropMissedWindows",
+                      ParDo.of(new KeepOpenWindowsFn(allowedLateness(), paymentFields())))
                   .setCoder(inputCoder));
       tooLate = gates.get(TOO_LATE_TAG);
     }
@@ -336,10 +386,9 @@ public abstract class ComputeFeatures
   }
 
   /** One combine per account, window and pane, of events already in their windows. */
-  private static PCollection<KV<String, Features>> combine(
-      PCollection<KV<String, FeatureInput>> windowed) {
+  private PCollection<KV<String, Features>> combine(PCollection<KV<String, FieldValues>> windowed) {
     return windowed
-        .apply("AggregateFeatures", Combine.perKey(new AggregateFeaturesFn()))
+        .apply("AggregateFeatures", Combine.perKey(featuresFn()))
         .apply("DropEmptyFirstPanes", ParDo.of(new DropEmptyFirstPaneFn()));
   }
 
@@ -352,10 +401,11 @@ public abstract class ComputeFeatures
    * would reach a window more than once.
    */
   private PCollection<KV<String, Features>> combineSlices(
-      PCollection<KV<String, FeatureInput>> keyed) {
+      PCollection<KV<String, FieldValues>> keyed) {
     return keyed.apply(
         "WindowsFromSlices",
-        new WindowsFromSlices(size(), period(), windowing(new WindowsFromSlices.EndingAt(size()))));
+        new WindowsFromSlices(
+            size(), period(), featuresFn(), windowing(new WindowsFromSlices.EndingAt(size()))));
   }
 
   private static final TupleTag<KV<String, Features>> FEATURES_TAG =
@@ -409,13 +459,18 @@ public abstract class ComputeFeatures
    * A bounded input's stand-in for the gate: every event is windowed (no window missed), counted as
    * {@code windowed} as the gate would, and keyed by account.
    */
-  static final class PassOnTimeFn extends SimpleFunction<PaymentEvent, KV<String, FeatureInput>> {
+  static final class PassOnTimeFn extends SimpleFunction<PaymentEvent, KV<String, FieldValues>> {
     private final Counter windowed = TidemarkMetrics.counter(TidemarkMetrics.WINDOWED);
+    private final PaymentFields fields;
+
+    PassOnTimeFn(PaymentFields fields) {
+      this.fields = fields;
+    }
 
     @Override
-    public KV<String, FeatureInput> apply(PaymentEvent event) {
+    public KV<String, FieldValues> apply(PaymentEvent event) {
       windowed.inc();
-      return KV.of(event.accountId(), FeatureInput.of(event));
+      return KV.of(event.accountId(), fields.values(event));
     }
   }
 
@@ -518,7 +573,8 @@ public abstract class ComputeFeatures
         @Element KV<String, Features> features,
         PaneInfo pane,
         OutputReceiver<KV<String, Features>> out) {
-      if (pane.getIndex() == 0 && features.getValue().txnCount() == 0) {
+      if (pane.getIndex() == 0
+          && features.getValue().values().latestEventMillis() == Long.MIN_VALUE) {
         dropped.inc();
         return;
       }
@@ -532,21 +588,23 @@ public abstract class ComputeFeatures
    * runner process each window of an event separately.
    */
   static final class KeepOpenWindowsFn
-      extends DoFn<KV<Instant, PaymentEvent>, KV<String, FeatureInput>> {
+      extends DoFn<KV<Instant, PaymentEvent>, KV<String, FieldValues>> {
     private final Duration allowedLateness;
+    private final PaymentFields fields;
 
-    KeepOpenWindowsFn(Duration allowedLateness) {
+    KeepOpenWindowsFn(Duration allowedLateness, PaymentFields fields) {
       this.allowedLateness = allowedLateness;
+      this.fields = fields;
     }
 
     @ProcessElement
     public void processElement(
         @Element KV<Instant, PaymentEvent> element,
         BoundedWindow window,
-        OutputReceiver<KV<String, FeatureInput>> out) {
+        OutputReceiver<KV<String, FieldValues>> out) {
       if (!GateTooLateFn.isExpired(window, allowedLateness, element.getKey())) {
         PaymentEvent event = element.getValue();
-        out.output(KV.of(event.accountId(), FeatureInput.of(event)));
+        out.output(KV.of(event.accountId(), fields.values(event)));
       }
     }
   }

@@ -105,7 +105,7 @@ public abstract class ParseCloudEvents
   /**
    * Amounts below 10^15 major units, at most {@code 999999999999999.99}; their minor units fit a
    * {@code long}, and so does the sum of 92 of them (feature sums saturate beyond, see {@link
-   * dev.tidemark.transforms.values.Features#amountSumSaturated()}).
+   * dev.tidemark.transforms.values.Features#isSaturated}).
    */
   public static final int MAX_AMOUNT_INTEGER_DIGITS = 15;
 

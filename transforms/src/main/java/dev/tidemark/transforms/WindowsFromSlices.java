@@ -1,10 +1,10 @@
 package dev.tidemark.transforms;
 
-import dev.tidemark.transforms.AggregateFeaturesFn.Accumulator;
-import dev.tidemark.transforms.AggregateFeaturesFn.AccumulatorCoder;
-import dev.tidemark.transforms.values.FeatureInput;
+import dev.tidemark.spec.FieldValues;
+import dev.tidemark.spec.SpecFeaturesFn.Accumulator;
 import dev.tidemark.transforms.values.Features;
 import java.io.Serializable;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -12,6 +12,7 @@ import java.util.NavigableMap;
 import java.util.Objects;
 import java.util.SortedMap;
 import java.util.TreeMap;
+import org.apache.beam.sdk.coders.CannotProvideCoderException;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.CoderRegistry;
 import org.apache.beam.sdk.coders.KvCoder;
@@ -70,7 +71,7 @@ import org.joda.time.Instant;
  * downstream.
  */
 final class WindowsFromSlices
-    extends PTransform<PCollection<KV<String, FeatureInput>>, PCollection<KV<String, Features>>> {
+    extends PTransform<PCollection<KV<String, FieldValues>>, PCollection<KV<String, Features>>> {
 
   /**
    * Window sizes of event time per bucket: more copies of slices when smaller, more memory when
@@ -80,20 +81,23 @@ final class WindowsFromSlices
 
   private final Duration size;
   private final Duration period;
+  private final FeaturesFn fn;
   private final Window<KV<String, Features>> windowing;
 
   /**
    * {@code size} and {@code period} as the sliding windows', whose starts are multiples of {@code
    * period} (no offset). {@code windowing} must use {@link EndingAt} of {@code size}.
    */
-  WindowsFromSlices(Duration size, Duration period, Window<KV<String, Features>> windowing) {
+  WindowsFromSlices(
+      Duration size, Duration period, FeaturesFn fn, Window<KV<String, Features>> windowing) {
     this.size = size;
     this.period = period;
+    this.fn = fn;
     this.windowing = windowing;
   }
 
   @Override
-  public PCollection<KV<String, Features>> expand(PCollection<KV<String, FeatureInput>> events) {
+  public PCollection<KV<String, Features>> expand(PCollection<KV<String, FieldValues>> events) {
     if (!(events.getWindowingStrategy().getWindowFn() instanceof GlobalWindows)) {
       throw new IllegalArgumentException(
           "WindowsFromSlices places events in slices itself; give it events in the global window");
@@ -105,13 +109,13 @@ final class WindowsFromSlices
         .setCoder(
             KvCoder.of(
                 KvCoder.of(StringUtf8Coder.of(), VarLongCoder.of()),
-                KvCoder.of(VarLongCoder.of(), FeatureInput.FeatureInputCoder.of())))
+                KvCoder.of(VarLongCoder.of(), fn.combine().inputCoder())))
         .apply(
             "CollectBuckets",
-            Window.<KV<KV<String, Long>, KV<Long, FeatureInput>>>into(new GlobalWindows())
+            Window.<KV<KV<String, Long>, KV<Long, FieldValues>>>into(new GlobalWindows())
                 .withTimestampCombiner(TimestampCombiner.EARLIEST))
-        .apply("CollectSlices", Combine.perKey(new CollectSlicesFn()))
-        .apply("BuildWindows", ParDo.of(new BuildWindowsFn(layout)))
+        .apply("CollectSlices", Combine.perKey(new CollectSlicesFn(fn)))
+        .apply("BuildWindows", ParDo.of(new BuildWindowsFn(layout, fn)))
         .setCoder(KvCoder.of(StringUtf8Coder.of(), Features.FeaturesCoder.of()))
         .apply("WindowFeatures", windowing);
   }
@@ -154,7 +158,7 @@ final class WindowsFromSlices
    * start of the period the event's timestamp falls in.
    */
   static final class BucketEventFn
-      extends DoFn<KV<String, FeatureInput>, KV<KV<String, Long>, KV<Long, FeatureInput>>> {
+      extends DoFn<KV<String, FieldValues>, KV<KV<String, Long>, KV<Long, FieldValues>>> {
     private final Layout layout;
 
     BucketEventFn(Layout layout) {
@@ -163,11 +167,11 @@ final class WindowsFromSlices
 
     @ProcessElement
     public void processElement(
-        @Element KV<String, FeatureInput> event,
+        @Element KV<String, FieldValues> event,
         @Timestamp Instant timestamp,
-        OutputReceiver<KV<KV<String, Long>, KV<Long, FeatureInput>>> out) {
+        OutputReceiver<KV<KV<String, Long>, KV<Long, FieldValues>>> out) {
       long slice = layout.sliceOf(timestamp.getMillis());
-      KV<Long, FeatureInput> value = KV.of(slice, event.getValue());
+      KV<Long, FieldValues> value = KV.of(slice, event.getValue());
       long last = layout.bucketOf(slice);
       for (long b = layout.bucketOf(layout.firstWindowOver(slice)); b <= last; b++) {
         out.output(KV.of(KV.of(event.getKey(), b), value));
@@ -178,8 +182,12 @@ final class WindowsFromSlices
   /** Combines a key's events into its slices, by slice start. */
   static final class CollectSlicesFn
       extends CombineFn<
-          KV<Long, FeatureInput>, SortedMap<Long, Accumulator>, SortedMap<Long, Accumulator>> {
-    private final AggregateFeaturesFn fn = new AggregateFeaturesFn();
+          KV<Long, FieldValues>, SortedMap<Long, Accumulator>, SortedMap<Long, Accumulator>> {
+    private final FeaturesFn fn;
+
+    CollectSlicesFn(FeaturesFn fn) {
+      this.fn = fn;
+    }
 
     @Override
     public SortedMap<Long, Accumulator> createAccumulator() {
@@ -188,9 +196,10 @@ final class WindowsFromSlices
 
     @Override
     public SortedMap<Long, Accumulator> addInput(
-        SortedMap<Long, Accumulator> slices, KV<Long, FeatureInput> event) {
+        SortedMap<Long, Accumulator> slices, KV<Long, FieldValues> event) {
       fn.addInput(
-          slices.computeIfAbsent(event.getKey(), start -> new Accumulator()), event.getValue());
+          slices.computeIfAbsent(event.getKey(), start -> fn.createAccumulator()),
+          event.getValue());
       return slices;
     }
 
@@ -203,7 +212,10 @@ final class WindowsFromSlices
           merged = slices;
         } else {
           for (Map.Entry<Long, Accumulator> slice : slices.entrySet()) {
-            merged.merge(slice.getKey(), slice.getValue(), AggregateFeaturesFn::mergeInto);
+            merged.merge(
+                slice.getKey(),
+                slice.getValue(),
+                (into, other) -> fn.mergeAccumulators(List.of(into, other)));
           }
         }
       }
@@ -217,14 +229,23 @@ final class WindowsFromSlices
 
     @Override
     public Coder<SortedMap<Long, Accumulator>> getAccumulatorCoder(
-        CoderRegistry registry, Coder<KV<Long, FeatureInput>> inputCoder) {
-      return SortedMapCoder.of(VarLongCoder.of(), AccumulatorCoder.INSTANCE);
+        CoderRegistry registry, Coder<KV<Long, FieldValues>> inputCoder)
+        throws CannotProvideCoderException {
+      return slicesCoder(registry, inputCoder);
     }
 
     @Override
     public Coder<SortedMap<Long, Accumulator>> getDefaultOutputCoder(
-        CoderRegistry registry, Coder<KV<Long, FeatureInput>> inputCoder) {
-      return SortedMapCoder.of(VarLongCoder.of(), AccumulatorCoder.INSTANCE);
+        CoderRegistry registry, Coder<KV<Long, FieldValues>> inputCoder)
+        throws CannotProvideCoderException {
+      return slicesCoder(registry, inputCoder);
+    }
+
+    private Coder<SortedMap<Long, Accumulator>> slicesCoder(
+        CoderRegistry registry, Coder<KV<Long, FieldValues>> inputCoder)
+        throws CannotProvideCoderException {
+      Coder<FieldValues> values = ((KvCoder<Long, FieldValues>) inputCoder).getValueCoder();
+      return SortedMapCoder.of(VarLongCoder.of(), fn.getAccumulatorCoder(registry, values));
     }
   }
 
@@ -237,9 +258,11 @@ final class WindowsFromSlices
   static final class BuildWindowsFn
       extends DoFn<KV<KV<String, Long>, SortedMap<Long, Accumulator>>, KV<String, Features>> {
     private final Layout layout;
+    private final FeaturesFn fn;
 
-    BuildWindowsFn(Layout layout) {
+    BuildWindowsFn(Layout layout, FeaturesFn fn) {
       this.layout = layout;
+      this.fn = fn;
     }
 
     @ProcessElement
@@ -275,12 +298,11 @@ final class WindowsFromSlices
       }
     }
 
-    private static Features features(Collection<Accumulator> slices) {
-      Accumulator window = new Accumulator();
-      for (Accumulator slice : slices) {
-        AggregateFeaturesFn.mergeInto(window, slice);
-      }
-      return AggregateFeaturesFn.output(window);
+    private Features features(Collection<Accumulator> slices) {
+      List<Accumulator> window = new ArrayList<>(slices.size() + 1);
+      window.add(fn.createAccumulator());
+      window.addAll(slices);
+      return fn.extractOutput(fn.mergeAccumulators(window));
     }
 
     private static NavigableMap<Long, Accumulator> asNavigable(SortedMap<Long, Accumulator> map) {

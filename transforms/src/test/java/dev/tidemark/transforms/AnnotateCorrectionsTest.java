@@ -4,6 +4,7 @@ import static dev.tidemark.transforms.TestEvents.minutes;
 
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import java.util.List;
 import org.apache.beam.sdk.testing.PAssert;
 import org.apache.beam.sdk.testing.TestPipeline;
@@ -35,7 +36,7 @@ public class AnnotateCorrectionsTest {
 
   /** Edition {@code version} of acct-1's decision in window [0, 5 min), scored {@code score}. */
   private static TimestampedValue<Decision> edition(long version, double score) {
-    Features features = new Features(version + 1, 100, 100, 1, 1, minutes(1), minutes(1));
+    Features features = PaymentFeatures.of(version + 1, 100, 100, 1, 1, minutes(1), minutes(1));
     Decision decision =
         Decision.unscored(
                 "acct-1",

@@ -14,6 +14,7 @@ import static org.hamcrest.Matchers.not;
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.Features;
 import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import dev.tidemark.transforms.values.TooLateRecord;
 import java.util.ArrayList;
 import java.util.List;
@@ -84,27 +85,27 @@ public class ComputeFeaturesTest {
 
   /** ALICE_1 alone: one event of 10.00 at m1 in GB, at minute 1. */
   private static final Features ALICE_1_ONLY =
-      new Features(1, 1000, 1000, 1, 1, minutes(1), minutes(1));
+      PaymentFeatures.of(1, 1000, 1000, 1, 1, minutes(1), minutes(1));
 
   /** ALICE_2 alone: one event of 5.50 at m2 in FR, at minute 2. */
   private static final Features ALICE_2_ONLY =
-      new Features(1, 550, 550, 1, 1, minutes(2), minutes(2));
+      PaymentFeatures.of(1, 550, 550, 1, 1, minutes(2), minutes(2));
 
   /** Both of Alice's: 10.00 + 5.50 = 15.50, max 10.00, m1 and m2, GB and FR, latest minute 2. */
   private static final Features ALICE_BOTH =
-      new Features(2, 1550, 1000, 2, 2, minutes(2), minutes(2));
+      PaymentFeatures.of(2, 1550, 1000, 2, 2, minutes(2), minutes(2));
 
   /** BOB_1 alone: one event of 120.00 at m1 in GB, at minute 3. */
   private static final Features BOB_1_ONLY =
-      new Features(1, 12000, 12000, 1, 1, minutes(3), minutes(3));
+      PaymentFeatures.of(1, 12000, 12000, 1, 1, minutes(3), minutes(3));
 
   /** A pane without events: all zero, both clocks at the smallest instant. */
   private static final Features NO_EVENTS =
-      new Features(0, 0, 0, 0, 0, new Instant(Long.MIN_VALUE), new Instant(Long.MIN_VALUE));
+      PaymentFeatures.of(0, 0, 0, 0, 0, new Instant(Long.MIN_VALUE), new Instant(Long.MIN_VALUE));
 
   /** One event's features: its amount as sum and maximum, one merchant, one country. */
   private static Features oneEvent(long cents, Instant time) {
-    return new Features(1, cents, cents, 1, 1, time, time);
+    return PaymentFeatures.of(1, cents, cents, 1, 1, time, time);
   }
 
   /**
@@ -120,7 +121,7 @@ public class ComputeFeaturesTest {
                 java.util.Comparator.comparing(PaymentEvent::eventTime)
                     .thenComparing(PaymentEvent::ingestionTime))
             .get();
-    return new Features(
+    return PaymentFeatures.of(
         events.size(),
         events.stream().mapToLong(PaymentEvent::amountCents).sum(),
         events.stream().mapToLong(PaymentEvent::amountCents).max().getAsLong(),

@@ -11,6 +11,7 @@ import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.Features;
 import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import dev.tidemark.transforms.values.RawRecord;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -101,13 +102,15 @@ public class ExtremeAmountsIT {
             Decision decision = byStart.get(start);
             Features features = decision.features();
             assertThat(decision.toString(), decision.paneTiming(), is("ON_TIME"));
-            assertThat(features.txnCount(), is(countAndLatest.getKey()));
-            assertThat(features.amountMax(), is(new BigDecimal(MAX_AMOUNT)));
-            assertThat(features.amountSumCents(), is(9_223_372_036_854_775_807L));
-            assertThat(features.amountSum(), is(SATURATED_SUM));
-            assertThat(features.amountSumSaturated(), is(true));
-            assertThat(features.distinctMerchants(), is(3L));
-            assertThat(features.distinctCountries(), is(1L));
+            assertThat(features.getLong(PaymentFeatures.TXN_COUNT), is(countAndLatest.getKey()));
+            assertThat(
+                features.decimal(PaymentFeatures.AMOUNT_MAX), is(new BigDecimal(MAX_AMOUNT)));
+            assertThat(
+                features.getLong(PaymentFeatures.AMOUNT_SUM), is(9_223_372_036_854_775_807L));
+            assertThat(features.decimal(PaymentFeatures.AMOUNT_SUM), is(SATURATED_SUM));
+            assertThat(features.isSaturated(PaymentFeatures.AMOUNT_SUM), is(true));
+            assertThat(features.getLong(PaymentFeatures.DISTINCT_MERCHANTS), is(3L));
+            assertThat(features.getLong(PaymentFeatures.DISTINCT_COUNTRIES), is(1L));
             assertThat(features.latestEventTime(), is(countAndLatest.getValue()));
             JsonNode json = readTree(decision.toJson()).get("features");
             assertThat(json.get("txnCount").asLong(), is(countAndLatest.getKey()));

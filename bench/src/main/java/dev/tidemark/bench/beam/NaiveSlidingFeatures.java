@@ -2,6 +2,7 @@ package dev.tidemark.bench.beam;
 
 import dev.tidemark.transforms.values.Features;
 import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -130,7 +131,7 @@ public final class NaiveSlidingFeatures
 
     @Override
     public Features extractOutput(Accumulator acc) {
-      return new Features(
+      return PaymentFeatures.of(
           acc.count,
           acc.sumCents,
           acc.maxCents,

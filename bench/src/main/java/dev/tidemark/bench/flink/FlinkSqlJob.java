@@ -3,6 +3,7 @@ package dev.tidemark.bench.flink;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.Features;
 import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import dev.tidemark.transforms.values.RawRecord;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -193,7 +194,7 @@ public final class FlinkSqlJob {
     @Override
     public Decision map(Row row) {
       Features features =
-          new Features(
+          PaymentFeatures.of(
               row.<Long>getFieldAs("txn_count"),
               row.<Long>getFieldAs("amount_sum"),
               row.<Long>getFieldAs("amount_max"),

@@ -2,13 +2,16 @@ package dev.tidemark.bench.flink;
 
 import dev.tidemark.model.DecisionScorer;
 import dev.tidemark.model.ScoreFeatures;
-import dev.tidemark.transforms.AggregateFeaturesFn;
+import dev.tidemark.spec.PipelineSpec;
+import dev.tidemark.spec.SpecFeaturesFn;
+import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.transforms.ParseCloudEvents;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.DuplicateRecord;
 import dev.tidemark.transforms.values.Features;
 import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.PaymentFields;
 import dev.tidemark.transforms.values.RawRecord;
 import java.io.Serializable;
 import java.nio.ByteBuffer;
@@ -69,8 +72,8 @@ import org.joda.time.Instant;
  *   <li>Features: keyed by account, {@link SlidingEventTimeWindows} of size/period, the default
  *       event-time trigger (one on-time pane, then one late pane per late element: Tidemark with
  *       early firings off and late firings on every element), allowed lateness, accumulating;
- *       {@link AggregateFeaturesFn}'s own accumulator code behind an {@link AggregateFunction};
- *       fully late events to a too-late side output.
+ *       {@link SpecFeaturesFn}'s own accumulator code (the payments spec's) behind an {@link
+ *       AggregateFunction}; fully late events to a too-late side output.
  *   <li>Decisions and scores: {@link Decision#unscored} per pane, then {@link DecisionScorer}, the
  *       model module's scorer (same model, same batches: full at {@code batchSize} distinct rows,
  *       the rest flushed at each watermark and at the end of input, like Tidemark's per-bundle
@@ -267,7 +270,7 @@ public final class NativeFlinkJob {
             .aggregate(
                 new FeaturesAggregate(),
                 new AssembleDecisionFn(settings.allowedLateness.isZero()),
-                TypeInformation.of(AggregateFeaturesFn.Accumulator.class),
+                TypeInformation.of(SpecFeaturesFn.Accumulator.class),
                 FEATURES,
                 DECISION)
             .name("ComputeFeatures");
@@ -386,31 +389,33 @@ public final class NativeFlinkJob {
     }
   }
 
-  /** {@link AggregateFeaturesFn}, Tidemark's combine, as a Flink aggregate. */
+  /** {@link SpecFeaturesFn} of the payments spec, Tidemark's combine, as a Flink aggregate. */
   static final class FeaturesAggregate
-      implements AggregateFunction<PaymentEvent, AggregateFeaturesFn.Accumulator, Features> {
+      implements AggregateFunction<PaymentEvent, SpecFeaturesFn.Accumulator, Features> {
     private static final long serialVersionUID = 1L;
-    private final AggregateFeaturesFn fn = new AggregateFeaturesFn();
+    private static final PipelineSpec PAYMENTS = SpecLoader.loadBundled(SpecLoader.DEFAULT_BUNDLED);
+    private final SpecFeaturesFn fn = SpecFeaturesFn.of(PAYMENTS);
+    private final PaymentFields fields = PaymentFields.of(PAYMENTS.events());
 
     @Override
-    public AggregateFeaturesFn.Accumulator createAccumulator() {
+    public SpecFeaturesFn.Accumulator createAccumulator() {
       return fn.createAccumulator();
     }
 
     @Override
-    public AggregateFeaturesFn.Accumulator add(
-        PaymentEvent event, AggregateFeaturesFn.Accumulator accumulator) {
-      return fn.addEvent(accumulator, event);
+    public SpecFeaturesFn.Accumulator add(
+        PaymentEvent event, SpecFeaturesFn.Accumulator accumulator) {
+      return fn.addInput(accumulator, fields.values(event));
     }
 
     @Override
-    public Features getResult(AggregateFeaturesFn.Accumulator accumulator) {
-      return fn.extractOutput(accumulator);
+    public Features getResult(SpecFeaturesFn.Accumulator accumulator) {
+      return new Features(fn.schema(), fn.extractOutput(accumulator));
     }
 
     @Override
-    public AggregateFeaturesFn.Accumulator merge(
-        AggregateFeaturesFn.Accumulator a, AggregateFeaturesFn.Accumulator b) {
+    public SpecFeaturesFn.Accumulator merge(
+        SpecFeaturesFn.Accumulator a, SpecFeaturesFn.Accumulator b) {
       return fn.mergeAccumulators(List.of(a, b));
     }
   }

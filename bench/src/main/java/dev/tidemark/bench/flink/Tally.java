@@ -70,8 +70,8 @@ public final class Tally {
     counts.get(output).incrementAndGet();
     if (element instanceof Decision) {
       Decision decision = (Decision) element;
-      txnCountSum.addAndGet(decision.features().txnCount());
-      amountSumCents.addAndGet(decision.features().amountSumCents());
+      txnCountSum.addAndGet(decision.features().getLong("txnCount"));
+      amountSumCents.addAndGet(decision.features().getLong("amountSum"));
       Double score = decision.score();
       if (score != null) {
         scoreMicrosSum.addAndGet(Math.round(score * 1e6));

@@ -2,6 +2,7 @@ package dev.tidemark.bench.scoring;
 
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -59,7 +60,7 @@ final class ScoringInputs {
         burst && random.nextBoolean()
             ? 50_000 + random.nextInt(150_000)
             : 100 + random.nextInt(9_000);
-    return new Features(
+    return PaymentFeatures.of(
         count,
         largest + random.nextInt(5_000) * (count - 1),
         largest,

@@ -8,6 +8,7 @@ import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
 import dev.tidemark.pipelines.io.BackfillSource;
 import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -117,11 +118,11 @@ public class NativeFlinkJobIT {
     return String.format(
         java.util.Locale.ROOT,
         "txnCount=%d amountSum=%s amountMax=%s merchants=%d countries=%d latestEventTime=%s",
-        f.txnCount(),
-        f.amountSum(),
-        f.amountMax(),
-        f.distinctMerchants(),
-        f.distinctCountries(),
+        f.getLong(PaymentFeatures.TXN_COUNT),
+        f.decimal(PaymentFeatures.AMOUNT_SUM),
+        f.decimal(PaymentFeatures.AMOUNT_MAX),
+        f.getLong(PaymentFeatures.DISTINCT_MERCHANTS),
+        f.getLong(PaymentFeatures.DISTINCT_COUNTRIES),
         f.latestEventTime());
   }
 

@@ -14,7 +14,7 @@ import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.testkit.EmbeddedKafka;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.values.Decision;
-import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import java.lang.reflect.Field;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -199,7 +199,7 @@ public class DataflowTranslationIT {
             11,
             false,
             true,
-            new Features(1, 100, 100, 1, 1, start, start),
+            PaymentFeatures.of(1, 100, 100, 1, 1, start, start),
             start);
     RowMutationInformation info = mutation.apply(pane);
     assertThat(info.getMutationType(), is(RowMutationInformation.MutationType.UPSERT));

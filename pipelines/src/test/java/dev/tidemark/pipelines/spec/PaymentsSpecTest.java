@@ -16,7 +16,7 @@ import dev.tidemark.transforms.DeduplicateEvents;
 import dev.tidemark.transforms.ParseCloudEvents;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.values.DeadLetterReason;
-import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import java.io.IOException;
 import java.io.InputStream;
 import java.math.BigDecimal;
@@ -124,7 +124,7 @@ public class PaymentsSpecTest {
   @Test
   public void featuresAreTheModelsInputInItsOrder() throws IOException {
     PipelineSpec spec = payments();
-    assertThat(spec.featureNames(), is(Features.NAMES));
+    assertThat(spec.featureNames(), is(PaymentFeatures.SCHEMA.names()));
     for (String file : List.of(DefaultModel.XGBOOST_FILE, DefaultModel.ONNX_FILE)) {
       try (InputStream in = getClass().getResourceAsStream("/models/" + file + ".json")) {
         JsonNode sidecar = Json.MAPPER.readTree(in);

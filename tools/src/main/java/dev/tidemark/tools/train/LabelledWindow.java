@@ -3,6 +3,7 @@ package dev.tidemark.tools.train;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Comparator;
@@ -36,11 +37,13 @@ public record LabelledWindow(
           out.writeStringField("accountId", accountId);
           out.writeNumberField("windowStart", windowStart.getMillis());
           out.writeNumberField("windowEnd", windowEnd.getMillis());
-          out.writeNumberField("txnCount", features.txnCount());
-          out.writeNumberField("amountSumCents", features.amountSumCents());
-          out.writeNumberField("amountMaxCents", features.amountMaxCents());
-          out.writeNumberField("distinctMerchants", features.distinctMerchants());
-          out.writeNumberField("distinctCountries", features.distinctCountries());
+          out.writeNumberField("txnCount", features.getLong(PaymentFeatures.TXN_COUNT));
+          out.writeNumberField("amountSumCents", features.getLong(PaymentFeatures.AMOUNT_SUM));
+          out.writeNumberField("amountMaxCents", features.getLong(PaymentFeatures.AMOUNT_MAX));
+          out.writeNumberField(
+              "distinctMerchants", features.getLong(PaymentFeatures.DISTINCT_MERCHANTS));
+          out.writeNumberField(
+              "distinctCountries", features.getLong(PaymentFeatures.DISTINCT_COUNTRIES));
           out.writeNumberField("latestEventTime", features.latestEventTime().getMillis());
           out.writeNumberField("latestIngestionTime", features.latestIngestionTime().getMillis());
           out.writeBooleanField("fraud", fraud);
@@ -54,7 +57,7 @@ public record LabelledWindow(
           n.get("accountId").asText(),
           new Instant(n.get("windowStart").asLong()),
           new Instant(n.get("windowEnd").asLong()),
-          new Features(
+          PaymentFeatures.of(
               n.get("txnCount").asLong(),
               n.get("amountSumCents").asLong(),
               n.get("amountMaxCents").asLong(),

@@ -8,6 +8,7 @@ import dev.tidemark.model.OnnxLogisticRegression;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -101,7 +102,7 @@ public final class TrainModel {
             "Tidemark fraud logistic regression v"
                 + config.modelVersion()
                 + "; inputs "
-                + Features.NAMES);
+                + PaymentFeatures.SCHEMA.names());
 
     String dataSha = sha256(Files.readAllBytes(labelledReplay));
     ObjectNode trainingData = JsonNodeFactory.instance.objectNode();
@@ -130,7 +131,7 @@ public final class TrainModel {
     String[] shas =
         writeModels(
             config,
-            Features.NAMES,
+            PaymentFeatures.SCHEMA.names(),
             xgbFile,
             xgbBytes,
             onnxFile,

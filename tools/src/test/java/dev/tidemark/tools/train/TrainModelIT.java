@@ -13,7 +13,7 @@ import dev.tidemark.model.ModelMetadata;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.transforms.util.Json;
-import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -75,7 +75,7 @@ public class TrainModelIT {
     ModelMetadata spec =
         ModelMetadata.parse(
             Files.readAllBytes(ModelMetadata.sidecarOf(fromSpec.onnxModel())), "spec");
-    assertThat(spec.featureNames(), equalTo(Features.NAMES));
+    assertThat(spec.featureNames(), equalTo(PaymentFeatures.SCHEMA.names()));
     assertThat(spec.training(), equalTo(serving.training()));
     assertThat(spec.metrics(), equalTo(serving.metrics()));
   }
@@ -113,7 +113,7 @@ public class TrainModelIT {
     assertThat(xgb.name(), equalTo("tidemark-fraud-xgb"));
     assertThat(xgb.version(), equalTo("1"));
     assertThat(xgb.engine(), equalTo(ModelEngine.XGBOOST));
-    assertThat(xgb.featureNames(), equalTo(Features.NAMES));
+    assertThat(xgb.featureNames(), equalTo(PaymentFeatures.SCHEMA.names()));
     assertThat(xgb.modelSha256(), equalTo(first.xgboostSha256()));
     assertThat(xgb.trainingData().get("sha256").asText(), equalTo(first.dataSha256()));
     assertThat(xgb.trainingData().get("synthetic").asBoolean(), is(true));

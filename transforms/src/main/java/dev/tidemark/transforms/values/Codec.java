@@ -27,8 +27,7 @@ import org.joda.time.Instant;
  * be used as keys and compared across replays.
  *
  * <p>{@link DataCoder} and the string, byte and list helpers are public for coders outside this
- * package (the accumulator coder of {@code AggregateFeaturesFn}, the Kafka sink's record coder);
- * the other helpers serve the value coders here.
+ * package (the Kafka sink's record coder); the other helpers serve the value coders here.
  */
 public final class Codec {
   private Codec() {}

@@ -1,144 +1,59 @@
 package dev.tidemark.transforms.values;
 
+import dev.tidemark.spec.FieldValues;
+import dev.tidemark.spec.SpecLoader;
 import java.io.DataInputStream;
 import java.io.DataOutput;
 import java.io.IOException;
-import java.util.Objects;
-import org.apache.beam.sdk.coders.CoderProvider;
-import org.apache.beam.sdk.coders.CoderProviders;
-import org.apache.beam.sdk.coders.DefaultCoder;
-import org.apache.beam.sdk.values.TypeDescriptor;
-import org.checkerframework.checker.nullness.qual.Nullable;
 
 /**
- * The part of a {@link PaymentEvent} that {@link dev.tidemark.transforms.AggregateFeaturesFn}
- * reads: amount, merchant, country and the two clocks. {@link
- * dev.tidemark.transforms.ComputeFeatures} windows and shuffles this instead of the whole event:
- * every event is in {@code size / period} windows (10 with 5 min / 30 s), so each copy is encoded,
- * shuffled and sorted that many times, and this is about a third of an event's bytes.
+ * What is left of the input the hand-written payment features combine read: its coder's name. A
+ * savepoint of release 0.1 or 0.2 names that coder among the output coders of the step that keyed
+ * events for the windows, and Flink deserializes it before it restores the step; it reads (and
+ * writes) that format as the payments spec's {@link FieldValues}, which the step outputs now.
  */
-@DefaultCoder(FeatureInput.FeatureInputCoder.class)
 public final class FeatureInput {
-  private final long amountCents;
-  private final @Nullable String merchantId;
-  private final @Nullable String country;
-  private final long eventTimeMillis;
-  private final long ingestionTimeMillis;
+  private FeatureInput() {}
 
-  public FeatureInput(
-      long amountCents,
-      @Nullable String merchantId,
-      @Nullable String country,
-      long eventTimeMillis,
-      long ingestionTimeMillis) {
-    this.amountCents = amountCents;
-    this.merchantId = merchantId;
-    this.country = country;
-    this.eventTimeMillis = eventTimeMillis;
-    this.ingestionTimeMillis = ingestionTimeMillis;
-  }
-
-  /** What the features of {@code event} are computed from. */
-  public static FeatureInput of(PaymentEvent event) {
-    return new FeatureInput(
-        event.amountCents(),
-        event.merchantId(),
-        event.country(),
-        event.eventTime().getMillis(),
-        event.ingestionTime().getMillis());
-  }
-
-  public long amountCents() {
-    return amountCents;
-  }
-
-  public @Nullable String merchantId() {
-    return merchantId;
-  }
-
-  public @Nullable String country() {
-    return country;
-  }
-
-  public long eventTimeMillis() {
-    return eventTimeMillis;
-  }
-
-  public long ingestionTimeMillis() {
-    return ingestionTimeMillis;
-  }
-
-  @Override
-  public boolean equals(@Nullable Object o) {
-    if (!(o instanceof FeatureInput)) {
-      return false;
-    }
-    FeatureInput that = (FeatureInput) o;
-    return amountCents == that.amountCents
-        && eventTimeMillis == that.eventTimeMillis
-        && ingestionTimeMillis == that.ingestionTimeMillis
-        && Objects.equals(merchantId, that.merchantId)
-        && Objects.equals(country, that.country);
-  }
-
-  @Override
-  public int hashCode() {
-    return Objects.hash(amountCents, merchantId, country, eventTimeMillis, ingestionTimeMillis);
-  }
-
-  @Override
-  public String toString() {
-    return "FeatureInput{"
-        + amountCents
-        + " cents, merchant "
-        + merchantId
-        + ", country "
-        + country
-        + ", event "
-        + eventTimeMillis
-        + ", ingestion "
-        + ingestionTimeMillis
-        + "}";
-  }
-
-  /** Compact, deterministic coder. */
-  public static final class FeatureInputCoder extends Codec.DataCoder<FeatureInput> {
+  /**
+   * The format of releases 0.1 and 0.2 (version 1: amount in minor units, merchant and country or
+   * null, event and ingestion times) as the payment fields of the bundled payments spec.
+   */
+  public static final class FeatureInputCoder extends Codec.DataCoder<FieldValues> {
     private static final long serialVersionUID = 1L;
 
-    /** Version 1: the fields {@link #write} writes, in its order. */
+    private transient PaymentFields fields;
+
+    private PaymentFields fields() {
+      if (fields == null) {
+        fields = PaymentFields.of(SpecLoader.loadBundled(SpecLoader.DEFAULT_BUNDLED).events());
+      }
+      return fields;
+    }
+
     @Override
     protected int version() {
       return 1;
     }
 
-    private static final FeatureInputCoder INSTANCE = new FeatureInputCoder();
-
-    public static FeatureInputCoder of() {
-      return INSTANCE;
-    }
-
-    /** Makes {@code @DefaultCoder} work for {@link FeatureInput}. */
-    public static CoderProvider getCoderProvider() {
-      return CoderProviders.forCoder(TypeDescriptor.of(FeatureInput.class), INSTANCE);
+    @Override
+    protected void write(FieldValues value, DataOutput out) throws IOException {
+      PaymentFields f = fields();
+      out.writeLong(value.getLong(f.amount));
+      Codec.writeNullableString(
+          value.isPresent(f.merchantId) ? value.getString(f.merchantId) : null, out);
+      Codec.writeNullableString(
+          value.isPresent(f.country) ? value.getString(f.country) : null, out);
+      out.writeLong(value.eventTimeMillis());
+      out.writeLong(value.ingestionTimeMillis());
     }
 
     @Override
-    protected void write(FeatureInput value, DataOutput out) throws IOException {
-      out.writeLong(value.amountCents);
-      Codec.writeNullableString(value.merchantId, out);
-      Codec.writeNullableString(value.country, out);
-      out.writeLong(value.eventTimeMillis);
-      out.writeLong(value.ingestionTimeMillis);
-    }
-
-    @Override
-    protected FeatureInput read(int version, DataInputStream in) throws IOException {
-      return new FeatureInput(
-          in.readLong(),
-          Codec.readNullableString(in),
-          Codec.readNullableString(in),
-          in.readLong(),
-          in.readLong());
+    protected FieldValues read(int version, DataInputStream in) throws IOException {
+      long amount = in.readLong();
+      String merchant = Codec.readNullableString(in);
+      String country = Codec.readNullableString(in);
+      return fields().values(null, amount, null, merchant, country, in.readLong(), in.readLong());
     }
   }
 }

@@ -1,6 +1,9 @@
 package dev.tidemark.transforms.values;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import dev.tidemark.spec.FeatureSchema;
+import dev.tidemark.spec.FeatureValues;
+import dev.tidemark.spec.PipelineSpec.ValueType;
 import dev.tidemark.transforms.util.Json;
 import java.io.DataInputStream;
 import java.io.DataOutput;
@@ -16,124 +19,107 @@ import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Instant;
 
 /**
- * The features of one account in one window pane, plus the two event clocks the pane carries: the
- * latest event time among its events and the ingestion time of that event.
+ * The features of one key in one window pane, as the spec names them ({@link FeatureSchema}), and
+ * the two event clocks the pane carries: the latest event time among its events and the ingestion
+ * time of that event.
  *
- * <p>{@link #NAMES} is the model input order; {@link #toVector()} follows it.
- *
- * <p>The amount sum saturates: it is exact up to {@link Long#MAX_VALUE} minor units
- * (92233720368547758.07 major units: 92 events of the largest amount the parser accepts, {@code
- * 999999999999999.99}), and a larger sum is held at that value with {@link #amountSumSaturated()}
- * set, never an exception. The flag is not a model input; it is written in the {@code features}
- * object of a decision as {@code amountSumSaturated}, always, {@code false} for an exact sum.
+ * <p>{@link #names()} is the model input order; {@link #toVector()} follows it. In a decision's
+ * {@code features} object each feature is written under its name (an integer or a double as a
+ * number, a decimal with its scale, a timestamp in RFC 3339, a boolean as {@code true} or {@code
+ * false}, an absent min, max, mean or last as {@code null}), then each sum's {@code
+ * <name>Saturated}: a sum is exact up to the 64-bit bound and held there beyond, with the flag set,
+ * never an exception. A distinct count stops at its {@code maxDistinct}, which its value then
+ * equals.
  */
 @DefaultCoder(Features.FeaturesCoder.class)
 public final class Features {
+  private final FeatureSchema schema;
+  private final FeatureValues values;
+
+  /** The features {@code values}, laid out as {@code schema} says. */
+  public Features(FeatureSchema schema, FeatureValues values) {
+    this.schema = Objects.requireNonNull(schema, "schema");
+    this.values = Objects.requireNonNull(values, "values");
+    if (values.size() != schema.size()) {
+      throw new IllegalArgumentException(
+          values.size() + " feature values for the " + schema.size() + " features of " + schema);
+    }
+  }
+
+  public FeatureSchema schema() {
+    return schema;
+  }
+
+  public FeatureValues values() {
+    return values;
+  }
+
   /** Feature names in model input order. */
-  public static final List<String> NAMES =
-      List.of("txnCount", "amountSum", "amountMax", "distinctMerchants", "distinctCountries");
+  public List<String> names() {
+    return schema.names();
+  }
 
-  private final long txnCount;
-  private final long amountSumCents;
-  private final long amountMaxCents;
-  private final long distinctMerchants;
-  private final long distinctCountries;
-  private final Instant latestEventTime;
-  private final Instant latestIngestionTime;
-  private final boolean amountSumSaturated;
+  public int size() {
+    return schema.size();
+  }
 
-  /** Features with an exact amount sum. */
-  public Features(
-      long txnCount,
-      long amountSumCents,
-      long amountMaxCents,
-      long distinctMerchants,
-      long distinctCountries,
-      Instant latestEventTime,
-      Instant latestIngestionTime) {
-    this(
-        txnCount,
-        amountSumCents,
-        amountMaxCents,
-        distinctMerchants,
-        distinctCountries,
-        latestEventTime,
-        latestIngestionTime,
-        false);
+  /** Feature {@code index}'s value as its {@code long} (a decimal unscaled). */
+  public long getLong(int index) {
+    return values.getLong(index);
   }
 
   /**
-   * Features whose amount sum is exact ({@code amountSumSaturated} false) or was held at {@link
-   * Long#MAX_VALUE} minor units because the true sum is larger (true).
+   * The value of the feature {@code name} as its {@code long}.
+   *
+   * @throws IllegalArgumentException when there is no such feature
    */
-  public Features(
-      long txnCount,
-      long amountSumCents,
-      long amountMaxCents,
-      long distinctMerchants,
-      long distinctCountries,
-      Instant latestEventTime,
-      Instant latestIngestionTime,
-      boolean amountSumSaturated) {
-    this.txnCount = txnCount;
-    this.amountSumCents = amountSumCents;
-    this.amountMaxCents = amountMaxCents;
-    this.distinctMerchants = distinctMerchants;
-    this.distinctCountries = distinctCountries;
-    this.latestEventTime = Objects.requireNonNull(latestEventTime, "latestEventTime");
-    this.latestIngestionTime = Objects.requireNonNull(latestIngestionTime, "latestIngestionTime");
-    this.amountSumSaturated = amountSumSaturated;
+  public long getLong(String name) {
+    return values.getLong(index(name));
   }
 
-  public long txnCount() {
-    return txnCount;
+  public double getDouble(int index) {
+    return values.getDouble(index);
   }
 
-  public long amountSumCents() {
-    return amountSumCents;
+  /** A decimal feature's value with its scale. */
+  public BigDecimal decimal(int index) {
+    return BigDecimal.valueOf(values.getLong(index), schema.scale(index));
   }
 
-  public BigDecimal amountSum() {
-    return BigDecimal.valueOf(amountSumCents, 2);
+  /** Whether feature {@code index} has a value (a min, max, mean or last over no value has not). */
+  public boolean isPresent(int index) {
+    return values.isPresent(index);
+  }
+
+  /** Whether feature {@code index} overflowed (a sum held at the 64-bit bound). */
+  public boolean isSaturated(int index) {
+    return values.isSaturated(index);
   }
 
   /**
-   * Whether the true amount sum exceeded {@link Long#MAX_VALUE} minor units, so that {@link
-   * #amountSumCents()} holds that maximum instead of the sum.
+   * The index of the feature {@code name}.
+   *
+   * @throws IllegalArgumentException when there is no such feature
    */
-  public boolean amountSumSaturated() {
-    return amountSumSaturated;
-  }
-
-  public long amountMaxCents() {
-    return amountMaxCents;
-  }
-
-  public BigDecimal amountMax() {
-    return BigDecimal.valueOf(amountMaxCents, 2);
-  }
-
-  public long distinctMerchants() {
-    return distinctMerchants;
-  }
-
-  public long distinctCountries() {
-    return distinctCountries;
+  public int index(String name) {
+    int index = schema.indexOf(name);
+    if (index < 0) {
+      throw new IllegalArgumentException("no feature '" + name + "' in " + schema.names());
+    }
+    return index;
   }
 
   public Instant latestEventTime() {
-    return latestEventTime;
+    return Instant.ofEpochMilli(values.latestEventMillis());
   }
 
   public Instant latestIngestionTime() {
-    return latestIngestionTime;
+    return Instant.ofEpochMilli(values.latestIngestionMillis());
   }
 
-  /** The features as model input, in {@link #NAMES} order; amounts in major units. */
+  /** The features as model input, in {@link #names()} order ({@link FeatureSchema#toVector}). */
   public float[] toVector() {
-    return new float[] {
-      txnCount, amountSumCents / 100f, amountMaxCents / 100f, distinctMerchants, distinctCountries
-    };
+    return schema.toVector(values);
   }
 
   /** The {@code features} object of a decision, on its own. */
@@ -143,12 +129,37 @@ public final class Features {
 
   /** Writes the {@code features} object's fields. */
   void writeFields(JsonGenerator out) throws IOException {
-    out.writeNumberField("txnCount", txnCount);
-    out.writeNumberField("amountSum", amountSum());
-    out.writeNumberField("amountMax", amountMax());
-    out.writeNumberField("distinctMerchants", distinctMerchants);
-    out.writeNumberField("distinctCountries", distinctCountries);
-    out.writeBooleanField("amountSumSaturated", amountSumSaturated);
+    List<String> names = schema.names();
+    for (int i = 0; i < names.size(); i++) {
+      String name = names.get(i);
+      if (!values.isPresent(i)) {
+        out.writeNullField(name);
+        continue;
+      }
+      ValueType type = schema.type(i);
+      switch (type) {
+        case DECIMAL:
+          out.writeNumberField(name, decimal(i));
+          break;
+        case DOUBLE:
+          out.writeNumberField(name, values.getDouble(i));
+          break;
+        case TIMESTAMP:
+          out.writeStringField(name, Json.instant(new Instant(values.getLong(i))));
+          break;
+        case BOOLEAN:
+          out.writeBooleanField(name, values.getLong(i) != 0);
+          break;
+        default:
+          out.writeNumberField(name, values.getLong(i));
+          break;
+      }
+    }
+    for (int i = 0; i < names.size(); i++) {
+      if (schema.isSum(i)) {
+        out.writeBooleanField(names.get(i) + "Saturated", values.isSaturated(i));
+      }
+    }
   }
 
   @Override
@@ -157,49 +168,51 @@ public final class Features {
       return false;
     }
     Features that = (Features) o;
-    return txnCount == that.txnCount
-        && amountSumCents == that.amountSumCents
-        && amountSumSaturated == that.amountSumSaturated
-        && amountMaxCents == that.amountMaxCents
-        && distinctMerchants == that.distinctMerchants
-        && distinctCountries == that.distinctCountries
-        && latestEventTime.equals(that.latestEventTime)
-        && latestIngestionTime.equals(that.latestIngestionTime);
+    return schema.equals(that.schema) && values.equals(that.values);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(txnCount, amountSumCents, amountMaxCents, latestEventTime);
+    return values.hashCode();
   }
 
   @Override
   public String toString() {
-    return "Features{txnCount="
-        + txnCount
-        + ", amountSum="
-        + amountSum()
-        + (amountSumSaturated ? " (saturated)" : "")
-        + ", amountMax="
-        + amountMax()
-        + ", distinctMerchants="
-        + distinctMerchants
-        + ", distinctCountries="
-        + distinctCountries
-        + ", latestEventTime="
-        + latestEventTime
-        + ", latestIngestionTime="
-        + latestIngestionTime
-        + "}";
+    StringBuilder text = new StringBuilder("Features{");
+    List<String> names = schema.names();
+    for (int i = 0; i < names.size(); i++) {
+      text.append(names.get(i)).append('=');
+      if (!values.isPresent(i)) {
+        text.append("absent");
+      } else if (schema.type(i) == ValueType.DECIMAL) {
+        text.append(decimal(i));
+      } else if (schema.type(i) == ValueType.DOUBLE) {
+        text.append(values.getDouble(i));
+      } else {
+        text.append(values.getLong(i));
+      }
+      text.append(values.isSaturated(i) ? " (saturated), " : ", ");
+    }
+    return text.append("latestEventTime=")
+        .append(latestEventTime())
+        .append(", latestIngestionTime=")
+        .append(latestIngestionTime())
+        .append('}')
+        .toString();
   }
 
-  /** Compact, deterministic coder. */
+  /**
+   * Compact, deterministic coder. Version 2: the schema ({@link FeatureSchema#writeTo}), then the
+   * values ({@link FeatureValues#writeTo}). Version 1 held the five payment features: count, amount
+   * sum, amount max, distinct merchants, distinct countries (fixed-width), the two clocks and the
+   * sum's saturation flag; it reads into {@link PaymentFeatures#SCHEMA}.
+   */
   public static final class FeaturesCoder extends Codec.DataCoder<Features> {
     private static final long serialVersionUID = 1L;
 
-    /** Version 1: the fields {@link #write} writes, in its order. */
     @Override
     protected int version() {
-      return 1;
+      return 2;
     }
 
     private static final FeaturesCoder INSTANCE = new FeaturesCoder();
@@ -215,27 +228,26 @@ public final class Features {
 
     @Override
     protected void write(Features value, DataOutput out) throws IOException {
-      out.writeLong(value.txnCount);
-      out.writeLong(value.amountSumCents);
-      out.writeLong(value.amountMaxCents);
-      out.writeLong(value.distinctMerchants);
-      out.writeLong(value.distinctCountries);
-      Codec.writeInstant(value.latestEventTime, out);
-      Codec.writeInstant(value.latestIngestionTime, out);
-      out.writeBoolean(value.amountSumSaturated);
+      value.schema.writeTo(out);
+      value.values.writeTo(out);
     }
 
     @Override
     protected Features read(int version, DataInputStream in) throws IOException {
-      return new Features(
-          in.readLong(),
-          in.readLong(),
-          in.readLong(),
-          in.readLong(),
-          in.readLong(),
-          Codec.readInstant(in),
-          Codec.readInstant(in),
-          in.readBoolean());
+      if (version == 1) {
+        long txnCount = in.readLong();
+        long sum = in.readLong();
+        long max = in.readLong();
+        long merchants = in.readLong();
+        long countries = in.readLong();
+        Instant latestEvent = Codec.readInstant(in);
+        Instant latestIngestion = Codec.readInstant(in);
+        boolean saturated = in.readBoolean();
+        return PaymentFeatures.of(
+            txnCount, sum, max, merchants, countries, latestEvent, latestIngestion, saturated);
+      }
+      FeatureSchema schema = FeatureSchema.readFrom(in);
+      return new Features(schema, FeatureValues.readFrom(in));
     }
   }
 }

@@ -6,6 +6,7 @@ import dev.tidemark.spec.PipelineSpec.FieldType;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
+import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Instant;
 
 /**
@@ -29,8 +30,11 @@ public final class PaymentFields implements Serializable {
   final int currency;
   final int merchantId;
   final int country;
+  private final int fields;
 
-  private PaymentFields(int accountId, int amount, int currency, int merchantId, int country) {
+  private PaymentFields(
+      int accountId, int amount, int currency, int merchantId, int country, int fields) {
+    this.fields = fields;
     this.accountId = accountId;
     this.amount = amount;
     this.currency = currency;
@@ -67,7 +71,8 @@ public final class PaymentFields implements Serializable {
       throw new IllegalArgumentException(
           "the events are not payments (" + REQUIRED + "): " + String.join("; ", problems));
     }
-    return new PaymentFields(accountId, amount, currency, merchantId, country);
+    return new PaymentFields(
+        accountId, amount, currency, merchantId, country, events.fields().size());
   }
 
   private static int index(
@@ -120,6 +125,65 @@ public final class PaymentFields implements Serializable {
         values.isPresent(merchantId) ? values.getString(merchantId) : null,
         values.isPresent(country) ? values.getString(country) : null,
         fingerprint);
+  }
+
+  /**
+   * The payment fields of {@code event} where the spec's fields lay them out, and its two clocks:
+   * what a feature combine over these fields reads. The spec's other fields are absent (a payment
+   * event does not carry them).
+   */
+  public FieldValues values(PaymentEvent event) {
+    return values(
+        event.accountId(),
+        event.amountCents(),
+        event.currency(),
+        event.merchantId(),
+        event.country(),
+        event.eventTime().getMillis(),
+        event.ingestionTime().getMillis());
+  }
+
+  /** The payment fields given, where the spec's fields lay them out; a null field is absent. */
+  FieldValues values(
+      @Nullable String accountIdValue,
+      long amountCents,
+      @Nullable String currencyValue,
+      @Nullable String merchantIdValue,
+      @Nullable String countryValue,
+      long eventTimeMillis,
+      long ingestionTimeMillis) {
+    long[] longs = new long[fields];
+    String[] strings = new String[fields];
+    long present = 1L << amount;
+    longs[amount] = amountCents;
+    String[] values = {accountIdValue, currencyValue, merchantIdValue, countryValue};
+    int[] at = {accountId, currency, merchantId, country};
+    for (int i = 0; i < at.length; i++) {
+      if (values[i] != null) {
+        strings[at[i]] = values[i];
+        present |= 1L << at[i];
+      }
+    }
+    return FieldValues.of(longs, strings, present, eventTimeMillis, ingestionTimeMillis);
+  }
+
+  @Override
+  public boolean equals(@Nullable Object o) {
+    if (!(o instanceof PaymentFields)) {
+      return false;
+    }
+    PaymentFields that = (PaymentFields) o;
+    return accountId == that.accountId
+        && amount == that.amount
+        && currency == that.currency
+        && merchantId == that.merchantId
+        && country == that.country
+        && fields == that.fields;
+  }
+
+  @Override
+  public int hashCode() {
+    return java.util.Objects.hash(accountId, amount, currency, merchantId, country, fields);
   }
 
   /** The one currency the spec's {@code currency} field accepts. */

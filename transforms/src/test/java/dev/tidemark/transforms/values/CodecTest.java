@@ -97,7 +97,7 @@ public class CodecTest {
     // strings come from its cached encoding, which must match what the coder would write itself.
     Decision.DecisionCoder coder = Decision.DecisionCoder.of();
     Instant start = Instant.ofEpochMilli(1_767_225_600_000L);
-    Features features = new Features(3, 1234, 900, 2, 1, start.plus(5), start.plus(9));
+    Features features = PaymentFeatures.of(3, 1234, 900, 2, 1, start.plus(5), start.plus(9));
     List<String> timings = List.of("EARLY", "ON_TIME", "LATE", "UNKNOWN", "SOON", "");
     List<String> labels = List.of("allow", "review", "hold", "revïew");
     List<Decision.ModelRef> models =

@@ -6,6 +6,8 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.is;
 import static org.junit.Assert.assertThrows;
 
+import dev.tidemark.spec.FieldValues;
+import dev.tidemark.spec.SpecLoader;
 import java.io.DataInputStream;
 import java.io.DataOutput;
 import java.io.IOException;
@@ -68,10 +70,11 @@ public class FormatVersionsTest {
   }
 
   static Features features() {
-    return new Features(3, 1234, 900, 2, 1, T0.plus(5), T0.plus(9), false);
+    return PaymentFeatures.of(3, 1234, 900, 2, 1, T0.plus(5), T0.plus(9), false);
   }
 
-  static FormatBytes featuresFields(FormatBytes bytes) {
+  /** The payment features in format version 1, which held exactly those five. */
+  static FormatBytes featuresVersion1Fields(FormatBytes bytes) {
     return bytes
         .i64(3)
         .i64(1234)
@@ -81,6 +84,54 @@ public class FormatVersionsTest {
         .i64(T0.getMillis() + 5)
         .i64(T0.getMillis() + 9)
         .bool(false);
+  }
+
+  /** A variable-length unsigned integer, 7 bits a byte, low bits first. */
+  private static byte[] varint(long value) {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    while ((value & ~0x7FL) != 0) {
+      out.write((int) ((value & 0x7F) | 0x80));
+      value >>>= 7;
+    }
+    out.write((int) value);
+    return out.toByteArray();
+  }
+
+  private static byte[] zigzag(long value) {
+    return varint((value << 1) ^ (value >> 63));
+  }
+
+  /**
+   * {@link #features()} in format version 2: the schema (its length, then version 1, the count and
+   * each feature's name, type, scale and sum flag), then the values (version 1, the count, each
+   * value zig-zag, the presence and saturation masks, the event time and the ingestion time less
+   * it).
+   */
+  static FormatBytes featuresVersion2Fields(FormatBytes bytes) {
+    java.io.ByteArrayOutputStream schema = new java.io.ByteArrayOutputStream();
+    schema.write(1);
+    schema.write(5);
+    Object[][] features = {
+      {"txnCount", 0, 0, 0},
+      {"amountSum", 1, 2, 1},
+      {"amountMax", 1, 2, 0},
+      {"distinctMerchants", 0, 0, 0},
+      {"distinctCountries", 0, 0, 0}
+    };
+    for (Object[] feature : features) {
+      byte[] name = ((String) feature[0]).getBytes(StandardCharsets.UTF_8);
+      schema.writeBytes(varint(name.length));
+      schema.writeBytes(name);
+      schema.write((Integer) feature[1]); // INTEGER 0, DECIMAL 1
+      schema.write((Integer) feature[2]);
+      schema.write((Integer) feature[3]);
+    }
+    byte[] schemaBytes = schema.toByteArray();
+    bytes.raw(varint(schemaBytes.length)).raw(schemaBytes).u8(1).u8(5);
+    for (long value : new long[] {3, 1234, 900, 2, 1}) {
+      bytes.raw(zigzag(value));
+    }
+    return bytes.raw(varint(0b11111)).raw(varint(0)).raw(zigzag(T0.getMillis() + 5)).raw(zigzag(4));
   }
 
   /** A scored decision, without the fields of version 2. */
@@ -105,20 +156,24 @@ public class FormatVersionsTest {
                 new Decision.ModelRef("tidemark-fraud-logreg", "2", "OnnxRuntime")));
   }
 
-  /** The bytes of {@link #scoredDecision()} in {@code version}, up to the model. */
-  static FormatBytes decisionFields(FormatBytes version) {
+  /**
+   * The bytes of {@link #scoredDecision()} in {@code version}, up to the model, with its features
+   * in their format version 1 (as decisions of version 1 held them) or 2.
+   */
+  static FormatBytes decisionFields(FormatBytes version, int featuresVersion) {
     Decision decision = scoredDecision();
-    return featuresFields(
-            version
-                .str(decision.decisionId())
-                .str("acct-1")
-                .i64(T0.getMillis())
-                .i64(T0.getMillis() + 300_000)
-                .u8(1) // ON_TIME, the second of the known timings
-                .i64(4)
-                .bool(false)
-                .bool(true)
-                .u8(1)) // the version of the nested features
+    FormatBytes head =
+        version
+            .str(decision.decisionId())
+            .str("acct-1")
+            .i64(T0.getMillis())
+            .i64(T0.getMillis() + 300_000)
+            .u8(1) // ON_TIME, the second of the known timings
+            .i64(4)
+            .bool(false)
+            .bool(true)
+            .u8(featuresVersion); // the version of the nested features
+    return (featuresVersion == 1 ? featuresVersion1Fields(head) : featuresVersion2Fields(head))
         .i64(T0.getMillis() + 20)
         .i64(T0.getMillis() + 21)
         .bool(true)
@@ -194,15 +249,9 @@ public class FormatVersionsTest {
                 .nullableStr(null)
                 .nullableStr(null)),
         new Case<>(
-            FeatureInput.FeatureInputCoder.of(),
-            new FeatureInput(1250, "m-7", null, T0.getMillis(), T0.getMillis() + 5),
-            FormatBytes.version(1)
-                .i64(1250)
-                .nullableStr("m-7")
-                .nullableStr(null)
-                .i64(T0.getMillis())
-                .i64(T0.getMillis() + 5)),
-        new Case<>(Features.FeaturesCoder.of(), features(), featuresFields(FormatBytes.version(1))),
+            Features.FeaturesCoder.of(),
+            features(),
+            featuresVersion2Fields(FormatBytes.version(2))),
         new Case<>(
             DeadLetter.DeadLetterCoder.of(),
             new DeadLetter(
@@ -223,7 +272,7 @@ public class FormatVersionsTest {
         new Case<>(
             Decision.DecisionCoder.of(),
             decision,
-            decisionFields(FormatBytes.version(2))
+            decisionFields(FormatBytes.version(2), 2)
                 .bool(true)
                 .u8(2) // REVERSED, the third of the correction kinds
                 .bool(true)
@@ -257,11 +306,40 @@ public class FormatVersionsTest {
 
   @Test
   public void aDecisionOfVersionOneReadsWithoutACorrection() throws Exception {
-    byte[] version1 = decisionFields(FormatBytes.version(1)).toBytes();
+    byte[] version1 = decisionFields(FormatBytes.version(1), 1).toBytes();
     Decision read = decode(Decision.DecisionCoder.of(), version1);
     assertThat(read, equalTo(scoredDecision()));
     assertThat(read.correction(), is((Decision.Correction) null));
     assertThat(read.shadow(), is((Decision.Shadow) null));
+  }
+
+  @Test
+  public void featuresOfVersionOneReadAsThePaymentFeatures() throws Exception {
+    byte[] version1 = featuresVersion1Fields(FormatBytes.version(1)).toBytes();
+    Features read = decode(Features.FeaturesCoder.of(), version1);
+    assertThat(read, equalTo(features()));
+    assertThat(read.schema(), equalTo(PaymentFeatures.SCHEMA));
+  }
+
+  @Test
+  public void theFeatureInputOfReleaseTwoReadsAsThePaymentFieldValues() throws Exception {
+    byte[] version1 =
+        FormatBytes.version(1)
+            .i64(1250)
+            .nullableStr("m-7")
+            .nullableStr(null)
+            .i64(T0.getMillis())
+            .i64(T0.getMillis() + 5)
+            .toBytes();
+    FeatureInput.FeatureInputCoder coder = new FeatureInput.FeatureInputCoder();
+    FieldValues read = decode(coder, version1);
+    PaymentFields fields = PaymentFields.of(SpecLoader.loadBundled("payments").events());
+    assertThat(read.getLong(fields.amount), is(1250L));
+    assertThat(read.getString(fields.merchantId), is("m-7"));
+    assertThat(read.isPresent(fields.country), is(false));
+    assertThat(read.eventTimeMillis(), is(T0.getMillis()));
+    assertThat(read.ingestionTimeMillis(), is(T0.getMillis() + 5));
+    assertThat(CoderUtils.encodeToByteArray(coder, read), equalTo(version1));
   }
 
   @Test
@@ -339,7 +417,7 @@ public class FormatVersionsTest {
     Decision decision = decision();
     // The nested version byte follows the fixed-size head of the decision.
     int at = 1 + 4 + decision.decisionId().length() + 4 + "acct-1".length() + 8 + 8 + 1 + 8 + 1 + 1;
-    assertThat(bytes[at], is((byte) 1));
+    assertThat(bytes[at], is((byte) 2));
     bytes[at] = 9;
     CoderException e =
         assertThrows(CoderException.class, () -> decode(Decision.DecisionCoder.of(), bytes));

@@ -7,7 +7,7 @@ import com.google.api.services.bigquery.model.TableFieldSchema;
 import com.google.api.services.bigquery.model.TableRow;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.values.Decision;
-import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -101,7 +101,7 @@ public class BigQueryTablesTest {
                 0,
                 true,
                 false,
-                new Features(2, 1234, 1000, 1, 1, start, start),
+                PaymentFeatures.of(2, 1234, 1000, 1, 1, start, start),
                 start)
             .withScore(0.25, "allow", new Decision.ModelRef("m", "1", "OnnxRuntime"), start)
             .withCorrection(new Decision.Supersedes(3, 0.75, "review"))

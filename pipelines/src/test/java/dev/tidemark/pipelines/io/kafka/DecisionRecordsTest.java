@@ -15,6 +15,7 @@ import dev.tidemark.pipelines.OutputOptions.OutputFormat;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import io.cloudevents.CloudEvent;
 import io.cloudevents.SpecVersion;
 import io.cloudevents.kafka.CloudEventDeserializer;
@@ -48,7 +49,8 @@ public class DecisionRecordsTest {
 
   /** Pane {@code version} of acct-42's window, scored at {@code decided}. */
   private static Decision decision(long version, Instant decided) {
-    Features features = new Features(3, 12_345, 9_000, 2, 1, END.minus(1_000), END.minus(500));
+    Features features =
+        PaymentFeatures.of(3, 12_345, 9_000, 2, 1, END.minus(1_000), END.minus(500));
     return Decision.unscored(
             "acct-42",
             START,

@@ -20,6 +20,7 @@ import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.Decision.ModelRef;
 import dev.tidemark.transforms.values.DuplicateRecord;
 import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import dev.tidemark.transforms.values.TooLateRecord;
 import io.cloudevents.CloudEvent;
 import io.cloudevents.SpecVersion;
@@ -291,7 +292,8 @@ public class KafkaSinksIT {
   public void everyOutputFormatReachesTheDecisionsTopicInBothSinkModes() throws Exception {
     Instant start = Instant.parse("2026-03-01T10:00:00Z");
     Instant end = Instant.parse("2026-03-01T10:05:00Z");
-    Features features = new Features(3, 12_345, 9_000, 2, 1, end.minus(1_000), end.minus(500));
+    Features features =
+        PaymentFeatures.of(3, 12_345, 9_000, 2, 1, end.minus(1_000), end.minus(500));
     ModelRef model = new ModelRef("default", "1", "onnx");
     List<Decision> decisions = new ArrayList<>();
     for (int pane = 0; pane < 2; pane++) {

@@ -22,6 +22,7 @@ import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.DuplicateRecord;
+import dev.tidemark.transforms.values.PaymentFeatures;
 import dev.tidemark.transforms.values.RawRecord;
 import java.io.IOException;
 import java.io.Serializable;
@@ -328,7 +329,7 @@ public class PubsubSourceTest {
     List<Long> counts = new ArrayList<>();
     List<String> accounts = new ArrayList<>();
     for (Decision decision : decisions) {
-      counts.add(decision.features().txnCount());
+      counts.add(decision.features().getLong(PaymentFeatures.TXN_COUNT));
       accounts.add(decision.accountId());
     }
     assertThat(accounts, everyItem(is(ALICE)));
