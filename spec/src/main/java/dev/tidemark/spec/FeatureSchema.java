@@ -46,6 +46,10 @@ public final class FeatureSchema implements Serializable {
   private final ValueType[] types;
   private final int[] scales;
   private final boolean[] sums;
+
+  /** 10^scale of each feature, as model input divides decimals by it for every row. */
+  private final float[] divisors;
+
   private transient byte @Nullable [] bytes;
 
   private FeatureSchema(List<String> names, ValueType[] types, int[] scales, boolean[] sums) {
@@ -53,6 +57,10 @@ public final class FeatureSchema implements Serializable {
     this.types = types;
     this.scales = scales;
     this.sums = sums;
+    this.divisors = new float[scales.length];
+    for (int i = 0; i < scales.length; i++) {
+      divisors[i] = (float) Math.pow(10, scales[i]);
+    }
   }
 
   /** The schema of {@code spec}'s features. */
@@ -119,7 +127,7 @@ public final class FeatureSchema implements Serializable {
       } else if (types[i] == ValueType.DOUBLE) {
         vector[i] = (float) values.getDouble(i);
       } else if (types[i] == ValueType.DECIMAL) {
-        vector[i] = values.getLong(i) / (float) Math.pow(10, scales[i]);
+        vector[i] = values.getLong(i) / divisors[i];
       } else {
         vector[i] = values.getLong(i);
       }
