@@ -78,6 +78,10 @@ public final class SpecFeaturesFn
   private final int[] index;
   private final int[] maxDistinct;
   private final ValueType[] valueType;
+
+  /** What a mean divides its unscaled mean by: 10^scale of a decimal field, else 1. */
+  private final double[] meanUnit;
+
   private final int[][] conditionField;
   private final long[][] conditionLong;
   private final String[][] conditionString;
@@ -131,6 +135,7 @@ public final class SpecFeaturesFn
     index = new int[features];
     maxDistinct = new int[features];
     valueType = new ValueType[features];
+    meanUnit = new double[features];
     conditionField = new int[features][];
     conditionLong = new long[features][];
     conditionString = new String[features][];
@@ -142,6 +147,8 @@ public final class SpecFeaturesFn
       field[i] = kind[i] == CUSTOM || feature.of() == null ? -1 : fieldNames.indexOf(feature.of());
       stringField[i] = field[i] >= 0 && !fields.get(field[i]).type().isLong();
       valueType[i] = feature.valueType();
+      // A mean of a decimal field is in the field's units: its unscaled mean over 10^scale.
+      meanUnit[i] = field[i] >= 0 ? Math.pow(10, fields.get(field[i]).scale()) : 1;
       maxDistinct[i] = feature.maxDistinct();
       slot[i] = slots;
       switch (kind[i]) {
@@ -542,7 +549,8 @@ public final class SpecFeaturesFn
         case MEAN:
           if ((acc.seen & bit) != 0) {
             values[i] =
-                Double.doubleToLongBits(mean(acc.longs[s], acc.longs[s + 1], acc.longs[s + 2]));
+                Double.doubleToLongBits(
+                    mean(acc.longs[s], acc.longs[s + 1], acc.longs[s + 2]) / meanUnit[i]);
             present |= bit;
           }
           break;
