@@ -16,9 +16,8 @@ import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.Utf8;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.DuplicateRecord;
+import dev.tidemark.transforms.values.Event;
 import dev.tidemark.transforms.values.Features;
-import dev.tidemark.transforms.values.PaymentEvent;
-import dev.tidemark.transforms.values.PaymentFields;
 import dev.tidemark.transforms.values.RawRecord;
 import dev.tidemark.transforms.values.TooLateRecord;
 import java.io.IOException;
@@ -63,7 +62,7 @@ import org.joda.time.Instant;
  */
 final class Recomputation {
   /** One valid first copy: the event and the reference watermark when it arrived. */
-  private record Accepted(PaymentEvent event, Instant referenceWatermark) {}
+  private record Accepted(Event event, Instant referenceWatermark) {}
 
   private final TidemarkOptions options;
   private final Duration windowSize;
@@ -130,8 +129,7 @@ final class Recomputation {
               : new Instant(maxEventTime).minus(maxOutOfOrderness);
       records++;
       RawRecord raw = RawRecord.of(bytes, ingestion, "drill-input:" + records);
-      PaymentEvent event =
-          parser.parse(raw, letter -> invariantLetters.add(bytes(letter.toJson())));
+      Event event = parser.parse(raw, letter -> invariantLetters.add(bytes(letter.toJson())));
       // The source's watermark follows every readable event time that is not in the future.
       if (eventTime != null && eventTime <= ingestion.plus(maxFutureSkew).getMillis()) {
         maxEventTime = Math.max(maxEventTime, eventTime);
@@ -169,7 +167,7 @@ final class Recomputation {
             }
             List<Integer> undiverted = new ArrayList<>();
             for (int i = 0; i < list.size(); i++) {
-              PaymentEvent copy = list.get(i).event();
+              Event copy = list.get(i).event();
               if (!diverted.contains(
                   bytesToText(
                       new DuplicateRecord(
@@ -200,15 +198,15 @@ final class Recomputation {
 
   /** The duplicate records of every identity's copies but {@code first}. */
   private void addDuplicates(List<Accepted> first, OutputView expected) {
-    Map<String, PaymentEvent> firstOf = new HashMap<>();
+    Map<String, Event> firstOf = new HashMap<>();
     for (Accepted one : first) {
       firstOf.put(one.event().source() + "|" + one.event().id(), one.event());
     }
     copies.forEach(
         (identity, list) -> {
-          PaymentEvent kept = firstOf.get(identity);
+          Event kept = firstOf.get(identity);
           for (Accepted copy : list) {
-            PaymentEvent event = copy.event();
+            Event event = copy.event();
             if (event == kept) {
               continue;
             }
@@ -257,9 +255,8 @@ final class Recomputation {
     Map<String, SpecFeaturesFn.Accumulator> windows = new TreeMap<>();
     Map<String, String[]> windowKeys = new HashMap<>();
     SpecFeaturesFn aggregate = SpecFeaturesFn.of(PAYMENTS);
-    PaymentFields fields = PaymentFields.of(PAYMENTS.events());
     for (Accepted one : accepted) {
-      PaymentEvent event = one.event();
+      Event event = one.event();
       List<IntervalWindow> all = windowsOf(event.eventTime());
       Set<IntervalWindow> missed =
           missedByRun.getOrDefault(event.source() + "|" + event.id(), Set.of());
@@ -269,16 +266,16 @@ final class Recomputation {
           missedInOrder.add(window);
           continue;
         }
-        String key = Decision.decisionId(event.accountId(), window.start(), window.end());
+        String key = Decision.decisionId(event.key(), window.start(), window.end());
         windowKeys.putIfAbsent(
             key,
             new String[] {
-              event.accountId(),
+              event.key(),
               String.valueOf(window.start().getMillis()),
               String.valueOf(window.end().getMillis())
             });
         aggregate.addInput(
-            windows.computeIfAbsent(key, k -> aggregate.createAccumulator()), fields.values(event));
+            windows.computeIfAbsent(key, k -> aggregate.createAccumulator()), event.fields());
       }
       if (!missed.isEmpty()) {
         // The run's own decision, as the pipeline writes it; windows it names that the event does
@@ -295,7 +292,8 @@ final class Recomputation {
                 new TooLateRecord(
                         event.source(),
                         event.id(),
-                        event.accountId(),
+                        "accountId",
+                        event.key(),
                         event.eventTime(),
                         named,
                         missedInOrder.size() < all.size(),
@@ -363,7 +361,7 @@ final class Recomputation {
     Map<String, Set<IntervalWindow>> missedByRun = missedWindows(observed);
     Lateness lateness = new Lateness();
     for (Accepted one : firstCopies(observed)) {
-      PaymentEvent event = one.event();
+      Event event = one.event();
       List<IntervalWindow> all = windowsOf(event.eventTime());
       Set<IntervalWindow> byRun =
           missedByRun.getOrDefault(event.source() + "|" + event.id(), Set.of());
@@ -396,7 +394,7 @@ final class Recomputation {
       lateness.differences.add(
           new Lateness.Difference(
               event.source() + "|" + event.id(),
-              event.accountId(),
+              event.key(),
               event.eventTime(),
               event.ingestionTime(),
               byRun.size(),

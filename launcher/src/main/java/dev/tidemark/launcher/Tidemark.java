@@ -13,6 +13,7 @@ import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.flink.ClusterPaths;
 import dev.tidemark.pipelines.flink.FlinkJob;
 import dev.tidemark.pipelines.flink.FlinkRestClient;
+import dev.tidemark.pipelines.io.bigquery.BigQueryTables;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.launch.EmbeddedBroker;
 import dev.tidemark.pipelines.launch.ExitCodes;
@@ -22,12 +23,16 @@ import dev.tidemark.pipelines.launch.SpecChecks;
 import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.spec.SpecException;
+import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
 import dev.tidemark.testkit.generate.Workload;
 import dev.tidemark.tools.capture.KafkaCapture;
 import dev.tidemark.tools.report.ReportSettings;
 import dev.tidemark.tools.report.RunReport;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
@@ -37,6 +42,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
+import org.checkerframework.checker.nullness.qual.Nullable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -58,6 +64,7 @@ import picocli.CommandLine.Unmatched;
       Tidemark.Train.class,
       Tidemark.Capture.class,
       Tidemark.Report.class,
+      Tidemark.Schemas.class,
       Tidemark.Job.class
     },
     footer = {
@@ -141,13 +148,36 @@ public final class Tidemark implements Callable<Integer> {
         description =
             "The pipeline spec (docs/spec.md): a YAML file, a file: or gs:// URI, or a bundled"
                 + " spec's name (payments, the default, or logins); Beam's --specUri. Its values"
-                + " are the defaults of the pipeline options; options given here override them.")
+                + " are the defaults of the pipeline options; options given here override them."
+                + " A profile that replays the bundled sample replays the spec's own,"
+                + " samples/<name>-replay.ndjson, when there is one.")
     String specPath;
 
     @Option(names = "--help", description = "Show the pipeline options and exit.")
     boolean help;
 
     @Unmatched List<String> pipelineArgs = new ArrayList<>();
+
+    /**
+     * The bundled sample replay of a spec other than payments, {@code samples/<name>-replay.ndjson}
+     * under the Tidemark home, when it exists: the input of a profile that replays the bundled
+     * payments sample. Null for payments and for a spec without a sample.
+     */
+    private @Nullable String sampleOf(String specUri) {
+      String name = RunSpecs.load(specUri).name();
+      if (name.equals(SpecLoader.DEFAULT_BUNDLED)) {
+        return null;
+      }
+      Path sample =
+          Paths.get(System.getProperty("tidemark.home", "."), "samples", name + "-replay.ndjson");
+      if (!Files.isRegularFile(sample)) {
+        return null;
+      }
+      String profileInput = RunnerProfiles.fromEnvironment().load(profile).get("input");
+      return profileInput != null && profileInput.endsWith("samples/sample-replay.ndjson")
+          ? sample.toAbsolutePath().toString()
+          : null;
+    }
 
     @Override
     public Integer call() throws Exception {
@@ -164,6 +194,10 @@ public final class Tidemark implements Callable<Integer> {
           throw new IllegalArgumentException("give one of --spec and --specUri, not both");
         }
         commandLine.add("--specUri=" + specPath);
+        String sample = sampleOf(specPath);
+        if (sample != null && commandLine.stream().noneMatch(a -> a.startsWith("--input="))) {
+          commandLine.add("--input=" + sample);
+        }
       }
       if (fromSavepoint != null) {
         if (commandLine.stream().anyMatch(a -> a.startsWith("--savepointPath"))) {
@@ -241,6 +275,44 @@ public final class Tidemark implements Callable<Integer> {
               + output.resolve(RunReport.FILE_NAME)
               + ": "
               + e.getMessage());
+    }
+  }
+
+  /** {@code tidemark schemas}: the BigQuery table schemas of a spec, for Terraform. */
+  @Command(
+      name = "schemas",
+      description = {
+        "Write the BigQuery schema of each table a run of the spec writes, as OUT/<table>.json"
+            + " (BigQuery's JSON schema format, which Terraform's google_bigquery_table takes):"
+            + " the decisions' key and feature columns come from the spec. For the Terraform in"
+            + " terraform/, --output=terraform/schemas before 'terraform apply'."
+      },
+      mixinStandardHelpOptions = true)
+  static final class Schemas implements Callable<Integer> {
+    @Option(
+        names = "--spec",
+        paramLabel = "PATH",
+        description = "The pipeline spec: a YAML file or a bundled spec's name (payments).")
+    String specPath = SpecLoader.DEFAULT_BUNDLED;
+
+    @Option(
+        names = "--output",
+        paramLabel = "DIR",
+        required = true,
+        description = "The directory to write the schema files to.")
+    Path output;
+
+    @Override
+    public Integer call() throws IOException {
+      PipelineSpec pipelineSpec = RunSpecs.load(specPath);
+      Files.createDirectories(output);
+      for (BigQueryTables.Table<?> table : BigQueryTables.all(pipelineSpec)) {
+        Path file = output.resolve(table.name() + ".json");
+        Files.writeString(file, table.schemaJson(), StandardCharsets.UTF_8);
+        System.out.println(
+            file + ": " + table.columns().size() + " columns, primary key " + table.primaryKey());
+      }
+      return 0;
     }
   }
 

@@ -1,14 +1,20 @@
 package dev.tidemark.launcher;
 
 import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.anyOf;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.is;
+import static org.hamcrest.Matchers.notNullValue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.model.ModelMetadata;
 import dev.tidemark.pipelines.launch.ExitCodes;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.spec.SpecLoader;
+import dev.tidemark.tools.train.SpecTrainingFeatures;
+import dev.tidemark.tools.train.TrainingRow;
+import dev.tidemark.transforms.util.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -16,6 +22,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.joda.time.Instant;
 import org.junit.Rule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
@@ -108,6 +122,96 @@ public class SpecCommandsTest {
     assertThat(
         Files.readString(dir.resolve("tidemark-logins-v1.md")),
         containsString("Retrain: `./tidemark train --spec="));
+  }
+
+  @Test
+  public void runForTheLoginsSpecScoresUsersWithTheirOwnFeaturesAndModel() throws IOException {
+    Path out = folder.getRoot().toPath().resolve("run");
+    // The local profile replays the spec's own sample, samples/logins-replay.ndjson.
+    assertThat(Tidemark.execute("run", spec("logins"), "--output=" + out), is(0));
+    PipelineSpec logins = SpecLoader.load(HOME.resolve("specs/logins.yaml"));
+
+    // The generator planted 20 malformed records, 60 duplicates and 20 too-late events.
+    JsonNode summary = Json.MAPPER.readTree(out.resolve("summary.json").toFile());
+    assertThat(summary.get("read").asLong(), is(2080L));
+    assertThat(summary.get("deadLetters").asLong(), is(20L));
+    assertThat(summary.get("duplicates").asLong(), is(60L));
+    assertThat(summary.get("tooLate").asLong(), is(20L));
+    assertThat(summary.get("deadLettersByReason").has("invalid_user_id"), is(true));
+
+    // (userId, window) pairs a too-late event missed: their final panes lack it.
+    Set<String> missed = new HashSet<>();
+    for (JsonNode record : lines(out.resolve("too-late"))) {
+      assertThat(record.toString(), record.get("userId").isTextual(), is(true));
+      for (JsonNode window : record.get("missedWindows")) {
+        missed.add(
+            record.get("userId").asText()
+                + " "
+                + Instant.parse(window.get("start").asText())
+                + " "
+                + Instant.parse(window.get("end").asText()));
+      }
+    }
+    Map<String, JsonNode> latest = new HashMap<>();
+    for (JsonNode decision : lines(out.resolve("decisions"))) {
+      assertThat(decision.toString(), decision.has("accountId"), is(false));
+      List<String> names = new ArrayList<>();
+      decision.get("features").fieldNames().forEachRemaining(names::add);
+      assertThat(names, equalTo(logins.featureNames()));
+      assertThat(decision.get("decision").asText(), anyOf(is("challenge"), is("allow")));
+      assertThat(decision.get("model").get("name").asText(), is("tidemark-logins-xgb"));
+      String key =
+          decision.get("userId").asText()
+              + " "
+              + Instant.parse(decision.get("windowStart").asText())
+              + " "
+              + Instant.parse(decision.get("windowEnd").asText());
+      JsonNode before = latest.get(key);
+      if (before == null || before.get("version").asLong() < decision.get("version").asLong()) {
+        latest.put(key, decision);
+      }
+    }
+    // The trainer computes the same features in the JVM, without Beam: each window's final
+    // edition holds what it holds, unless a too-late event missed the window.
+    int compared = 0;
+    Set<String> trained = new HashSet<>();
+    for (TrainingRow row :
+        SpecTrainingFeatures.compute(logins, HOME.resolve("samples/logins-replay.ndjson")).rows()) {
+      String key = row.key() + " " + row.windowStart() + " " + row.windowEnd();
+      trained.add(key);
+      if (missed.contains(key)) {
+        continue;
+      }
+      JsonNode decision = latest.get(key);
+      assertThat(key, decision, notNullValue());
+      for (int i = 0; i < row.features().length; i++) {
+        String name = logins.featureNames().get(i);
+        assertThat(
+            key + " " + name,
+            decision.get("features").get(name).asDouble(),
+            is((double) row.features()[i]));
+      }
+      compared++;
+    }
+    assertThat(compared > 1000, is(true));
+    for (String key : latest.keySet()) {
+      assertThat(
+          key + " has no trainer row", trained.contains(key) || missed.contains(key), is(true));
+    }
+  }
+
+  private static List<JsonNode> lines(Path directory) throws IOException {
+    List<JsonNode> lines = new ArrayList<>();
+    try (Stream<Path> files = Files.list(directory)) {
+      for (Path file : files.filter(f -> f.toString().endsWith(".ndjson")).toList()) {
+        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+          if (!line.isBlank()) {
+            lines.add(Json.MAPPER.readTree(line));
+          }
+        }
+      }
+    }
+    return lines;
   }
 
   private static String stderr(Runnable command) {

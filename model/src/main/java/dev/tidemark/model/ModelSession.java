@@ -177,7 +177,12 @@ final class ModelSession implements AutoCloseable {
         double score = result.scores[i];
         boolean review = score >= config.threshold;
         perVersion.record(score, review);
-        scored[i] = decision.withScore(score, review ? REVIEW : ALLOW, modelRef, decisionTime);
+        scored[i] =
+            decision.withScore(
+                score,
+                review ? config.positiveLabel : config.negativeLabel,
+                modelRef,
+                decisionTime);
         Decision second = shadowed == null ? null : shadowed.scored()[i];
         if (second != null) {
           scored[i] =

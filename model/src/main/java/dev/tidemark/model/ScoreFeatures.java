@@ -166,6 +166,12 @@ public abstract class ScoreFeatures
   /** The features the decisions carry, in model input order; the model's sidecar must list them. */
   public abstract List<String> featureNames();
 
+  /** The decision of a score at or above the threshold; {@code review} by default. */
+  public abstract String positiveLabel();
+
+  /** The decision of a score below the threshold; {@code allow} by default. */
+  public abstract String negativeLabel();
+
   /** A second model that scores every row into {@link Decision#shadow()}; null: none. */
   public abstract @Nullable String shadowModelUri();
 
@@ -204,6 +210,10 @@ public abstract class ScoreFeatures
 
     abstract Builder setFeatureNames(List<String> names);
 
+    abstract Builder setPositiveLabel(String label);
+
+    abstract Builder setNegativeLabel(String label);
+
     abstract Builder setShadowModelUri(@Nullable String uri);
 
     abstract Builder setModelWatchInterval(Duration interval);
@@ -231,6 +241,8 @@ public abstract class ScoreFeatures
         .setBatchWait(BatchWait.of(DEFAULT_MAX_BATCH_WAIT))
         .setFeatureVector(new ScoringConfig.DefaultFeatureVector())
         .setFeatureNames(PaymentFeatures.SCHEMA.names())
+        .setPositiveLabel(ModelSession.REVIEW)
+        .setNegativeLabel(ModelSession.ALLOW)
         .setModelWatchInterval(WatchModels.DEFAULT_INTERVAL)
         .setWatchModels(true)
         .build();
@@ -271,6 +283,22 @@ public abstract class ScoreFeatures
       throw new IllegalArgumentException("the feature names must list at least one feature");
     }
     return toBuilder().setFeatureNames(List.copyOf(names)).build();
+  }
+
+  /**
+   * The decisions a score gets: {@code atOrAbove} at or above the threshold, {@code below} under it
+   * (a spec's {@code model.labels}).
+   */
+  public ScoreFeatures withLabels(String atOrAbove, String below) {
+    if (atOrAbove == null || below == null || atOrAbove.isEmpty() || atOrAbove.equals(below)) {
+      throw new IllegalArgumentException(
+          "the labels must be two different non-empty strings, got '"
+              + atOrAbove
+              + "' and '"
+              + below
+              + "'");
+    }
+    return toBuilder().setPositiveLabel(atOrAbove).setNegativeLabel(below).build();
   }
 
   /** Another model file (and its sidecar), with the same checks. */
@@ -433,7 +461,9 @@ public abstract class ScoreFeatures
         threshold(),
         batchSize(),
         featureVector(),
-        featureNames());
+        featureNames(),
+        positiveLabel(),
+        negativeLabel());
   }
 
   @Override
@@ -464,7 +494,9 @@ public abstract class ScoreFeatures
               threshold(),
               batchSize(),
               featureVector(),
-              featureNames());
+              featureNames(),
+              positiveLabel(),
+              negativeLabel());
       checkCheaply(shadowConfig);
     }
     PCollectionView<Iterable<KV<Long, String>>> models = null;

@@ -43,6 +43,12 @@ final class ScoringConfig implements Serializable {
   /** The features the pipeline computes, in model input order: the sidecar must list these. */
   final List<String> featureNames;
 
+  /** The decision at or above the threshold (the spec's {@code atOrAbove}), e.g. review. */
+  final String positiveLabel;
+
+  /** The decision below the threshold (the spec's {@code below}), e.g. allow. */
+  final String negativeLabel;
+
   /**
    * The SHA-256 (hex) the model file's content must have: the content a watch's listing chose, so
    * that a file overwritten in place since is not loaded under the same name. Null: any content.
@@ -57,7 +63,9 @@ final class ScoringConfig implements Serializable {
       double threshold,
       int batchSize,
       FeatureVector featureVector,
-      List<String> featureNames) {
+      List<String> featureNames,
+      String positiveLabel,
+      String negativeLabel) {
     this(
         modelUri,
         engine,
@@ -67,6 +75,8 @@ final class ScoringConfig implements Serializable {
         batchSize,
         featureVector,
         featureNames,
+        positiveLabel,
+        negativeLabel,
         null);
   }
 
@@ -79,8 +89,12 @@ final class ScoringConfig implements Serializable {
       int batchSize,
       FeatureVector featureVector,
       List<String> featureNames,
+      String positiveLabel,
+      String negativeLabel,
       @Nullable String modelSha256) {
     this.featureNames = List.copyOf(featureNames);
+    this.positiveLabel = Objects.requireNonNull(positiveLabel, "positiveLabel");
+    this.negativeLabel = Objects.requireNonNull(negativeLabel, "negativeLabel");
     this.modelSha256 = modelSha256;
     this.modelUri = Objects.requireNonNull(modelUri, "modelUri");
     this.engine = engine;
@@ -102,6 +116,8 @@ final class ScoringConfig implements Serializable {
         batchSize,
         featureVector,
         featureNames,
+        positiveLabel,
+        negativeLabel,
         null);
   }
 
@@ -119,6 +135,8 @@ final class ScoringConfig implements Serializable {
         batchSize,
         featureVector,
         featureNames,
+        positiveLabel,
+        negativeLabel,
         identity.sha256());
   }
 

@@ -114,7 +114,7 @@ public class ModelSwapTest {
 
     @ProcessElement
     public void processElement(@Element Decision tick, OutputReceiver<Long> out) {
-      long n = Long.parseLong(tick.accountId().substring(TICK.length()));
+      long n = Long.parseLong(tick.key().substring(TICK.length()));
       try {
         if (n == 1) {
           copy("model-v2.ubj", 2);
@@ -195,7 +195,7 @@ public class ModelSwapTest {
               for (Decision d : out) {
                 n++;
                 // Version 3 is newer but refused; version 2 is the newest valid one.
-                assertThat(d.accountId(), d.model().version(), equalTo("2"));
+                assertThat(d.key(), d.model().version(), equalTo("2"));
                 assertThat(d.score(), closeTo(expected.get(d.decisionId()), 1e-6));
                 assertThat(d.shadow(), is((Decision.Shadow) null));
               }
@@ -241,12 +241,12 @@ public class ModelSwapTest {
         ScoreFeatures.of(watched.toString()).withShadowModel(shadow.toString()).withBatchSize(8);
     PCollection<KV<Long, String>> updates =
         events
-            .apply("Ticks", Filter.by(d -> d.accountId().startsWith(TICK)))
+            .apply("Ticks", Filter.by(d -> d.key().startsWith(TICK)))
             .apply("CopyModels", ParDo.of(new CopyThenTickFn(staged, watched)))
             .apply("Watch", WatchModels.forConfig(scorer.config(), Duration.millis(1)).onTicks());
     WithFailures.Result<PCollection<Decision>, DeadLetter> scored =
         events
-            .apply("Decisions", Filter.by(d -> !d.accountId().startsWith(TICK)))
+            .apply("Decisions", Filter.by(d -> !d.key().startsWith(TICK)))
             .apply("ScoreFeatures", scorer.withModelUpdates(updates));
 
     PAssert.that(scored.failures()).empty();
@@ -257,15 +257,15 @@ public class ModelSwapTest {
               for (Decision d : decisions) {
                 n++;
                 KV<String, Float> want = expected.get(d.decisionId());
-                assertThat(d.accountId(), want, notNullValue());
-                assertThat(d.accountId() + " model", d.model().name(), equalTo(NAME));
-                assertThat(d.accountId() + " version", d.model().version(), equalTo(want.getKey()));
-                assertThat(d.accountId() + " score", d.score(), closeTo(want.getValue(), 1e-6));
+                assertThat(d.key(), want, notNullValue());
+                assertThat(d.key() + " model", d.model().name(), equalTo(NAME));
+                assertThat(d.key() + " version", d.model().version(), equalTo(want.getKey()));
+                assertThat(d.key() + " score", d.score(), closeTo(want.getValue(), 1e-6));
                 assertThat(
                     d.label(),
                     equalTo(d.score() >= ScoreFeatures.DEFAULT_THRESHOLD ? "review" : "allow"));
                 Decision.Shadow s = d.shadow();
-                assertThat(d.accountId() + " shadow", s, notNullValue());
+                assertThat(d.key() + " shadow", s, notNullValue());
                 assertThat(s.model().name(), equalTo(TestModels.XGB_NAME));
                 assertThat(s.model().version(), equalTo(TestModels.VERSION));
                 assertThat(s.model().engine(), equalTo("XGBoost"));

@@ -174,7 +174,7 @@ public class ScoreFeaturesTest {
       for (int k = 1; k <= 2; k++) {
         repeated.add(
             Decision.unscored(
-                d.accountId(),
+                d.key(),
                 d.windowStart().plus(TestModels.WINDOW.multipliedBy(4L * k)),
                 d.windowEnd().plus(TestModels.WINDOW.multipliedBy(4L * k)),
                 "ON_TIME",
@@ -333,7 +333,7 @@ public class ScoreFeaturesTest {
     float[] raw = TestModels.xgboostRaw(xgbModel, TestModels.vectors(DECISIONS));
     java.util.HashMap<String, Float> expected = TestModels.byDecisionId(DECISIONS, raw);
     Decision poisoned =
-        DECISIONS.stream().filter(d -> d.accountId().equals(NAN_ACCOUNT)).findFirst().get();
+        DECISIONS.stream().filter(d -> d.key().equals(NAN_ACCOUNT)).findFirst().get();
     expected.remove(poisoned.decisionId());
 
     WithFailures.Result<PCollection<Decision>, DeadLetter> scored =
@@ -370,7 +370,7 @@ public class ScoreFeaturesTest {
     @Override
     public float[] apply(Decision decision) {
       float[] vector = decision.features().toVector();
-      if (decision.accountId().equals(NAN_ACCOUNT)) {
+      if (decision.key().equals(NAN_ACCOUNT)) {
         vector[1] = Float.NaN;
       }
       return vector;

@@ -14,7 +14,7 @@ import dev.tidemark.transforms.MeasureDecisions;
 import dev.tidemark.transforms.ParseCloudEvents;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.Decision;
-import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.Event;
 import dev.tidemark.transforms.values.RawRecord;
 import java.util.List;
 import java.util.Objects;
@@ -107,7 +107,8 @@ public final class ScoreCloudEvents extends PTransform<PCollection<RawRecord>, O
     ScoreFeatures scoring =
         ScoreFeatures.forModel(spec.model().uri())
             .withThreshold(spec.model().threshold())
-            .withFeatureNames(spec.featureNames());
+            .withFeatureNames(spec.featureNames())
+            .withLabels(spec.model().positiveLabel(), spec.model().negativeLabel());
     if (spec.model().engine() != null) {
       scoring = scoring.withEngine(ModelEngine.fromName(spec.model().engine()));
     }
@@ -205,7 +206,7 @@ public final class ScoreCloudEvents extends PTransform<PCollection<RawRecord>, O
 
   @Override
   public Outputs expand(PCollection<RawRecord> raw) {
-    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> parsed =
+    WithFailures.Result<PCollection<Event>, DeadLetter> parsed =
         raw.apply("ParseCloudEvents", parsing);
     DeduplicateEvents.Result deduped = parsed.output().apply("DeduplicateEvents", deduplication);
     ComputeFeatures.Result windowed = deduped.events().apply("ComputeFeatures", features);

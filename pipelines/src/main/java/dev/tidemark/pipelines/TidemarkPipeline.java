@@ -71,13 +71,16 @@ public final class TidemarkPipeline {
             .filter(t -> !t.isEmpty())
             .collect(Collectors.toCollection(LinkedHashSet::new));
     PipelineSpec spec = RunSpecs.of(options);
-    return ParseCloudEvents.create()
-        .withEvents(spec.events())
-        .withEventTime(spec.clocks().eventTime())
-        .withAllowedTypes(types)
-        .withCurrency(options.getCurrency())
-        .withMaxEventBytes(options.getMaxEventBytes())
-        .withMaxFutureSkew(Durations.parse("maxFutureSkew", options.getMaxFutureSkew()));
+    ParseCloudEvents parser =
+        ParseCloudEvents.create()
+            .withEvents(spec.events())
+            .withEventTime(spec.clocks().eventTime())
+            .withAllowedTypes(types)
+            .withMaxEventBytes(options.getMaxEventBytes())
+            .withMaxFutureSkew(Durations.parse("maxFutureSkew", options.getMaxFutureSkew()));
+    // Null when the spec's events have no one-currency field (events other than payments).
+    String currency = options.getCurrency();
+    return currency == null ? parser : parser.withCurrency(currency);
   }
 
   static BoundDeadLetters deadLetterBound(TidemarkOptions options) {
@@ -91,9 +94,11 @@ public final class TidemarkPipeline {
 
   /** The scoring step configured from {@code options}. */
   public static ScoreFeatures scorer(TidemarkOptions options) {
+    PipelineSpec spec = RunSpecs.of(options);
     ScoreFeatures scorer =
         ScoreFeatures.forModel(options.getModelUri())
-            .withFeatureNames(RunSpecs.of(options).featureNames());
+            .withFeatureNames(spec.featureNames())
+            .withLabels(spec.model().positiveLabel(), spec.model().negativeLabel());
     if (options.getModelEngine() != null && !options.getModelEngine().isEmpty()) {
       scorer = scorer.withEngine(ModelEngine.fromName(options.getModelEngine()));
     }

@@ -113,7 +113,7 @@ public class ScoreCloudEventsTest {
             MapElements.into(TypeDescriptors.strings())
                 .via(
                     (Decision d) ->
-                        d.accountId()
+                        d.key()
                             + ","
                             + d.windowStart()
                             + ","

@@ -34,14 +34,18 @@ import org.checkerframework.checker.nullness.qual.Nullable;
 public final class FeatureSchema implements Serializable {
   private static final long serialVersionUID = 1L;
 
-  /** Format version 1 of {@link #bytes()}. */
-  private static final int VERSION = 1;
+  /** Format version 2 of {@link #bytes()}; version 1 had no key name. */
+  private static final int VERSION = 2;
+
+  /** The key's name in schemas of format version 1, which were all the payments spec's. */
+  private static final String VERSION_1_KEY = "accountId";
 
   /** Schemas by their bytes; specs are few, so this stays small. */
   private static final Map<ByteArray, FeatureSchema> BY_BYTES = new ConcurrentHashMap<>();
 
   private static final int MAX_CACHED = 256;
 
+  private final String keyName;
   private final List<String> names;
   private final ValueType[] types;
   private final int[] scales;
@@ -52,7 +56,9 @@ public final class FeatureSchema implements Serializable {
 
   private transient byte @Nullable [] bytes;
 
-  private FeatureSchema(List<String> names, ValueType[] types, int[] scales, boolean[] sums) {
+  private FeatureSchema(
+      String keyName, List<String> names, ValueType[] types, int[] scales, boolean[] sums) {
+    this.keyName = keyName;
     this.names = List.copyOf(names);
     this.types = types;
     this.scales = scales;
@@ -65,11 +71,11 @@ public final class FeatureSchema implements Serializable {
 
   /** The schema of {@code spec}'s features. */
   public static FeatureSchema of(PipelineSpec spec) {
-    return of(spec.features());
+    return of(spec.events().key(), spec.features());
   }
 
-  /** The schema of {@code features}, in their order. */
-  public static FeatureSchema of(List<Feature> features) {
+  /** The schema of {@code features}, in their order, computed per the field {@code keyName}. */
+  static FeatureSchema of(String keyName, List<Feature> features) {
     int n = features.size();
     List<String> names = new ArrayList<>(n);
     ValueType[] types = new ValueType[n];
@@ -82,7 +88,12 @@ public final class FeatureSchema implements Serializable {
       scales[i] = feature.scale();
       sums[i] = feature.aggregation() == Aggregation.SUM;
     }
-    return new FeatureSchema(names, types, scales, sums);
+    return new FeatureSchema(keyName, names, types, scales, sums);
+  }
+
+  /** The name of the key field the features are computed per: the decisions' key. */
+  public String keyName() {
+    return keyName;
   }
 
   /** Feature names in model input order. */
@@ -136,9 +147,9 @@ public final class FeatureSchema implements Serializable {
   }
 
   /**
-   * The schema as bytes. Format version 1: a version byte; the number of features; for each, its
-   * name (UTF-8 length and bytes), its type (the ordinal of {@link ValueType}), its scale and
-   * whether it is a sum (0 or 1).
+   * The schema as bytes. Format version 2: a version byte; the key's name (UTF-8 length and bytes);
+   * the number of features; for each, its name (UTF-8 length and bytes), its type (the ordinal of
+   * {@link ValueType}), its scale and whether it is a sum (0 or 1).
    */
   public byte[] bytes() {
     byte[] encoded = bytes;
@@ -147,6 +158,7 @@ public final class FeatureSchema implements Serializable {
         ByteArrayOutputStream buffer = new ByteArrayOutputStream(16 + 12 * names.size());
         DataOutputStream out = new DataOutputStream(buffer);
         out.writeByte(VERSION);
+        VarInts.writeString(keyName, out);
         VarInts.writeUnsigned(names.size(), out);
         for (int i = 0; i < names.size(); i++) {
           VarInts.writeString(names.get(i), out);
@@ -190,13 +202,14 @@ public final class FeatureSchema implements Serializable {
   private static FeatureSchema parse(byte[] encoded) throws IOException {
     DataInputStream in = new DataInputStream(new ByteArrayInputStream(encoded));
     int version = in.readUnsignedByte();
-    if (version != VERSION) {
+    if (version < 1 || version > VERSION) {
       throw new CoderException(
           "FeatureSchema cannot read format version "
               + version
-              + ": this build reads version "
+              + ": this build reads versions 1 to "
               + VERSION);
     }
+    String keyName = version == 1 ? VERSION_1_KEY : VarInts.readString(in);
     int n = VarInts.readCount(in, PipelineSpec.MAX_FIELDS, "features");
     List<String> names = new ArrayList<>(n);
     ValueType[] types = new ValueType[n];
@@ -213,8 +226,11 @@ public final class FeatureSchema implements Serializable {
       scales[i] = in.readUnsignedByte();
       sums[i] = in.readUnsignedByte() == 1;
     }
-    FeatureSchema schema = new FeatureSchema(names, types, scales, sums);
-    schema.bytes = encoded;
+    FeatureSchema schema = new FeatureSchema(keyName, names, types, scales, sums);
+    if (version == VERSION) {
+      // An older version's schema writes itself anew, so equal schemas encode equally.
+      schema.bytes = encoded;
+    }
     return schema;
   }
 
@@ -224,7 +240,8 @@ public final class FeatureSchema implements Serializable {
       return false;
     }
     FeatureSchema that = (FeatureSchema) o;
-    return names.equals(that.names)
+    return keyName.equals(that.keyName)
+        && names.equals(that.names)
         && Arrays.equals(types, that.types)
         && Arrays.equals(scales, that.scales)
         && Arrays.equals(sums, that.sums);
@@ -246,7 +263,7 @@ public final class FeatureSchema implements Serializable {
               + (types[i] == ValueType.DECIMAL ? "(" + scales[i] + ")" : "")
               + (sums[i] ? " sum" : ""));
     }
-    return "FeatureSchema" + described;
+    return "FeatureSchema(per " + keyName + ")" + described;
   }
 
   /** A byte array with value equality, as a map key. */

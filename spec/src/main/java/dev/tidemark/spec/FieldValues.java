@@ -1,7 +1,9 @@
 package dev.tidemark.spec;
 
 import java.io.ByteArrayOutputStream;
+import java.io.DataInput;
 import java.io.DataInputStream;
+import java.io.DataOutput;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -93,6 +95,69 @@ public final class FieldValues {
 
   public long ingestionTimeMillis() {
     return ingestionTimeMillis;
+  }
+
+  /** How many fields these values are laid out for. */
+  public int size() {
+    return longs.length;
+  }
+
+  /**
+   * Writes these values without their spec: the number of fields, the presence mask, the mask of
+   * present fields that hold strings (all variable-length integers), each present field in order (a
+   * string as its UTF-8 length and bytes, a number as a zig-zag variable-length integer), then the
+   * event time and the ingestion time less the event time. An event's coder writes its fields this
+   * way, so one coder serves every spec.
+   */
+  public void writeTo(DataOutput out) throws IOException {
+    VarInts.writeUnsigned(longs.length, out);
+    VarInts.writeUnsigned(present, out);
+    long stringMask = 0;
+    if (strings.length != 0) {
+      for (int i = 0; i < strings.length; i++) {
+        if ((present & (1L << i)) != 0 && strings[i] != null) {
+          stringMask |= 1L << i;
+        }
+      }
+    }
+    VarInts.writeUnsigned(stringMask, out);
+    for (int i = 0; i < longs.length; i++) {
+      if ((present & (1L << i)) != 0) {
+        if ((stringMask & (1L << i)) != 0) {
+          VarInts.writeString(strings[i], out);
+        } else {
+          VarInts.writeSigned(longs[i], out);
+        }
+      }
+    }
+    VarInts.writeSigned(eventTimeMillis, out);
+    VarInts.writeSigned(ingestionTimeMillis - eventTimeMillis, out);
+  }
+
+  /** Reads what {@link #writeTo} wrote. */
+  public static FieldValues readFrom(DataInput in) throws IOException {
+    int size = VarInts.readCount(in, 64, "fields");
+    long present = VarInts.readUnsigned(in);
+    long stringMask = VarInts.readUnsigned(in);
+    if (size < 64 && ((present | stringMask) >>> size) != 0) {
+      throw new CoderException("a presence mask beyond " + size + " fields");
+    }
+    if ((stringMask & ~present) != 0) {
+      throw new CoderException("a string mask beyond the present fields");
+    }
+    FieldValues values = new FieldValues(size, stringMask != 0, 0, 0);
+    for (int i = 0; i < size; i++) {
+      if ((present & (1L << i)) != 0) {
+        if ((stringMask & (1L << i)) != 0) {
+          values.strings[i] = VarInts.readString(in);
+        } else {
+          values.longs[i] = VarInts.readSigned(in);
+        }
+      }
+    }
+    long event = VarInts.readSigned(in);
+    long ingestion = event + VarInts.readSigned(in);
+    return new FieldValues(values.longs, values.strings, present, event, ingestion);
   }
 
   @Override

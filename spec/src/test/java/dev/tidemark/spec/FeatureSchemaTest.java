@@ -2,6 +2,7 @@ package dev.tidemark.spec;
 
 import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.sameInstance;
 import static org.junit.Assert.assertThrows;
@@ -10,6 +11,7 @@ import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
+import java.io.IOException;
 import java.util.List;
 import org.apache.beam.sdk.coders.CoderException;
 import org.junit.Test;
@@ -70,6 +72,26 @@ public class FeatureSchemaTest {
                 FeatureSchema.readFrom(
                     new DataInputStream(new ByteArrayInputStream(framed.toByteArray()))));
     assertThat(e.getMessage(), containsString("FeatureSchema cannot read format version 7"));
+  }
+
+  @Test
+  public void aSchemaCarriesItsKeyAndVersionOneReadsAsTheAccount() throws IOException {
+    assertThat(FeatureSchema.of(LOGINS).keyName(), is("userId"));
+    FeatureSchema payments = FeatureSchema.of(PAYMENTS);
+    assertThat(payments.keyName(), is("accountId"));
+    // Version 1 is version 2 without the key's name (written after the version byte).
+    byte[] current = payments.bytes();
+    int keyBytes = 1 + "accountId".length();
+    ByteArrayOutputStream version1 = new ByteArrayOutputStream();
+    version1.write(1);
+    version1.write(current, 1 + keyBytes, current.length - 1 - keyBytes);
+    ByteArrayOutputStream framed = new ByteArrayOutputStream();
+    framed.write(version1.size());
+    framed.writeBytes(version1.toByteArray());
+    FeatureSchema read =
+        FeatureSchema.readFrom(new DataInputStream(new ByteArrayInputStream(framed.toByteArray())));
+    assertThat(read, equalTo(payments));
+    assertThat(read.bytes(), equalTo(current));
   }
 
   @Test

@@ -51,15 +51,15 @@ import org.joda.time.Instant;
  * last it applied (as the sinks and {@code ./tidemark act} do) acts on each net change of verdict
  * once.
  *
- * <p>State: keyed by account, and so per account and window (Beam keeps a stateful step's state per
- * key and window), which is per {@code decisionId}: the version, score and verdict of every edition
- * seen (one per fired pane), in Beam's own list, KV, varint, double and UTF-8 coders, whose
- * encodings do not change between Beam releases; what the cell means changes only with a new state
- * id. An event-time timer at the window's expiry (its end plus the allowed lateness, after which no
- * pane of it can fire) clears it; the timer holds no watermark. Keying by account rather than by
- * {@code decisionId} gives the same cells under one key per account instead of one per open window,
- * which matters to a runner that scans its keys with pending timers (the DirectRunner does, on
- * every step).
+ * <p>State: keyed by the decision's key, and so per key and window (Beam keeps a stateful step's
+ * state per key and window), which is per {@code decisionId}: the version, score and verdict of
+ * every edition seen (one per fired pane), in Beam's own list, KV, varint, double and UTF-8 coders,
+ * whose encodings do not change between Beam releases; what the cell means changes only with a new
+ * state id. An event-time timer at the window's expiry (its end plus the allowed lateness, after
+ * which no pane of it can fire) clears it; the timer holds no watermark. Keying by the decision's
+ * key rather than by {@code decisionId} gives the same cells under one state key per key instead of
+ * one per open window, which matters to a runner that scans its keys with pending timers (the
+ * DirectRunner does, on every step).
  *
  * <p>Counts {@code corrections.refined} and {@code corrections.reversed}; {@code windows.open}
  * rises with a window's first edition and falls at its expiry.
@@ -82,7 +82,7 @@ public final class AnnotateCorrections
             MapElements.into(
                     TypeDescriptors.kvs(
                         TypeDescriptors.strings(), TypeDescriptor.of(Decision.class)))
-                .via(decision -> KV.of(decision.accountId(), decision)))
+                .via(decision -> KV.of(decision.key(), decision)))
         .setCoder(KvCoder.of(StringUtf8Coder.of(), Decision.DecisionCoder.of()))
         .apply("Annotate", ParDo.of(new AnnotateFn(lateness)))
         .setCoder(Decision.DecisionCoder.of());

@@ -16,9 +16,9 @@ import org.joda.time.Instant;
 
 /**
  * Turns each fired pane of {@link ComputeFeatures} into a {@link Decision}: the stable decision id
- * of (account, window), the pane as version, the features, and the clocks. {@code processingTime}
- * is when this step saw the fired pane (the wall clock of the worker); the event and ingestion
- * clocks come from the pane's latest event.
+ * of (key, window), the pane as version, the features, and the clocks. {@code processingTime} is
+ * when this step saw the fired pane (the wall clock of the worker); the event and ingestion clocks
+ * come from the pane's latest event.
  *
  * <p>Counts {@code decisions} and {@code decisions.EARLY|ON_TIME|LATE}; sets the gauges {@code
  * onTimeWindowEndMillis} and {@code watermarkLag.windowsMillis} at on-time panes.

@@ -6,9 +6,8 @@ import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.spec.SpecFeaturesFn;
 import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.transforms.util.TidemarkMetrics;
+import dev.tidemark.transforms.values.Event;
 import dev.tidemark.transforms.values.Features;
-import dev.tidemark.transforms.values.PaymentEvent;
-import dev.tidemark.transforms.values.PaymentFields;
 import dev.tidemark.transforms.values.TooLateRecord;
 import java.util.HashSet;
 import java.util.Objects;
@@ -53,19 +52,19 @@ import org.joda.time.Duration;
 import org.joda.time.Instant;
 
 /**
- * Per-account features in event-time sliding windows, with explicit triggers, allowed lateness and
+ * Per-key features in event-time sliding windows, with explicit triggers, allowed lateness and
  * too-late capture.
  *
  * <p>The four windowing decisions, all explicit: {@code SlidingWindows.of(size).every(period)}
  * (fixed windows when they are equal); a trigger {@code AfterWatermark.pastEndOfWindow()} with
  * early firings a processing-time delay after the first element of a pane (or on every element for
  * a zero delay, or none) and late firings likewise; {@code withAllowedLateness(lateness)}; and
- * accumulating (default) or discarding panes. Output: one {@code KV<accountId, Features>} per fired
- * pane per account and window, in that window, with the pane's {@code PaneInfo}.
+ * accumulating (default) or discarding panes. Output: one {@code KV<key, Features>} per fired pane
+ * per key and window, in that window, with the pane's {@code PaneInfo}.
  *
  * <p>The features are a spec's ({@link #withFeatures}; by default the bundled payments spec's),
- * computed by {@link SpecFeaturesFn} over the payment fields of each event; {@link #withFeatureFn}
- * computes one named feature with a {@code CombineFn} of the caller's.
+ * computed by {@link SpecFeaturesFn} over the fields of each event; {@link #withFeatureFn} computes
+ * one named feature with a {@code CombineFn} of the caller's.
  *
  * <p>Too-late capture: Beam drops data behind window end plus allowed lateness and only bumps its
  * {@code droppedDueToLateness} counter. Here every event passes {@link GateTooLateFn} first, which
@@ -84,9 +83,9 @@ import org.joda.time.Instant;
  * shuffle and sort onto one gate key, a serial step, are saved. With sliding windows a bounded
  * input's events are also combined once each, into their slice (a fixed window of one period), and
  * each window is built from the accumulators of its slices ({@link WindowsFromSlices}), instead of
- * combining each event once per window. A bounded input then gets exactly one on-time pane per
- * account and window on every runner (the one-stage combine fires early panes for a bounded input
- * on runners that run its triggers); streams keep the one-stage combine.
+ * combining each event once per window. A bounded input then gets exactly one on-time pane per key
+ * and window on every runner (the one-stage combine fires early panes for a bounded input on
+ * runners that run its triggers); streams keep the one-stage combine.
  *
  * <p>Input must be in the global window, timestamped with event time (the output of {@link
  * DeduplicateEvents}).
@@ -100,7 +99,7 @@ import org.joda.time.Instant;
  */
 @AutoValue
 public abstract class ComputeFeatures
-    extends PTransform<PCollection<PaymentEvent>, ComputeFeatures.Result> {
+    extends PTransform<PCollection<Event>, ComputeFeatures.Result> {
 
   public static final Duration DEFAULT_WINDOW_SIZE = Duration.standardMinutes(5);
   public static final Duration DEFAULT_WINDOW_PERIOD = Duration.standardSeconds(30);
@@ -130,8 +129,8 @@ public abstract class ComputeFeatures
   /** What each pane's features are computed by. */
   abstract FeaturesFn featuresFn();
 
-  /** Where the spec's fields keep a payment's, to read each event's values from. */
-  abstract PaymentFields paymentFields();
+  /** The name of the key field, for the too-late records. */
+  abstract String keyName();
 
   abstract Builder toBuilder();
 
@@ -153,7 +152,7 @@ public abstract class ComputeFeatures
 
     abstract Builder setFeaturesFn(FeaturesFn fn);
 
-    abstract Builder setPaymentFields(PaymentFields fields);
+    abstract Builder setKeyName(String name);
 
     abstract ComputeFeatures build();
   }
@@ -219,7 +218,7 @@ public abstract class ComputeFeatures
         .setAccumulationMode(DEFAULT_ACCUMULATION_MODE)
         .setGateShards(DEFAULT_GATE_SHARDS)
         .setFeaturesFn(new FeaturesFn(SpecFeaturesFn.of(BundledPayments.SPEC)))
-        .setPaymentFields(PaymentFields.of(BundledPayments.SPEC.events()))
+        .setKeyName(BundledPayments.SPEC.events().key())
         .build();
   }
 
@@ -228,15 +227,11 @@ public abstract class ComputeFeatures
     static final PipelineSpec SPEC = SpecLoader.loadBundled(SpecLoader.DEFAULT_BUNDLED);
   }
 
-  /**
-   * The features {@code spec} declares, over its events' payment fields ({@link PaymentFields}).
-   *
-   * @throws IllegalArgumentException when the events are not payments
-   */
+  /** The features {@code spec} declares, over the fields of its events. */
   public ComputeFeatures withFeatures(PipelineSpec spec) {
     return toBuilder()
         .setFeaturesFn(new FeaturesFn(SpecFeaturesFn.of(spec)))
-        .setPaymentFields(PaymentFields.of(spec.events()))
+        .setKeyName(spec.events().key())
         .build();
   }
 
@@ -331,7 +326,7 @@ public abstract class ComputeFeatures
   }
 
   @Override
-  public Result expand(PCollection<PaymentEvent> events) {
+  public Result expand(PCollection<Event> events) {
     if (!(events.getWindowingStrategy().getWindowFn() instanceof GlobalWindows)) {
       throw new IllegalArgumentException(
           "ComputeFeatures windows its input itself; give it events in the global window");
@@ -345,7 +340,7 @@ public abstract class ComputeFeatures
       // Nothing in a bounded input is too late: no gate, no missed windows to drop.
       PCollection<KV<String, FieldValues>> keyed =
           events
-              .apply("PassBoundedInput", MapElements.via(new PassOnTimeFn(paymentFields())))
+              .apply("PassBoundedInput", MapElements.via(new PassOnTimeFn()))
               .setCoder(inputCoder);
       features =
           size().equals(period())
@@ -361,11 +356,9 @@ public abstract class ComputeFeatures
           combine(
               gates
                   .get(GATED_TAG)
-                  .setCoder(KvCoder.of(InstantCoder.of(), PaymentEvent.PaymentEventCoder.of()))
+                  .setCoder(KvCoder.of(InstantCoder.of(), Event.EventCoder.of()))
                   .apply("WindowFeatures", windowing(windowFn))
-                  .apply(
-                      "DropMissedWindows",
-                      ParDo.of(new KeepOpenWindowsFn(allowedLateness(), paymentFields())))
+                  .apply("DropMissedWindows", ParDo.of(new KeepOpenWindowsFn(allowedLateness())))
                   .setCoder(inputCoder));
       tooLate = gates.get(TOO_LATE_TAG);
     }
@@ -385,7 +378,7 @@ public abstract class ComputeFeatures
         : windowing.discardingFiredPanes();
   }
 
-  /** One combine per account, window and pane, of events already in their windows. */
+  /** One combine per key, window and pane, of events already in their windows. */
   private PCollection<KV<String, Features>> combine(PCollection<KV<String, FieldValues>> windowed) {
     return windowed
         .apply("AggregateFeatures", Combine.perKey(featuresFn()))
@@ -410,22 +403,22 @@ public abstract class ComputeFeatures
 
   private static final TupleTag<KV<String, Features>> FEATURES_TAG =
       new TupleTag<KV<String, Features>>() {};
-  private static final TupleTag<KV<Instant, PaymentEvent>> GATED_TAG =
-      new TupleTag<KV<Instant, PaymentEvent>>() {};
+  private static final TupleTag<KV<Instant, Event>> GATED_TAG =
+      new TupleTag<KV<Instant, Event>>() {};
   private static final TupleTag<TooLateRecord> TOO_LATE_TAG = new TupleTag<TooLateRecord>() {};
 
   /**
    * The too-late gate of an unbounded input: shards the events, seeds every shard and applies
    * {@link GateTooLateFn}; outputs {@link #GATED_TAG} and {@link #TOO_LATE_TAG}.
    */
-  private PCollectionTuple gate(PCollection<PaymentEvent> events, SlidingWindows windowFn) {
-    KvCoder<Integer, PaymentEvent> shardedCoder =
-        KvCoder.of(VarIntCoder.of(), NullableCoder.of(PaymentEvent.PaymentEventCoder.of()));
-    PCollection<KV<Integer, PaymentEvent>> sharded =
+  private PCollectionTuple gate(PCollection<Event> events, SlidingWindows windowFn) {
+    KvCoder<Integer, Event> shardedCoder =
+        KvCoder.of(VarIntCoder.of(), NullableCoder.of(Event.EventCoder.of()));
+    PCollection<KV<Integer, Event>> sharded =
         events
             .apply("ShardForGate", new ShardForGate(gateShards(), period()))
             .setCoder(shardedCoder);
-    PCollection<KV<Integer, PaymentEvent>> seeded =
+    PCollection<KV<Integer, Event>> seeded =
         PCollectionList.of(sharded)
             .and(
                 events
@@ -438,7 +431,7 @@ public abstract class ComputeFeatures
         "GateTooLateEvents",
         ParDo.of(
                 new GateTooLateFn(
-                    windowFn, allowedLateness(), gateShards(), GATED_TAG, TOO_LATE_TAG))
+                    windowFn, allowedLateness(), gateShards(), keyName(), GATED_TAG, TOO_LATE_TAG))
             .withOutputTags(GATED_TAG, TupleTagList.of(TOO_LATE_TAG)));
   }
 
@@ -448,29 +441,24 @@ public abstract class ComputeFeatures
    * {@code Impulse}, the one operator without a stable uid, whose generated id changes with the
    * job's parallelism (chained or not) and so fails a restore at another parallelism.
    */
-  static final class SeedFn extends SimpleFunction<Long, KV<Integer, @Nullable PaymentEvent>> {
+  static final class SeedFn extends SimpleFunction<Long, KV<Integer, @Nullable Event>> {
     @Override
-    public KV<Integer, @Nullable PaymentEvent> apply(Long shard) {
+    public KV<Integer, @Nullable Event> apply(Long shard) {
       return KV.of(shard.intValue(), null);
     }
   }
 
   /**
    * A bounded input's stand-in for the gate: every event is windowed (no window missed), counted as
-   * {@code windowed} as the gate would, and keyed by account.
+   * {@code windowed} as the gate would, and keyed by the event's key.
    */
-  static final class PassOnTimeFn extends SimpleFunction<PaymentEvent, KV<String, FieldValues>> {
+  static final class PassOnTimeFn extends SimpleFunction<Event, KV<String, FieldValues>> {
     private final Counter windowed = TidemarkMetrics.counter(TidemarkMetrics.WINDOWED);
-    private final PaymentFields fields;
-
-    PassOnTimeFn(PaymentFields fields) {
-      this.fields = fields;
-    }
 
     @Override
-    public KV<String, FieldValues> apply(PaymentEvent event) {
+    public KV<String, FieldValues> apply(Event event) {
       windowed.inc();
-      return KV.of(event.accountId(), fields.values(event));
+      return KV.of(event.key(), event.fields());
     }
   }
 
@@ -483,7 +471,7 @@ public abstract class ComputeFeatures
       super(outputs, featuresTag, tooLateTag);
     }
 
-    /** One element per fired pane per account and window, in that window. */
+    /** One element per fired pane per key and window, in that window. */
     public PCollection<KV<String, Features>> features() {
       return main();
     }
@@ -495,7 +483,7 @@ public abstract class ComputeFeatures
   }
 
   /** The gate shard of {@code event}: its identity's hash, spread evenly over {@code shards}. */
-  static int gateShardOf(PaymentEvent event, int shards) {
+  static int gateShardOf(Event event, int shards) {
     return Math.floorMod(31 * event.source().hashCode() + event.id().hashCode(), shards);
   }
 
@@ -510,7 +498,7 @@ public abstract class ComputeFeatures
    * and savepoints taken before keep restoring.
    */
   static final class ShardForGate
-      extends PTransform<PCollection<PaymentEvent>, PCollection<KV<Integer, PaymentEvent>>> {
+      extends PTransform<PCollection<Event>, PCollection<KV<Integer, Event>>> {
     private final int shards;
     private final long periodMillis;
 
@@ -520,13 +508,12 @@ public abstract class ComputeFeatures
     }
 
     @Override
-    public PCollection<KV<Integer, PaymentEvent>> expand(PCollection<PaymentEvent> events) {
+    public PCollection<KV<Integer, Event>> expand(PCollection<Event> events) {
       return events.apply("Map", ParDo.of(shardFn(shards, periodMillis)));
     }
 
-    private static DoFn<PaymentEvent, KV<Integer, PaymentEvent>> shardFn(
-        int shards, long periodMillis) {
-      return new DoFn<PaymentEvent, KV<Integer, PaymentEvent>>() {
+    private static DoFn<Event, KV<Integer, Event>> shardFn(int shards, long periodMillis) {
+      return new DoFn<Event, KV<Integer, Event>>() {
         private transient @Nullable Set<Long> told;
 
         @StartBundle
@@ -536,9 +523,9 @@ public abstract class ComputeFeatures
 
         @ProcessElement
         public void process(
-            @Element PaymentEvent event,
+            @Element Event event,
             @Timestamp Instant timestamp,
-            OutputReceiver<KV<Integer, PaymentEvent>> out) {
+            OutputReceiver<KV<Integer, Event>> out) {
           int own = gateShardOf(event, shards);
           out.output(KV.of(own, event));
           if (shards > 1
@@ -584,27 +571,24 @@ public abstract class ComputeFeatures
 
   /**
    * Drops the windows the gate reported as missed (so Beam never sees them) and keys the rest by
-   * account, keeping only what the features are computed from. Observing the window makes the
+   * their key, keeping only what the features are computed from. Observing the window makes the
    * runner process each window of an event separately.
    */
-  static final class KeepOpenWindowsFn
-      extends DoFn<KV<Instant, PaymentEvent>, KV<String, FieldValues>> {
+  static final class KeepOpenWindowsFn extends DoFn<KV<Instant, Event>, KV<String, FieldValues>> {
     private final Duration allowedLateness;
-    private final PaymentFields fields;
 
-    KeepOpenWindowsFn(Duration allowedLateness, PaymentFields fields) {
+    KeepOpenWindowsFn(Duration allowedLateness) {
       this.allowedLateness = allowedLateness;
-      this.fields = fields;
     }
 
     @ProcessElement
     public void processElement(
-        @Element KV<Instant, PaymentEvent> element,
+        @Element KV<Instant, Event> element,
         BoundedWindow window,
         OutputReceiver<KV<String, FieldValues>> out) {
       if (!GateTooLateFn.isExpired(window, allowedLateness, element.getKey())) {
-        PaymentEvent event = element.getValue();
-        out.output(KV.of(event.accountId(), fields.values(event)));
+        Event event = element.getValue();
+        out.output(KV.of(event.key(), event.fields()));
       }
     }
   }

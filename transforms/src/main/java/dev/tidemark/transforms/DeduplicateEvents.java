@@ -3,7 +3,7 @@ package dev.tidemark.transforms;
 import dev.tidemark.transforms.util.Sha256;
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.DuplicateRecord;
-import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.Event;
 import java.nio.ByteBuffer;
 import java.security.MessageDigest;
 import java.util.Arrays;
@@ -88,7 +88,7 @@ import org.joda.time.Instant;
  * }</pre>
  */
 public final class DeduplicateEvents
-    extends PTransform<PCollection<PaymentEvent>, DeduplicateEvents.Result> {
+    extends PTransform<PCollection<Event>, DeduplicateEvents.Result> {
 
   public static final Duration DEFAULT_HORIZON = Duration.standardHours(24);
 
@@ -118,35 +118,35 @@ public final class DeduplicateEvents
   }
 
   @Override
-  public Result expand(PCollection<PaymentEvent> input) {
+  public Result expand(PCollection<Event> input) {
     if (!(input.getWindowingStrategy().getWindowFn() instanceof GlobalWindows)) {
       throw new IllegalArgumentException(
           "DeduplicateEvents needs its input in the global window; apply it before windowing");
     }
-    TupleTag<PaymentEvent> eventsTag = new TupleTag<PaymentEvent>() {};
+    TupleTag<Event> eventsTag = new TupleTag<Event>() {};
     TupleTag<DuplicateRecord> duplicatesTag = new TupleTag<DuplicateRecord>() {};
     PCollectionTuple outputs =
         input.isBounded() == PCollection.IsBounded.UNBOUNDED
             ? input
                 .apply("KeyByIdentityDigest", ParDo.of(new KeyByIdentityDigestFn()))
-                .setCoder(KvCoder.of(ByteArrayCoder.of(), PaymentEvent.PaymentEventCoder.of()))
+                .setCoder(KvCoder.of(ByteArrayCoder.of(), Event.EventCoder.of()))
                 .apply(
                     "FirstCopyPerIdentity",
                     ParDo.of(new DeduplicateFn(horizon, eventsTag, duplicatesTag))
                         .withOutputTags(eventsTag, TupleTagList.of(duplicatesTag)))
             : input
                 .apply("KeyByIdentityBucket", ParDo.of(new KeyByIdentityBucketFn()))
-                .setCoder(KvCoder.of(VarIntCoder.of(), PaymentEvent.PaymentEventCoder.of()))
+                .setCoder(KvCoder.of(VarIntCoder.of(), Event.EventCoder.of()))
                 .apply(
                     "FirstCopyPerIdentity",
                     ParDo.of(new DeduplicateBoundedFn(eventsTag, duplicatesTag))
                         .withOutputTags(eventsTag, TupleTagList.of(duplicatesTag)));
-    PCollection<PaymentEvent> firstCopies =
+    PCollection<Event> firstCopies =
         outputs
             .get(eventsTag)
-            .setCoder(PaymentEvent.PaymentEventCoder.of())
+            .setCoder(Event.EventCoder.of())
             .apply("CountFirstCopies", ParDo.of(new CountFirstCopiesFn()))
-            .setCoder(PaymentEvent.PaymentEventCoder.of());
+            .setCoder(Event.EventCoder.of());
     PCollection<DuplicateRecord> duplicates =
         outputs
             .get(duplicatesTag)
@@ -164,11 +164,11 @@ public final class DeduplicateEvents
    * stateful one: in batch, Flink runs a stateful DoFn as one bundle per key and pushes every
    * counter of its step to Flink after each, a cost per identity.
    */
-  static final class CountFirstCopiesFn extends DoFn<PaymentEvent, PaymentEvent> {
+  static final class CountFirstCopiesFn extends DoFn<Event, Event> {
     private final Counter unique = TidemarkMetrics.counter(TidemarkMetrics.UNIQUE);
 
     @ProcessElement
-    public void processElement(@Element PaymentEvent event, OutputReceiver<PaymentEvent> out) {
+    public void processElement(@Element Event event, OutputReceiver<Event> out) {
       unique.inc();
       out.output(event);
     }
@@ -191,16 +191,16 @@ public final class DeduplicateEvents
   }
 
   /** The first copies and the diverted duplicates. */
-  public static final class Result extends PairedOutput<PaymentEvent, DuplicateRecord> {
+  public static final class Result extends PairedOutput<Event, DuplicateRecord> {
     Result(
         PCollectionTuple outputs,
-        TupleTag<PaymentEvent> eventsTag,
+        TupleTag<Event> eventsTag,
         TupleTag<DuplicateRecord> duplicatesTag) {
       super(outputs, eventsTag, duplicatesTag);
     }
 
     /** The first copy of each identity, timestamped with its event time. */
-    public PCollection<PaymentEvent> events() {
+    public PCollection<Event> events() {
       return main();
     }
 
@@ -216,12 +216,12 @@ public final class DeduplicateEvents
    * cell, the expiry timer and Beam's timer index), so a short fixed-size key keeps the state per
    * live identity smaller than the pair itself would.
    */
-  static byte[] identityKey(MessageDigest sha256, PaymentEvent event) {
+  static byte[] identityKey(MessageDigest sha256, Event event) {
     return Sha256.prefix128(sha256, event.source(), event.id());
   }
 
   /** Keys every event by {@link #identityKey}. */
-  static final class KeyByIdentityDigestFn extends DoFn<PaymentEvent, KV<byte[], PaymentEvent>> {
+  static final class KeyByIdentityDigestFn extends DoFn<Event, KV<byte[], Event>> {
     private transient MessageDigest sha256;
 
     @Setup
@@ -230,8 +230,7 @@ public final class DeduplicateEvents
     }
 
     @ProcessElement
-    public void processElement(
-        @Element PaymentEvent event, OutputReceiver<KV<byte[], PaymentEvent>> out) {
+    public void processElement(@Element Event event, OutputReceiver<KV<byte[], Event>> out) {
       out.output(KV.of(identityKey(sha256, event), event));
     }
   }
@@ -240,7 +239,7 @@ public final class DeduplicateEvents
    * For an unbounded input: keeps, per identity, the first copy's content fingerprint and event
    * time, and expires them with an event-time timer that does not hold the watermark.
    */
-  static final class DeduplicateFn extends DoFn<KV<byte[], PaymentEvent>, PaymentEvent> {
+  static final class DeduplicateFn extends DoFn<KV<byte[], Event>, Event> {
     static final String FIRST_SEEN_STATE = "firstSeen";
     static final String EXPIRY_TIMER = "expiry";
 
@@ -252,13 +251,11 @@ public final class DeduplicateEvents
     private final TimerSpec expirySpec = TimerSpecs.timer(TimeDomain.EVENT_TIME);
 
     private final Duration horizon;
-    private final TupleTag<PaymentEvent> eventsTag;
+    private final TupleTag<Event> eventsTag;
     private final TupleTag<DuplicateRecord> duplicatesTag;
 
     DeduplicateFn(
-        Duration horizon,
-        TupleTag<PaymentEvent> eventsTag,
-        TupleTag<DuplicateRecord> duplicatesTag) {
+        Duration horizon, TupleTag<Event> eventsTag, TupleTag<DuplicateRecord> duplicatesTag) {
       this.horizon = horizon;
       this.eventsTag = eventsTag;
       this.duplicatesTag = duplicatesTag;
@@ -283,11 +280,11 @@ public final class DeduplicateEvents
 
     @ProcessElement
     public void processElement(
-        @Element KV<byte[], PaymentEvent> element,
+        @Element KV<byte[], Event> element,
         @StateId(FIRST_SEEN_STATE) ValueState<KV<byte[], Long>> firstSeen,
         @TimerId(EXPIRY_TIMER) Timer expiry,
         MultiOutputReceiver out) {
-      PaymentEvent event = element.getValue();
+      Event event = element.getValue();
       KV<byte[], Long> first = firstSeen.read();
       if (first == null) {
         liveDelta++;
@@ -320,7 +317,7 @@ public final class DeduplicateEvents
   /**
    * The audit record of {@code copy}, a later copy of the first one seen ({@link #firstSeenOf}).
    */
-  static DuplicateRecord duplicateOf(PaymentEvent copy, KV<byte[], Long> first) {
+  static DuplicateRecord duplicateOf(Event copy, KV<byte[], Long> first) {
     return new DuplicateRecord(
         copy.source(),
         copy.id(),
@@ -331,7 +328,7 @@ public final class DeduplicateEvents
   }
 
   /** What dedup state keeps of a first copy: its content fingerprint and event time. */
-  static KV<byte[], Long> firstSeenOf(PaymentEvent first) {
+  static KV<byte[], Long> firstSeenOf(Event first) {
     return KV.of(first.fingerprint(), first.eventTime().getMillis());
   }
 
@@ -343,10 +340,9 @@ public final class DeduplicateEvents
    * same on every JVM) of {@code source} and {@code id}, modulo {@link #IDENTITY_BUCKETS}. A bucket
    * only groups state; identities in it stay apart by their {@link #identityKey}.
    */
-  static final class KeyByIdentityBucketFn extends DoFn<PaymentEvent, KV<Integer, PaymentEvent>> {
+  static final class KeyByIdentityBucketFn extends DoFn<Event, KV<Integer, Event>> {
     @ProcessElement
-    public void processElement(
-        @Element PaymentEvent event, OutputReceiver<KV<Integer, PaymentEvent>> out) {
+    public void processElement(@Element Event event, OutputReceiver<KV<Integer, Event>> out) {
       int hash = 31 * event.source().hashCode() + event.id().hashCode();
       out.output(KV.of(Math.floorMod(hash, IDENTITY_BUCKETS), event));
     }
@@ -360,7 +356,7 @@ public final class DeduplicateEvents
    * cost per key that, with a key per identity, rivals the deduplication itself. A bucket holds
    * about one in {@link #IDENTITY_BUCKETS} of the identities.
    */
-  static final class DeduplicateBoundedFn extends DoFn<KV<Integer, PaymentEvent>, PaymentEvent> {
+  static final class DeduplicateBoundedFn extends DoFn<KV<Integer, Event>, Event> {
     static final String FIRST_SEEN_STATE = "firstSeenInBucket";
 
     @StateId(FIRST_SEEN_STATE)
@@ -369,12 +365,11 @@ public final class DeduplicateEvents
             KvCoder.of(BigEndianLongCoder.of(), BigEndianLongCoder.of()),
             KvCoder.of(ByteArrayCoder.of(), VarLongCoder.of()));
 
-    private final TupleTag<PaymentEvent> eventsTag;
+    private final TupleTag<Event> eventsTag;
     private final TupleTag<DuplicateRecord> duplicatesTag;
     private transient MessageDigest sha256;
 
-    DeduplicateBoundedFn(
-        TupleTag<PaymentEvent> eventsTag, TupleTag<DuplicateRecord> duplicatesTag) {
+    DeduplicateBoundedFn(TupleTag<Event> eventsTag, TupleTag<DuplicateRecord> duplicatesTag) {
       this.eventsTag = eventsTag;
       this.duplicatesTag = duplicatesTag;
     }
@@ -386,10 +381,10 @@ public final class DeduplicateEvents
 
     @ProcessElement
     public void processElement(
-        @Element KV<Integer, PaymentEvent> element,
+        @Element KV<Integer, Event> element,
         @StateId(FIRST_SEEN_STATE) MapState<KV<Long, Long>, KV<byte[], Long>> firstSeenInBucket,
         MultiOutputReceiver out) {
-      PaymentEvent event = element.getValue();
+      Event event = element.getValue();
       // The 128-bit key as two longs: a map key that compares by value, unlike a byte[].
       ByteBuffer key = ByteBuffer.wrap(identityKey(sha256, event));
       KV<byte[], Long> first =

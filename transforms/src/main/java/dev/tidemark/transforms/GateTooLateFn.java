@@ -1,7 +1,7 @@
 package dev.tidemark.transforms;
 
 import dev.tidemark.transforms.util.TidemarkMetrics;
-import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.Event;
 import dev.tidemark.transforms.values.TooLateRecord;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -84,8 +84,7 @@ import org.joda.time.Instant;
  * fires at the end of time, and the pending probes: at most two per window period between the
  * watermark and the latest event time plus a window size and the allowed lateness.
  */
-final class GateTooLateFn
-    extends DoFn<KV<Integer, @Nullable PaymentEvent>, KV<Instant, PaymentEvent>> {
+final class GateTooLateFn extends DoFn<KV<Integer, @Nullable Event>, KV<Instant, Event>> {
   static final String BOUND_STATE = "bound";
   // The probe ranges are of window max timestamps (plus lateness); earlier releases kept window
   // ends under "endProbes" and "expiryProbes", hence new ids (see the state format below).
@@ -114,7 +113,8 @@ final class GateTooLateFn
   private final SlidingWindows windowFn;
   private final Duration allowedLateness;
   private final int shards;
-  private final TupleTag<KV<Instant, PaymentEvent>> mainTag;
+  private final String keyName;
+  private final TupleTag<KV<Instant, Event>> mainTag;
   private final TupleTag<TooLateRecord> tooLateTag;
 
   private final Counter windowed = TidemarkMetrics.counter(TidemarkMetrics.WINDOWED);
@@ -126,11 +126,13 @@ final class GateTooLateFn
       SlidingWindows windowFn,
       Duration allowedLateness,
       int shards,
-      TupleTag<KV<Instant, PaymentEvent>> mainTag,
+      String keyName,
+      TupleTag<KV<Instant, Event>> mainTag,
       TupleTag<TooLateRecord> tooLateTag) {
     this.windowFn = windowFn;
     this.allowedLateness = allowedLateness;
     this.shards = shards;
+    this.keyName = keyName;
     this.mainTag = mainTag;
     this.tooLateTag = tooLateTag;
   }
@@ -151,7 +153,7 @@ final class GateTooLateFn
 
   @ProcessElement
   public void processElement(
-      @Element KV<Integer, @Nullable PaymentEvent> element,
+      @Element KV<Integer, @Nullable Event> element,
       @Timestamp Instant timestamp,
       @StateId(BOUND_STATE) ValueState<Long> boundState,
       @StateId(ON_TIME_PROBES_STATE) ValueState<KV<Long, Long>> endProbes,
@@ -159,7 +161,7 @@ final class GateTooLateFn
       @TimerId(HOLD_TIMER) Timer hold,
       @TimerFamily(PROBES) TimerMap probes,
       MultiOutputReceiver out) {
-    PaymentEvent event = element.getValue();
+    Event event = element.getValue();
     Long stored = boundState.read();
     Instant bound = stored == null ? BoundedWindow.TIMESTAMP_MIN_VALUE : new Instant(stored);
     if (event == null) {
@@ -190,7 +192,8 @@ final class GateTooLateFn
               new TooLateRecord(
                   event.source(),
                   event.id(),
-                  event.accountId(),
+                  keyName,
+                  event.key(),
                   event.eventTime(),
                   missed,
                   partial,

@@ -16,7 +16,7 @@ import dev.tidemark.transforms.util.Sha256;
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.DeadLetterReason;
-import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.Event;
 import dev.tidemark.transforms.values.PaymentFields;
 import dev.tidemark.transforms.values.RawRecord;
 import io.cloudevents.CloudEvent;
@@ -50,7 +50,8 @@ import org.joda.time.Instant;
 
 /**
  * Parses and validates structured-mode CloudEvents 1.0 carrying a payment transaction, with the
- * CloudEvents Java SDK, into {@link PaymentEvent}s timestamped with their event time.
+ * CloudEvents Java SDK, into {@link Event}s of a spec's {@code events} timestamped with their event
+ * time.
  *
  * <p>Every record ends in exactly one of two places: {@link WithFailures.Result#output()} (valid
  * events) or {@link WithFailures.Result#failures()} (a {@link DeadLetter} with a stable {@link
@@ -67,9 +68,9 @@ import org.joda.time.Instant;
  * payments spec's: {@code accountId} (non-empty plain string, at most 128 characters), {@code
  * amount} (a JSON number, at least 0, at most two decimal places), {@code currency} (the configured
  * currency), optional {@code merchantId} (non-empty plain string) and {@code country} (ISO 3166-1
- * alpha-2). {@link #withEvents} takes another spec's events, which must declare the payment fields
- * ({@link PaymentFields}) and may declare more. Records over {@link #withMaxEventBytes} bytes or
- * not valid UTF-8 are rejected before parsing.
+ * alpha-2). {@link #withEvents} takes another spec's events; the event's key is the value of their
+ * {@code key} field. Records over {@link #withMaxEventBytes} bytes or not valid UTF-8 are rejected
+ * before parsing.
  *
  * <p>Limits of a valid record: {@code time} from {@link #EARLIEST_EVENT_TIME} to {@link
  * #LATEST_EVENT_TIME}, and no more than {@link #withMaxFutureSkew the future skew} (default {@link
@@ -86,14 +87,14 @@ import org.joda.time.Instant;
  * parsed event is output at its event time.
  *
  * <pre>{@code
- * WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> parsed =
+ * WithFailures.Result<PCollection<Event>, DeadLetter> parsed =
  *     raw.apply("ParseCloudEvents", ParseCloudEvents.create().withCurrency("GBP"));
  * }</pre>
  */
 @AutoValue
 public abstract class ParseCloudEvents
     extends PTransform<
-        PCollection<RawRecord>, WithFailures.Result<PCollection<PaymentEvent>, DeadLetter>> {
+        PCollection<RawRecord>, WithFailures.Result<PCollection<Event>, DeadLetter>> {
 
   /** The default (and only shipped) event type. */
   public static final String DEFAULT_TYPE = "payments.transaction.v1";
@@ -174,15 +175,11 @@ public abstract class ParseCloudEvents
 
   /**
    * Checks events as {@code events} (a spec's {@code events} section) declares them: their types,
-   * size limit and {@code data} fields. The fields must include the payment fields ({@link
-   * PaymentFields}); others are checked too, each failing with its own reason. {@link
+   * size limit, {@code data} fields (each failing with its own reason) and key. {@link
    * #withAllowedTypes}, {@link #withMaxEventBytes} and {@link #withCurrency} applied after this
    * override the spec's values.
-   *
-   * @throws IllegalArgumentException when the events lack a payment field
    */
   public ParseCloudEvents withEvents(PipelineSpec.Events events) {
-    PaymentFields.of(events);
     return toBuilder()
         .setEvents(events)
         .setAllowedTypes(new TreeSet<>(events.types()))
@@ -203,7 +200,11 @@ public abstract class ParseCloudEvents
     return toBuilder().setAllowedTypes(new TreeSet<>(types)).build();
   }
 
-  /** The only currency accepted in {@code data.currency}, an ISO 4217 code such as GBP. */
+  /**
+   * The only currency accepted in {@code data.currency}, an ISO 4217 code such as GBP.
+   *
+   * @throws IllegalArgumentException when the events are not payments ({@link PaymentFields})
+   */
   public ParseCloudEvents withCurrency(String currency) {
     if (currency == null || !currency.matches("[A-Z]{3}")) {
       throw new IllegalArgumentException(
@@ -258,9 +259,8 @@ public abstract class ParseCloudEvents
   }
 
   @Override
-  public WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> expand(
-      PCollection<RawRecord> input) {
-    TupleTag<PaymentEvent> eventsTag = new TupleTag<PaymentEvent>() {};
+  public WithFailures.Result<PCollection<Event>, DeadLetter> expand(PCollection<RawRecord> input) {
+    TupleTag<Event> eventsTag = new TupleTag<Event>() {};
     TupleTag<DeadLetter> failuresTag = new TupleTag<DeadLetter>() {};
     PCollectionTuple outputs =
         input.apply(
@@ -275,7 +275,7 @@ public abstract class ParseCloudEvents
                         eventsTag,
                         failuresTag))
                 .withOutputTags(eventsTag, TupleTagList.of(failuresTag)));
-    outputs.get(eventsTag).setCoder(PaymentEvent.PaymentEventCoder.of());
+    outputs.get(eventsTag).setCoder(Event.EventCoder.of());
     outputs.get(failuresTag).setCoder(DeadLetter.DeadLetterCoder.of());
     return WithFailures.Result.of(outputs, eventsTag, failuresTag);
   }
@@ -315,7 +315,7 @@ public abstract class ParseCloudEvents
     }
 
     /** The event, or null after handing the record's dead letter to {@code deadLetters}. */
-    public @Nullable PaymentEvent parse(
+    public @Nullable Event parse(
         RawRecord record, java.util.function.Consumer<DeadLetter> deadLetters) {
       try {
         return fn.parse(record);
@@ -368,17 +368,17 @@ public abstract class ParseCloudEvents
   }
 
   /** Parses one record; see {@link ParseCloudEvents} for the rules. */
-  static final class ParseCloudEventsFn extends DoFn<RawRecord, PaymentEvent> {
+  static final class ParseCloudEventsFn extends DoFn<RawRecord, Event> {
     private final Set<String> allowedTypes;
     private final FieldParser fields;
-    private final PaymentFields payments;
+    private final int keyIndex;
     private final int maxEventBytes;
     private final Duration maxFutureSkew;
 
     /** The {@code data} field that holds the event time, or -1 for the attribute {@code time}. */
     private final int eventTimeField;
 
-    private final @Nullable TupleTag<PaymentEvent> eventsTag;
+    private final @Nullable TupleTag<Event> eventsTag;
     private final @Nullable TupleTag<DeadLetter> failuresTag;
 
     private final Counter read = TidemarkMetrics.counter(TidemarkMetrics.READ);
@@ -399,11 +399,11 @@ public abstract class ParseCloudEvents
         int maxEventBytes,
         Duration maxFutureSkew,
         String eventTime,
-        @Nullable TupleTag<PaymentEvent> eventsTag,
+        @Nullable TupleTag<Event> eventsTag,
         @Nullable TupleTag<DeadLetter> failuresTag) {
       this.allowedTypes = allowedTypes;
       this.fields = FieldParser.of(events);
-      this.payments = PaymentFields.of(events);
+      this.keyIndex = fields.indexOf(events.key());
       this.maxEventBytes = maxEventBytes;
       this.maxFutureSkew = maxFutureSkew;
       this.eventTimeField = fields.eventTimeIndex(eventTime);
@@ -438,7 +438,7 @@ public abstract class ParseCloudEvents
         @Element RawRecord record, @Timestamp Instant timestamp, MultiOutputReceiver out) {
       read.inc();
       try {
-        PaymentEvent event = parse(record);
+        Event event = parse(record);
         if (event.eventTime().isBefore(timestamp)) {
           throw new Rejection(
               DeadLetterReason.INVALID_TIME,
@@ -470,7 +470,7 @@ public abstract class ParseCloudEvents
       out.get(failuresTag).output(deadLetterOf(record, rejection));
     }
 
-    PaymentEvent parse(RawRecord record) throws Rejection {
+    Event parse(RawRecord record) throws Rejection {
       if (record.sourceError() != null) {
         throw new Rejection(
             record.sourceError(), Objects.requireNonNullElse(record.sourceErrorMessage(), ""));
@@ -592,13 +592,12 @@ public abstract class ParseCloudEvents
       } catch (FieldRejection rejection) {
         throw new Rejection(rejection);
       }
-      return payments.event(
+      return new Event(
           event.getSource().toString(),
           event.getId(),
           type,
-          eventTime,
-          record.ingestionTime(),
           values,
+          keyIndex,
           fingerprint(event, eventTime, data));
     }
 

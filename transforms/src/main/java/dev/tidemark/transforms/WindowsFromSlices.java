@@ -39,22 +39,22 @@ import org.joda.time.Duration;
 import org.joda.time.Instant;
 
 /**
- * A bounded input's sliding-window features: every window of every account from its events, each
- * event combined once into its slice (the fixed window of one period it falls in) and shuffled
- * about once, instead of once per window.
+ * A bounded input's sliding-window features: every window of every key from its events, each event
+ * combined once into its slice (the fixed window of one period it falls in) and shuffled about
+ * once, instead of once per window.
  *
  * <p>Beam assigns windows before it groups, so a sliding-window combine sends (and on Flink sorts)
  * every input once per window it lies in: {@code size / period} times. Here each event is keyed by
- * its account and a bucket of window starts ({@value #BUCKET_WINDOWS} window sizes of event time),
- * a key's events are combined into its slices (a map from slice start to accumulator, so runners
- * lift the combine and fold a key's events before the shuffle), and the windows starting in the
- * bucket are built in one pass over the sorted slices, emitted at their end and placed in their
- * window by {@link EndingAt}. An event goes to the buckets of every window it lies in: one, or two
- * near a bucket's end, so {@code 1 + (size - period) / bucket} copies on average. Memory: one key's
- * slices of one bucket at a time.
+ * its key and a bucket of window starts ({@value #BUCKET_WINDOWS} window sizes of event time), a
+ * key's events are combined into its slices (a map from slice start to accumulator, so runners lift
+ * the combine and fold a key's events before the shuffle), and the windows starting in the bucket
+ * are built in one pass over the sorted slices, emitted at their end and placed in their window by
+ * {@link EndingAt}. An event goes to the buckets of every window it lies in: one, or two near a
+ * bucket's end, so {@code 1 + (size - period) / bucket} copies on average. Memory: one key's slices
+ * of one bucket at a time.
  *
  * <p>One combine does both steps (events into slices, then slices into buckets), not two: with many
- * accounts nearly every event is a slice of its own, so a first combine's pre-combine would fold
+ * keys nearly every event is a slice of its own, so a first combine's pre-combine would fold
  * nothing, and a second combine would add a whole shuffle and sort stage.
  *
  * <p>The grouping is a combine, not a {@code GroupByKey}: the key's output timestamp must be its
@@ -62,9 +62,9 @@ import org.joda.time.Instant;
  * the element's timestamp), and the FlinkRunner's batch {@code GroupByKey} takes the first
  * element's timestamp rather than the earliest.
  *
- * <p>Input: events keyed by account, in the global window, timestamped with event time; windows
+ * <p>Input: events keyed by their key, in the global window, timestamped with event time; windows
  * start at multiples of {@code period} (no offset), as {@code SlidingWindows} and {@code
- * FixedWindows} place them. Output: one pane per account and window holding an event, the global
+ * FixedWindows} place them. Output: one pane per key and window holding an event, the global
  * window's only firing (ON_TIME on the DirectRunner; Flink's batch translation marks it {@code
  * NO_FIRING}, which {@link AssembleDecisions#timing} reads as ON_TIME), in the configured {@code
  * windowing}: the trigger, lateness and accumulation mode of the one-stage combine, for the steps
@@ -153,9 +153,9 @@ final class WindowsFromSlices
   }
 
   /**
-   * Keys each event by its account and the bucket of every window start its slice lies under:
-   * window starts from {@code slice - size + period} to {@code slice}, where {@code slice} is the
-   * start of the period the event's timestamp falls in.
+   * Keys each event by its key and the bucket of every window start its slice lies under: window
+   * starts from {@code slice - size + period} to {@code slice}, where {@code slice} is the start of
+   * the period the event's timestamp falls in.
    */
   static final class BucketEventFn
       extends DoFn<KV<String, FieldValues>, KV<KV<String, Long>, KV<Long, FieldValues>>> {
@@ -253,7 +253,7 @@ final class WindowsFromSlices
    * The windows starting in a key's bucket that hold at least one slice, each merged from the
    * slices it spans and emitted at its last millisecond (its end minus one, where a windowed
    * combine emits it). A window over the same slices as the one before it (no slice left, none
-   * entered) reuses its features: an account with one event has ten equal windows.
+   * entered) reuses its features: a key with one event has ten equal windows.
    */
   static final class BuildWindowsFn
       extends DoFn<KV<KV<String, Long>, SortedMap<Long, Accumulator>>, KV<String, Features>> {

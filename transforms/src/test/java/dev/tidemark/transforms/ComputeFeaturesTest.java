@@ -12,8 +12,8 @@ import static org.hamcrest.Matchers.lessThan;
 import static org.hamcrest.Matchers.not;
 
 import dev.tidemark.transforms.util.TidemarkMetrics;
+import dev.tidemark.transforms.values.Event;
 import dev.tidemark.transforms.values.Features;
-import dev.tidemark.transforms.values.PaymentEvent;
 import dev.tidemark.transforms.values.PaymentFeatures;
 import dev.tidemark.transforms.values.TooLateRecord;
 import java.util.ArrayList;
@@ -69,9 +69,9 @@ public class ComputeFeaturesTest {
   private static final IntervalWindow LAST_SLIDING_WINDOW =
       new IntervalWindow(minutes(4), minutes(9));
 
-  private static final PaymentEvent ALICE_1 = payment(ALICE, "a1", 1000, "m1", "GB", minutes(1));
-  private static final PaymentEvent ALICE_2 = payment(ALICE, "a2", 550, "m2", "FR", minutes(2));
-  private static final PaymentEvent BOB_1 = payment(BOB, "b1", 12000, "m1", "GB", minutes(3));
+  private static final Event ALICE_1 = payment(ALICE, "a1", 1000, "m1", "GB", minutes(1));
+  private static final Event ALICE_2 = payment(ALICE, "a2", 550, "m2", "FR", minutes(2));
+  private static final Event BOB_1 = payment(BOB, "b1", 12000, "m1", "GB", minutes(3));
 
   /** Fixed five-minute windows, one hour of lateness, early firings after 10 s. */
   private ComputeFeatures fixedWindows() {
@@ -114,29 +114,29 @@ public class ComputeFeaturesTest {
    * a randomised input too large to work out by hand. No accumulator, no merge: an independent
    * computation to compare the windows built from slices against.
    */
-  private static Features byDefinition(List<PaymentEvent> events) {
-    PaymentEvent latest =
+  private static Features byDefinition(List<Event> events) {
+    Event latest =
         events.stream()
             .max(
-                java.util.Comparator.comparing(PaymentEvent::eventTime)
-                    .thenComparing(PaymentEvent::ingestionTime))
+                java.util.Comparator.comparing(Event::eventTime)
+                    .thenComparing(Event::ingestionTime))
             .get();
     return PaymentFeatures.of(
         events.size(),
-        events.stream().mapToLong(PaymentEvent::amountCents).sum(),
-        events.stream().mapToLong(PaymentEvent::amountCents).max().getAsLong(),
-        events.stream().map(PaymentEvent::merchantId).distinct().count(),
-        events.stream().map(PaymentEvent::country).distinct().count(),
+        events.stream().mapToLong(TestEvents.PAYMENT::amountCents).sum(),
+        events.stream().mapToLong(TestEvents.PAYMENT::amountCents).max().getAsLong(),
+        events.stream().map(TestEvents.PAYMENT::merchantId).distinct().count(),
+        events.stream().map(TestEvents.PAYMENT::country).distinct().count(),
         latest.eventTime(),
         latest.ingestionTime());
   }
 
-  private static TestStream.Builder<PaymentEvent> stream() {
-    return TestStream.create(PaymentEvent.PaymentEventCoder.of());
+  private static TestStream.Builder<Event> stream() {
+    return TestStream.create(Event.EventCoder.of());
   }
 
   /** An event as it arrives, timestamped with its event time. */
-  private static TimestampedValue<PaymentEvent> ts(PaymentEvent event) {
+  private static TimestampedValue<Event> ts(Event event) {
     return TimestampedValue.of(event, event.eventTime());
   }
 
@@ -149,7 +149,7 @@ public class ComputeFeaturesTest {
 
   @Test
   public void onTimeEventsFireOneOnTimePane() {
-    TestStream<PaymentEvent> events =
+    TestStream<Event> events =
         stream()
             .addElements(ts(ALICE_1), ts(ALICE_2), ts(BOB_1))
             .advanceWatermarkTo(minutes(6))
@@ -169,7 +169,7 @@ public class ComputeFeaturesTest {
 
   @Test
   public void speculativePanesFireAfterTheEarlyDelay() {
-    TestStream<PaymentEvent> events =
+    TestStream<Event> events =
         stream()
             .addElements(ts(ALICE_1))
             .advanceProcessingTime(Duration.standardSeconds(11))
@@ -190,7 +190,7 @@ public class ComputeFeaturesTest {
 
   @Test
   public void unobservablyLateEventsJoinTheOnTimePane() {
-    TestStream<PaymentEvent> events =
+    TestStream<Event> events =
         stream()
             .addElements(ts(ALICE_2))
             .advanceWatermarkTo(minutes(4))
@@ -210,7 +210,7 @@ public class ComputeFeaturesTest {
 
   @Test
   public void observablyLateEventsReviseTheWindowInALatePane() {
-    TestStream<PaymentEvent> events =
+    TestStream<Event> events =
         stream()
             .addElements(ts(ALICE_1))
             .advanceWatermarkTo(minutes(6))
@@ -236,9 +236,9 @@ public class ComputeFeaturesTest {
    */
   @Test
   public void shardsWithoutEventsDoNotHoldBackOnTimePanes() {
-    TestStream.Builder<PaymentEvent> events = stream();
-    List<PaymentEvent> onTime = new ArrayList<>();
-    List<PaymentEvent> late = new ArrayList<>();
+    TestStream.Builder<Event> events = stream();
+    List<Event> onTime = new ArrayList<>();
+    List<Event> late = new ArrayList<>();
     for (int hour = 0; hour < 4; hour++) {
       onTime.add(onShardZero("on-time-" + hour, 60 * hour + 1));
       late.add(onShardZero("late-" + hour, 60 * hour + 2));
@@ -254,11 +254,14 @@ public class ComputeFeaturesTest {
 
     for (int hour = 0; hour < 4; hour++) {
       IntervalWindow window = new IntervalWindow(minutes(60 * hour), minutes(60 * hour + 5));
-      PaymentEvent first = onTime.get(hour);
+      Event first = onTime.get(hour);
       PAssert.that(result.features())
           .inOnTimePane(window)
           .containsInAnyOrder(
-              List.of(KV.of(ALICE.id, oneEvent(first.amountCents(), first.eventTime()))));
+              List.of(
+                  KV.of(
+                      ALICE.id,
+                      oneEvent(TestEvents.PAYMENT.amountCents(first), first.eventTime()))));
       PAssert.that(result.features())
           .inLatePane(window)
           .containsInAnyOrder(
@@ -269,9 +272,9 @@ public class ComputeFeaturesTest {
   }
 
   /** Alice's payment {@code id} at {@code minute}, on gate shard 0 of 1, 2, 4 and 8 shards. */
-  private static PaymentEvent onShardZero(String id, double minute) {
+  private static Event onShardZero(String id, double minute) {
     for (int n = 0; ; n++) {
-      PaymentEvent event = payment(ALICE, id + "-" + n, 100 + n, "m1", "GB", minutes(minute));
+      Event event = payment(ALICE, id + "-" + n, 100 + n, "m1", "GB", minutes(minute));
       if (ComputeFeatures.gateShardOf(event, 8) == 0) {
         return event;
       }
@@ -280,7 +283,7 @@ public class ComputeFeaturesTest {
 
   @Test
   public void discardingPanesCarryOnlyWhatIsNew() {
-    TestStream<PaymentEvent> events =
+    TestStream<Event> events =
         stream()
             .addElements(ts(ALICE_1))
             .advanceWatermarkTo(minutes(6))
@@ -308,7 +311,7 @@ public class ComputeFeaturesTest {
             .apply("DropEmpty", ParDo.of(new ComputeFeatures.DropEmptyFirstPaneFn()));
     PAssert.that(firstPanes).containsInAnyOrder(List.of(KV.of(ALICE.id, ALICE_1_ONLY)));
 
-    TestStream<PaymentEvent> events =
+    TestStream<Event> events =
         stream()
             .addElements(ts(ALICE_1))
             .advanceProcessingTime(Duration.standardSeconds(11))
@@ -330,11 +333,11 @@ public class ComputeFeaturesTest {
   public void aBoundedInputSkipsTheGateAndLosesNothing() {
     // Three hours apart in event time, the later first: in a stream the earlier one would be
     // droppably late; in a bounded input nothing is late, and the gate is not applied.
-    PaymentEvent later = payment(ALICE, "later", 300, "m3", "DE", minutes(180));
-    PCollection<PaymentEvent> events =
+    Event later = payment(ALICE, "later", 300, "m3", "DE", minutes(180));
+    PCollection<Event> events =
         p.apply(
             Create.timestamped(ts(later), ts(ALICE_1), ts(ALICE_2), ts(BOB_1))
-                .withCoder(PaymentEvent.PaymentEventCoder.of()));
+                .withCoder(Event.EventCoder.of()));
     assertThat(events.isBounded(), is(PCollection.IsBounded.BOUNDED));
     ComputeFeatures.Result result = events.apply(fixedWindows());
 
@@ -359,16 +362,15 @@ public class ComputeFeaturesTest {
     // one on-time pane (the default early firings fire no early pane for a bounded input).
     Duration period = Duration.standardSeconds(30);
     java.util.Random random = new java.util.Random(7);
-    List<TimestampedValue<PaymentEvent>> events = new ArrayList<>();
-    java.util.Map<KV<String, IntervalWindow>, List<PaymentEvent>> expected =
-        new java.util.HashMap<>();
+    List<TimestampedValue<Event>> events = new ArrayList<>();
+    java.util.Map<KV<String, IntervalWindow>, List<Event>> expected = new java.util.HashMap<>();
     for (int i = 0; i < 300; i++) {
       TestEvents.Account account = random.nextBoolean() ? ALICE : BOB;
       // Some events exactly on slice boundaries, the rest anywhere in two hours: windows in three
       // buckets of window starts (50 minutes each), and windows across the buckets' ends.
       long offset =
           i % 10 == 0 ? random.nextInt(240) * period.getMillis() : random.nextInt(120 * 60_000);
-      PaymentEvent event =
+      Event event =
           payment(
               account,
               "e" + i,
@@ -394,7 +396,7 @@ public class ComputeFeaturesTest {
                 pane(key.getKey(), key.getValue(), "ON_TIME", byDefinition(inWindow))));
 
     ComputeFeatures.Result result =
-        p.apply(Create.timestamped(events).withCoder(PaymentEvent.PaymentEventCoder.of()))
+        p.apply(Create.timestamped(events).withCoder(Event.EventCoder.of()))
             .apply(
                 ComputeFeatures.of(FIVE_MINUTES, period)
                     .withAllowedLateness(LATENESS)
@@ -451,7 +453,7 @@ public class ComputeFeaturesTest {
 
   @Test
   public void droppablyLateEventsGoToTheTooLateOutput() {
-    TestStream<PaymentEvent> events =
+    TestStream<Event> events =
         stream()
             .addElements(ts(ALICE_1))
             .advanceWatermarkTo(minutes(6))
@@ -471,7 +473,7 @@ public class ComputeFeaturesTest {
               assertThat(all.size(), is(1));
               TooLateRecord record = all.get(0);
               assertThat(record.id(), is("a2"));
-              assertThat(record.accountId(), is(ALICE.id));
+              assertThat(record.key(), is(ALICE.id));
               assertThat(record.eventTime(), is(minutes(2)));
               assertThat(record.partiallyLate(), is(false));
               assertThat(record.missedWindows(), contains(FIRST_WINDOW));
@@ -489,9 +491,9 @@ public class ComputeFeaturesTest {
   @Test
   public void partiallyLateEventsCountInTheWindowsTheyDidNotMiss() {
     Duration period = Duration.standardMinutes(1);
-    PaymentEvent early = payment(ALICE, "early", 100, "m1", "GB", minutes(0.2));
-    PaymentEvent straggler = payment(ALICE, "straggler", 700, "m9", "GB", minutes(4.5));
-    TestStream<PaymentEvent> events =
+    Event early = payment(ALICE, "early", 100, "m1", "GB", minutes(0.2));
+    Event straggler = payment(ALICE, "straggler", 700, "m9", "GB", minutes(4.5));
+    TestStream<Event> events =
         stream()
             .addElements(ts(early))
             .advanceWatermarkTo(minutes(7.99))

@@ -10,7 +10,7 @@ import static org.junit.Assert.assertThrows;
 
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.DuplicateRecord;
-import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.Event;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -66,9 +66,9 @@ public class DeduplicateEventsTest {
    * An event whose identity, content and clocks the test controls: {@code content} stands for the
    * CloudEvent content and becomes the fingerprint, so equal content means an identical copy.
    */
-  private static PaymentEvent event(
+  private static Event event(
       String source, String id, String content, Instant eventTime, Instant ingestionTime) {
-    return new PaymentEvent(
+    return TestEvents.PAYMENT.event(
         source,
         id,
         ParseCloudEvents.DEFAULT_TYPE,
@@ -83,7 +83,7 @@ public class DeduplicateEventsTest {
   }
 
   private static DuplicateRecord diverted(
-      PaymentEvent copy, boolean identicalPayload, Instant firstEventTime) {
+      Event copy, boolean identicalPayload, Instant firstEventTime) {
     return new DuplicateRecord(
         copy.source(),
         copy.id(),
@@ -93,19 +93,19 @@ public class DeduplicateEventsTest {
         copy.ingestionTime());
   }
 
-  private static TestStream.Builder<PaymentEvent> stream() {
-    return TestStream.create(PaymentEvent.PaymentEventCoder.of());
+  private static TestStream.Builder<Event> stream() {
+    return TestStream.create(Event.EventCoder.of());
   }
 
   /** An event as it arrives, timestamped with its event time. */
-  private static TimestampedValue<PaymentEvent> ts(PaymentEvent event) {
+  private static TimestampedValue<Event> ts(Event event) {
     return TimestampedValue.of(event, event.eventTime());
   }
 
   /** Adds each event as its own arrival, in order. */
-  private static TestStream.Builder<PaymentEvent> arrive(
-      TestStream.Builder<PaymentEvent> builder, PaymentEvent... events) {
-    for (PaymentEvent event : events) {
+  private static TestStream.Builder<Event> arrive(
+      TestStream.Builder<Event> builder, Event... events) {
+    for (Event event : events) {
       builder = builder.addElements(ts(event));
     }
     return builder;
@@ -123,10 +123,10 @@ public class DeduplicateEventsTest {
   }
 
   /** Emits each element's id with the timestamp it carries. */
-  private static final class IdAndTimestampFn extends DoFn<PaymentEvent, KV<String, Instant>> {
+  private static final class IdAndTimestampFn extends DoFn<Event, KV<String, Instant>> {
     @ProcessElement
     public void processElement(
-        @Element PaymentEvent event,
+        @Element Event event,
         @Timestamp Instant timestamp,
         OutputReceiver<KV<String, Instant>> out) {
       out.output(KV.of(event.id(), timestamp));
@@ -135,8 +135,8 @@ public class DeduplicateEventsTest {
 
   @Test
   public void anExactDuplicateIsDivertedAndTheFirstCopyPassesAtItsEventTime() {
-    PaymentEvent first = event(BANK_A, "p1", "content-1", minutes(1), minutes(1.5));
-    PaymentEvent redelivered = event(BANK_A, "p1", "content-1", minutes(1), minutes(3));
+    Event first = event(BANK_A, "p1", "content-1", minutes(1), minutes(1.5));
+    Event redelivered = event(BANK_A, "p1", "content-1", minutes(1), minutes(3));
     DeduplicateEvents.Result result =
         p.apply(arrive(stream(), first, redelivered).advanceWatermarkToInfinity())
             .apply(DeduplicateEvents.create());
@@ -155,9 +155,9 @@ public class DeduplicateEventsTest {
 
   @Test
   public void aConflictingCopyIsCountedAndNeverPassesAndCopiesCompareWithTheFirst() {
-    PaymentEvent first = event(BANK_A, "p1", "content-1", minutes(1), minutes(1.5));
-    PaymentEvent conflicting = event(BANK_A, "p1", "content-2", minutes(2), minutes(4));
-    PaymentEvent sameAsFirst = event(BANK_A, "p1", "content-1", minutes(1), minutes(5));
+    Event first = event(BANK_A, "p1", "content-1", minutes(1), minutes(1.5));
+    Event conflicting = event(BANK_A, "p1", "content-2", minutes(2), minutes(4));
+    Event sameAsFirst = event(BANK_A, "p1", "content-1", minutes(1), minutes(5));
     DeduplicateEvents.Result result =
         p.apply(arrive(stream(), first, conflicting, sameAsFirst).advanceWatermarkToInfinity())
             .apply(DeduplicateEvents.create());
@@ -171,8 +171,8 @@ public class DeduplicateEventsTest {
 
   @Test
   public void theSameIdUnderAnotherSourceIsAnotherEvent() {
-    PaymentEvent fromA = event(BANK_A, "p1", "content-1", minutes(1), minutes(1));
-    PaymentEvent fromB = event(BANK_B, "p1", "content-1", minutes(1), minutes(2));
+    Event fromA = event(BANK_A, "p1", "content-1", minutes(1), minutes(1));
+    Event fromB = event(BANK_B, "p1", "content-1", minutes(1), minutes(2));
     DeduplicateEvents.Result result =
         p.apply(arrive(stream(), fromA, fromB).advanceWatermarkToInfinity())
             .apply(DeduplicateEvents.create());
@@ -184,10 +184,10 @@ public class DeduplicateEventsTest {
 
   @Test
   public void identitiesThatCollideUnderNaiveConcatenationStayApart() {
-    PaymentEvent colonInSource = event("a:b", "c", "content-1", minutes(1), minutes(1));
-    PaymentEvent colonInId = event("a", "b:c", "content-1", minutes(1), minutes(2));
-    PaymentEvent longSource = event("ab", "c", "content-1", minutes(1), minutes(3));
-    PaymentEvent longId = event("a", "bc", "content-1", minutes(1), minutes(4));
+    Event colonInSource = event("a:b", "c", "content-1", minutes(1), minutes(1));
+    Event colonInId = event("a", "b:c", "content-1", minutes(1), minutes(2));
+    Event longSource = event("ab", "c", "content-1", minutes(1), minutes(3));
+    Event longId = event("a", "bc", "content-1", minutes(1), minutes(4));
     DeduplicateEvents.Result result =
         p.apply(
                 arrive(stream(), colonInSource, colonInId, longSource, longId)
@@ -202,8 +202,8 @@ public class DeduplicateEventsTest {
   @Test
   public void aCopyArrivingAfterTheHorizonPassesAgain() {
     Instant t = minutes(0);
-    PaymentEvent first = event(BANK_A, "p1", "content-1", t, t);
-    PaymentEvent muchLater = event(BANK_A, "p1", "content-1", t, t.plus(Duration.standardHours(3)));
+    Event first = event(BANK_A, "p1", "content-1", t, t);
+    Event muchLater = event(BANK_A, "p1", "content-1", t, t.plus(Duration.standardHours(3)));
     DeduplicateEvents.Result result =
         p.apply(
                 stream()
@@ -223,13 +223,13 @@ public class DeduplicateEventsTest {
     // A bounded input has no arrival order: whichever copy a runner reads first passes.
     Instant t = minutes(0);
     Instant twoDaysLater = t.plus(Duration.standardDays(2));
-    PaymentEvent first = event(BANK_A, "p1", "content-1", t, t);
-    PaymentEvent replayed = event(BANK_A, "p1", "content-1", twoDaysLater, twoDaysLater);
-    PaymentEvent other = event(BANK_B, "p1", "content-1", twoDaysLater, twoDaysLater);
+    Event first = event(BANK_A, "p1", "content-1", t, t);
+    Event replayed = event(BANK_A, "p1", "content-1", twoDaysLater, twoDaysLater);
+    Event other = event(BANK_B, "p1", "content-1", twoDaysLater, twoDaysLater);
     DeduplicateEvents.Result result =
         p.apply(
                 Create.timestamped(ts(first), ts(replayed), ts(other))
-                    .withCoder(PaymentEvent.PaymentEventCoder.of()))
+                    .withCoder(Event.EventCoder.of()))
             .apply(DeduplicateEvents.create().withHorizon(ONE_HOUR));
 
     PAssert.that(result.events())
@@ -263,10 +263,9 @@ public class DeduplicateEventsTest {
   public void onlyAnUnboundedInputSetsExpiryTimersAndABoundedOneKeepsStatePerBucket() {
     Pipeline pipeline = Pipeline.create();
     Instant t = minutes(0);
-    PaymentEvent first = event(BANK_A, "p1", "content-1", t, t);
+    Event first = event(BANK_A, "p1", "content-1", t, t);
     pipeline
-        .apply(
-            "Bounded", Create.timestamped(ts(first)).withCoder(PaymentEvent.PaymentEventCoder.of()))
+        .apply("Bounded", Create.timestamped(ts(first)).withCoder(Event.EventCoder.of()))
         .apply("DedupBounded", DeduplicateEvents.create());
     pipeline
         .apply("Unbounded", arrive(stream(), first).advanceWatermarkToInfinity())
@@ -302,13 +301,11 @@ public class DeduplicateEventsTest {
   public void identitiesSharingABucketStayApart() {
     // "Aa" and "BB" have the same String.hashCode, so both land in one bucket of a bounded input.
     assertThat("Aa".hashCode(), is("BB".hashCode()));
-    PaymentEvent aa = event(BANK_A, "Aa", "content-1", minutes(1), minutes(1));
-    PaymentEvent bb = event(BANK_A, "BB", "content-2", minutes(2), minutes(2));
-    PaymentEvent bbCopy = event(BANK_A, "BB", "content-2", minutes(2), minutes(3));
+    Event aa = event(BANK_A, "Aa", "content-1", minutes(1), minutes(1));
+    Event bb = event(BANK_A, "BB", "content-2", minutes(2), minutes(2));
+    Event bbCopy = event(BANK_A, "BB", "content-2", minutes(2), minutes(3));
     DeduplicateEvents.Result result =
-        p.apply(
-                Create.timestamped(ts(aa), ts(bb), ts(bbCopy))
-                    .withCoder(PaymentEvent.PaymentEventCoder.of()))
+        p.apply(Create.timestamped(ts(aa), ts(bb), ts(bbCopy)).withCoder(Event.EventCoder.of()))
             .apply(DeduplicateEvents.create());
 
     PAssert.that(result.events())
@@ -331,9 +328,9 @@ public class DeduplicateEventsTest {
   }
 
   /** Each passed copy as (identity, "passed " + its ingestion time, which names the copy here). */
-  private static final class PassedFn extends DoFn<PaymentEvent, KV<String, String>> {
+  private static final class PassedFn extends DoFn<Event, KV<String, String>> {
     @ProcessElement
-    public void processElement(@Element PaymentEvent e, OutputReceiver<KV<String, String>> out) {
+    public void processElement(@Element Event e, OutputReceiver<KV<String, String>> out) {
       out.output(KV.of(e.source() + " " + e.id(), "passed " + e.ingestionTime().getMillis()));
     }
   }
@@ -357,7 +354,7 @@ public class DeduplicateEventsTest {
   @Test
   public void aBoundedSeededMixPassesOneCopyPerIdentityAndFlagsTheRestAgainstIt() {
     Random random = new Random(43);
-    List<TimestampedValue<PaymentEvent>> input = new ArrayList<>();
+    List<TimestampedValue<Event>> input = new ArrayList<>();
     // Every copy has its own ingestion time, which names it; the test keeps its content and time.
     HashMap<Long, String> contentOf = new HashMap<>();
     HashMap<Long, Long> eventTimeOf = new HashMap<>();
@@ -366,14 +363,14 @@ public class DeduplicateEventsTest {
       String id = "p" + random.nextInt(150);
       String source = random.nextInt(4) == 0 ? BANK_B : BANK_A;
       String content = random.nextInt(5) == 0 ? "other-" + i : "content-" + id;
-      PaymentEvent event = event(source, id, content, minutes(random.nextInt(3000)), minutes(i));
+      Event event = event(source, id, content, minutes(random.nextInt(3000)), minutes(i));
       input.add(ts(event));
       contentOf.put(event.ingestionTime().getMillis(), content);
       eventTimeOf.put(event.ingestionTime().getMillis(), event.eventTime().getMillis());
       copies.merge(source + " " + id, 1, Integer::sum);
     }
     DeduplicateEvents.Result result =
-        p.apply(Create.timestamped(input).withCoder(PaymentEvent.PaymentEventCoder.of()))
+        p.apply(Create.timestamped(input).withCoder(Event.EventCoder.of()))
             .apply(DeduplicateEvents.create());
 
     PAssert.that(
@@ -421,14 +418,14 @@ public class DeduplicateEventsTest {
   public void stateIsClearedWhenTheWatermarkPassesFirstEventTimePlusTheHorizon() {
     Instant t = minutes(1);
     Instant expiry = t.plus(ONE_HOUR);
-    PaymentEvent first = event(BANK_A, "p1", "content-1", t, t);
-    PaymentEvent justBefore = event(BANK_A, "p1", "content-1", t, expiry.minus(ONE_MS));
+    Event first = event(BANK_A, "p1", "content-1", t, t);
+    Event justBefore = event(BANK_A, "p1", "content-1", t, expiry.minus(ONE_MS));
     // Different content and time after expiry: passing (not a conflict) shows the state is gone.
-    PaymentEvent afterExpiry = event(BANK_A, "p1", "content-2", minutes(70), minutes(70));
-    PaymentEvent copyOfNewFirst = event(BANK_A, "p1", "content-2", minutes(70), minutes(71));
+    Event afterExpiry = event(BANK_A, "p1", "content-2", minutes(70), minutes(70));
+    Event copyOfNewFirst = event(BANK_A, "p1", "content-2", minutes(70), minutes(71));
     // Another identity seen only after p1 expired is not affected by p1's timer.
-    PaymentEvent other = event(BANK_A, "p2", "content-3", minutes(30), minutes(30));
-    PaymentEvent otherCopy = event(BANK_A, "p2", "content-3", minutes(30), minutes(72));
+    Event other = event(BANK_A, "p2", "content-3", minutes(30), minutes(30));
+    Event otherCopy = event(BANK_A, "p2", "content-3", minutes(30), minutes(72));
     DeduplicateEvents.Result result =
         p.apply(
                 stream()
@@ -457,20 +454,20 @@ public class DeduplicateEventsTest {
     Random random = new Random(42);
     int identities = 25;
     int arrivals = 120;
-    Map<String, PaymentEvent> firstById = new HashMap<>();
-    List<PaymentEvent> expectedEvents = new ArrayList<>();
+    Map<String, Event> firstById = new HashMap<>();
+    List<Event> expectedEvents = new ArrayList<>();
     List<DuplicateRecord> expectedDuplicates = new ArrayList<>();
     long expectedConflicts = 0;
-    TestStream.Builder<PaymentEvent> builder = stream();
+    TestStream.Builder<Event> builder = stream();
     for (int i = 0; i < arrivals; i++) {
       String id = "p" + random.nextInt(identities);
       String source = random.nextInt(4) == 0 ? BANK_B : BANK_A;
       // One in five copies reuses the identity with other content.
       String content = random.nextInt(5) == 0 ? "other-" + i : "content-" + id;
       Instant eventTime = minutes(random.nextInt(120));
-      PaymentEvent event = event(source, id, content, eventTime, minutes(200 + i));
+      Event event = event(source, id, content, eventTime, minutes(200 + i));
       builder = builder.addElements(ts(event));
-      PaymentEvent first = firstById.putIfAbsent(source + "\n" + id, event);
+      Event first = firstById.putIfAbsent(source + "\n" + id, event);
       if (first == null) {
         expectedEvents.add(event);
       } else {
@@ -494,8 +491,8 @@ public class DeduplicateEventsTest {
     // The expiry timer would be after the end of time; it must be clamped to a time the runner
     // accepts. The event time is in the global window, and ParseCloudEvents accepts it.
     Instant late = GlobalWindow.INSTANCE.maxTimestamp().minus(ONE_HOUR);
-    PaymentEvent first = event(BANK_A, "p-future", "content-1", late, minutes(1));
-    PaymentEvent copy = event(BANK_A, "p-future", "content-1", late, minutes(2));
+    Event first = event(BANK_A, "p-future", "content-1", late, minutes(1));
+    Event copy = event(BANK_A, "p-future", "content-1", late, minutes(2));
     DeduplicateEvents.Result result =
         p.apply(arrive(stream(), first, copy).advanceWatermarkToInfinity())
             .apply(DeduplicateEvents.create().withHorizon(Duration.standardDays(2)));
@@ -521,10 +518,10 @@ public class DeduplicateEventsTest {
   @Test
   public void windowedInputIsRejectedWhenTheTransformIsApplied() {
     p.enableAbandonedNodeEnforcement(false);
-    PCollection<PaymentEvent> windowed =
+    PCollection<Event> windowed =
         p.apply(
                 Create.timestamped(ts(event(BANK_A, "p1", "content-1", minutes(1), minutes(1))))
-                    .withCoder(PaymentEvent.PaymentEventCoder.of()))
+                    .withCoder(Event.EventCoder.of()))
             .apply(Window.into(FixedWindows.of(Duration.standardMinutes(5))));
     IllegalArgumentException e =
         assertThrows(

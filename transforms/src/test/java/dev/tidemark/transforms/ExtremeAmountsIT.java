@@ -9,8 +9,8 @@ import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.Event;
 import dev.tidemark.transforms.values.Features;
-import dev.tidemark.transforms.values.PaymentEvent;
 import dev.tidemark.transforms.values.PaymentFeatures;
 import dev.tidemark.transforms.values.RawRecord;
 import java.io.IOException;
@@ -136,7 +136,7 @@ public class ExtremeAmountsIT {
   }
 
   private PCollection<Decision> decisions(ComputeFeatures features) {
-    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> parsed =
+    WithFailures.Result<PCollection<Event>, DeadLetter> parsed =
         p.apply(Create.of(maximumAmounts()).withCoder(RawRecord.RawRecordCoder.of()))
             .apply(ParseCloudEvents.create());
     PAssert.that(parsed.failures()).empty();

@@ -9,9 +9,9 @@ import static org.junit.Assert.assertThrows;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.spec.SpecFeaturesFn;
 import dev.tidemark.spec.SpecLoader;
+import dev.tidemark.transforms.values.Event;
 import dev.tidemark.transforms.values.Features;
 import dev.tidemark.transforms.values.FormatBytes;
-import dev.tidemark.transforms.values.PaymentEvent;
 import dev.tidemark.transforms.values.PaymentFeatures;
 import dev.tidemark.transforms.values.PaymentFields;
 import java.io.ByteArrayInputStream;
@@ -43,10 +43,9 @@ public class FeaturesFnTest {
   /** The largest amount the parser accepts, 999999999999999.99, in minor units. */
   private static final long MAX_CENTS = 99_999_999_999_999_999L;
 
-  private static SpecFeaturesFn.Accumulator add(
-      SpecFeaturesFn.Accumulator acc, PaymentEvent... events) {
-    for (PaymentEvent event : events) {
-      FN.addInput(acc, FIELDS.values(event));
+  private static SpecFeaturesFn.Accumulator add(SpecFeaturesFn.Accumulator acc, Event... events) {
+    for (Event event : events) {
+      FN.addInput(acc, event.fields());
     }
     return acc;
   }

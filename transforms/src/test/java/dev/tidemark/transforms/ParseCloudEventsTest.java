@@ -15,13 +15,14 @@ import static org.junit.Assert.assertThrows;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.tidemark.spec.FieldParser;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.DeadLetterReason;
-import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.Event;
 import dev.tidemark.transforms.values.RawRecord;
 import java.io.IOException;
 import java.io.Serializable;
@@ -58,6 +59,7 @@ import org.apache.beam.sdk.transforms.MapElements;
 import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.transforms.SerializableFunction;
 import org.apache.beam.sdk.transforms.WithFailures;
+import org.apache.beam.sdk.util.CoderUtils;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.PCollectionList;
@@ -224,7 +226,7 @@ public class ParseCloudEventsTest {
     for (Bad b : bad) {
       records.add(b.toRecord());
     }
-    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> result =
+    WithFailures.Result<PCollection<Event>, DeadLetter> result =
         p.apply(Create.of(records).withCoder(RawRecord.RawRecordCoder.of())).apply(parse);
 
     PAssert.that(ids(result.output())).containsInAnyOrder(GOOD_ID);
@@ -245,8 +247,8 @@ public class ParseCloudEventsTest {
     assertRejected(ParseCloudEvents.create(), reason, ParseCloudEvents.STEP, bad);
   }
 
-  private static PCollection<String> ids(PCollection<PaymentEvent> events) {
-    return events.apply("Ids", MapElements.into(TypeDescriptors.strings()).via(PaymentEvent::id));
+  private static PCollection<String> ids(PCollection<Event> events) {
+    return events.apply("Ids", MapElements.into(TypeDescriptors.strings()).via(Event::id));
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -297,7 +299,7 @@ public class ParseCloudEventsTest {
     assertThat(bytes(atLimit).length, is(max));
     assertThat(bytes(overLimit).length, is(max + 1));
 
-    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> result =
+    WithFailures.Result<PCollection<Event>, DeadLetter> result =
         p.apply(
                 Create.of(
                         record("replay:line 1", bytes(atLimit)),
@@ -364,7 +366,7 @@ public class ParseCloudEventsTest {
     escapeInSource.put("source", "/web\u001b[31m");
     ObjectNode c1InType = validEvent("ctl-4");
     c1InType.put("type", "payments.transaction.v1\u0085");
-    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> result =
+    WithFailures.Result<PCollection<Event>, DeadLetter> result =
         p.apply(
                 Create.of(
                         record("replay:line 1", bytes(nulInId)),
@@ -438,7 +440,7 @@ public class ParseCloudEventsTest {
             record("replay:line 1", bytes(atBound)),
             record("replay:line 2", bytes(oneMsOver)),
             record("replay:line 3", bytes(farFuture)));
-    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> result =
+    WithFailures.Result<PCollection<Event>, DeadLetter> result =
         p.apply(Create.of(records).withCoder(RawRecord.RawRecordCoder.of()))
             .apply(ParseCloudEvents.create());
 
@@ -474,8 +476,8 @@ public class ParseCloudEventsTest {
     over.put("time", "2026-01-01T00:10:30.001Z");
     List<DeadLetter> deadLetters = new ArrayList<>();
 
-    PaymentEvent accepted = parser.parse(record("bench:1", bytes(atBound)), deadLetters::add);
-    PaymentEvent rejected = parser.parse(record("bench:2", bytes(over)), deadLetters::add);
+    Event accepted = parser.parse(record("bench:1", bytes(atBound)), deadLetters::add);
+    Event rejected = parser.parse(record("bench:2", bytes(over)), deadLetters::add);
 
     assertThat(accepted == null ? null : accepted.id(), is("skew-30s"));
     assertThat(rejected, nullValue());
@@ -514,7 +516,7 @@ public class ParseCloudEventsTest {
             .toString()
             .replace("\"currency\":", "\"currency\":\"USD\",\"currency\":");
     List<DeadLetter> deadLetters = new ArrayList<>();
-    PaymentEvent event =
+    Event event =
         ParseCloudEvents.create()
             .newParser()
             .parse(record("bench:3", bytes(twice)), deadLetters::add);
@@ -528,7 +530,7 @@ public class ParseCloudEventsTest {
   public void eventTimeBeforeTheSourceTimestampIsDeadLettered() {
     RawRecord early = record("kafka:payments/0@1", bytes(validEvent("ts-early")));
     RawRecord exact = record("kafka:payments/0@2", bytes(validEvent("ts-exact")));
-    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> result =
+    WithFailures.Result<PCollection<Event>, DeadLetter> result =
         p.apply(
                 Create.timestamped(
                         TimestampedValue.of(early, EVENT_TIME.plus(1)),
@@ -611,15 +613,12 @@ public class ParseCloudEventsTest {
     String longest = "a".repeat(ParseCloudEvents.MAX_ACCOUNT_ID_LENGTH);
     ObjectNode event = validEvent("acct-128");
     data(event).put("accountId", longest);
-    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> result =
+    WithFailures.Result<PCollection<Event>, DeadLetter> result =
         p.apply(
                 Create.of(record("replay:line 1", bytes(event)))
                     .withCoder(RawRecord.RawRecordCoder.of()))
             .apply(ParseCloudEvents.create());
-    PAssert.that(
-            result
-                .output()
-                .apply(MapElements.into(TypeDescriptors.strings()).via(PaymentEvent::accountId)))
+    PAssert.that(result.output().apply(MapElements.into(TypeDescriptors.strings()).via(Event::key)))
         .containsInAnyOrder(longest);
     PAssert.that(result.failures()).empty();
     p.run().waitUntilFinish();
@@ -710,7 +709,7 @@ public class ParseCloudEventsTest {
     data(longAccount).put("accountId", "account-13-ch");
     data(longAccount).put("channel", "phone");
 
-    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> result =
+    WithFailures.Result<PCollection<Event>, DeadLetter> result =
         p.apply(
                 Create.of(
                         record("replay:line 1", bytes(web)),
@@ -759,8 +758,8 @@ public class ParseCloudEventsTest {
     ObjectNode fieldOnly = validEvent("paid-2");
     fieldOnly.remove("time");
     data(fieldOnly).put("paidAt", "2026-01-01T00:02:00+01:00");
-    PaymentEvent first = parser.parse(record("replay:line 1", bytes(both)), deadLetters::add);
-    PaymentEvent second = parser.parse(record("replay:line 2", bytes(fieldOnly)), deadLetters::add);
+    Event first = parser.parse(record("replay:line 1", bytes(both)), deadLetters::add);
+    Event second = parser.parse(record("replay:line 2", bytes(fieldOnly)), deadLetters::add);
     assertThat(deadLetters.toString(), deadLetters, empty());
     assertThat(first.eventTime(), is(Instant.parse("2026-01-01T00:07:30Z")));
     assertThat(second.eventTime(), is(Instant.parse("2025-12-31T23:02:00Z")));
@@ -817,16 +816,36 @@ public class ParseCloudEventsTest {
   }
 
   @Test
-  public void eventsWithoutAPaymentFieldAreRefusedAtConstruction() throws IOException {
-    PipelineSpec.Events own = ownPaymentsEvents();
-    List<PipelineSpec.Field> fields = new ArrayList<>(own.fields());
-    fields.removeIf(f -> f.name().equals("amount"));
-    PipelineSpec.Events noAmount =
-        new PipelineSpec.Events(own.types(), own.maxEventBytes(), own.key(), fields);
-    IllegalArgumentException refused =
-        assertThrows(
-            IllegalArgumentException.class, () -> ParseCloudEvents.create().withEvents(noAmount));
-    assertThat(refused.getMessage(), containsString("no field amount"));
+  public void anotherSpecsEventsCarryItsFieldsAndAreKeyedByItsKey() throws IOException {
+    PipelineSpec logins = SpecLoader.loadBundled("logins");
+    ParseCloudEvents.Parser parser =
+        ParseCloudEvents.create().withEvents(logins.events()).newParser();
+    List<DeadLetter> deadLetters = new ArrayList<>();
+    String login =
+        "{\"specversion\":\"1.0\",\"id\":\"login-1\",\"source\":\"/auth/web\","
+            + "\"type\":\"auth.login.v1\",\"time\":\""
+            + EVENT_TIME
+            + "\","
+            + "\"data\":{\"userId\":\"user-7\",\"ip\":\"192.0.2.1\",\"success\":false,"
+            + "\"country\":\"FR\"}}";
+    Event event =
+        parser.parse(
+            record("replay:line 1", login.getBytes(StandardCharsets.UTF_8)), deadLetters::add);
+    assertThat(deadLetters.toString(), deadLetters.isEmpty(), is(true));
+    assertThat(event.key(), is("user-7"));
+    FieldParser fields = FieldParser.of(logins.events());
+    assertThat(event.fields().getString(fields.indexOf("ip")), is("192.0.2.1"));
+    assertThat(event.fields().getLong(fields.indexOf("success")), is(0L));
+    assertThat(event.fields().isPresent(fields.indexOf("device")), is(false));
+    assertThat(CoderUtils.clone(Event.EventCoder.of(), event), is(event));
+
+    // A payment is not a login: its type, then its fields, are refused with the spec's reasons.
+    String noUser = login.replace("\"userId\":\"user-7\",", "");
+    assertThat(
+        parser.parse(
+            record("replay:line 2", noUser.getBytes(StandardCharsets.UTF_8)), deadLetters::add),
+        is((Event) null));
+    assertThat(deadLetters.get(0).reasonCode(), is("invalid_user_id"));
   }
 
   @Test
@@ -913,7 +932,7 @@ public class ParseCloudEventsTest {
               reason,
               "rejected by the source: " + reason));
     }
-    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> result =
+    WithFailures.Result<PCollection<Event>, DeadLetter> result =
         p.apply(Create.of(records).withCoder(RawRecord.RawRecordCoder.of()))
             .apply(ParseCloudEvents.create());
     PAssert.that(ids(result.output())).containsInAnyOrder(GOOD_ID);
@@ -936,10 +955,10 @@ public class ParseCloudEventsTest {
   // Valid events
 
   /** Emits each event's id with the timestamp the parser gave it. */
-  private static final class IdAndTimestampFn extends DoFn<PaymentEvent, KV<String, Instant>> {
+  private static final class IdAndTimestampFn extends DoFn<Event, KV<String, Instant>> {
     @ProcessElement
     public void processElement(
-        @Element PaymentEvent event,
+        @Element Event event,
         @Timestamp Instant timestamp,
         OutputReceiver<KV<String, Instant>> out) {
       out.output(KV.of(event.id(), timestamp));
@@ -948,24 +967,23 @@ public class ParseCloudEventsTest {
 
   /** Checks the single parsed event field by field. */
   private static final class ExpectParsedEvent
-      implements SerializableFunction<Iterable<PaymentEvent>, Void> {
+      implements SerializableFunction<Iterable<Event>, Void> {
     @Override
-    public Void apply(Iterable<PaymentEvent> input) {
-      List<PaymentEvent> events = new ArrayList<>();
+    public Void apply(Iterable<Event> input) {
+      List<Event> events = new ArrayList<>();
       input.forEach(events::add);
       assertThat(events.toString(), events.size(), is(1));
-      PaymentEvent event = events.get(0);
+      Event event = events.get(0);
       assertThat(event.source(), is(TestEvents.SOURCE));
       assertThat(event.id(), is(GOOD_ID));
       assertThat(event.type(), is(ParseCloudEvents.DEFAULT_TYPE));
       assertThat(event.eventTime(), is(EVENT_TIME));
       assertThat(event.ingestionTime(), is(INGESTED));
-      assertThat(event.accountId(), is(TestEvents.Account.ALICE.id));
-      assertThat(event.amountCents(), is(1230L));
-      assertThat(event.amount(), is(new BigDecimal("12.30")));
-      assertThat(event.currency(), is("GBP"));
-      assertThat(event.merchantId(), is("m1"));
-      assertThat(event.country(), is("GB"));
+      assertThat(event.key(), is(TestEvents.Account.ALICE.id));
+      assertThat(TestEvents.PAYMENT.amountCents(event), is(1230L));
+      assertThat(TestEvents.PAYMENT.currency(event), is("GBP"));
+      assertThat(TestEvents.PAYMENT.merchantId(event), is("m1"));
+      assertThat(TestEvents.PAYMENT.country(event), is("GB"));
       assertThat(event.fingerprint().length, is(16));
       return null;
     }
@@ -973,7 +991,7 @@ public class ParseCloudEventsTest {
 
   @Test
   public void aValidEventParsesIntoExactFieldsAtItsEventTime() {
-    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> result =
+    WithFailures.Result<PCollection<Event>, DeadLetter> result =
         p.apply(Create.of(goodRecord()).withCoder(RawRecord.RawRecordCoder.of()))
             .apply(ParseCloudEvents.create());
 
@@ -1016,7 +1034,7 @@ public class ParseCloudEventsTest {
         exponent.toString().replace("\"amount\":12.30", "\"amount\":1.5E1"); // 15.00
     assertThat(exponentJson, containsString("1.5E1"));
 
-    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> result =
+    WithFailures.Result<PCollection<Event>, DeadLetter> result =
         p.apply(
                 Create.of(
                         record("replay:line 1", bytes(integer)),
@@ -1040,11 +1058,11 @@ public class ParseCloudEventsTest {
                             e ->
                                 e.id()
                                     + " "
-                                    + e.amountCents()
+                                    + TestEvents.PAYMENT.amountCents(e)
                                     + " "
-                                    + e.merchantId()
+                                    + TestEvents.PAYMENT.merchantId(e)
                                     + " "
-                                    + e.country()
+                                    + TestEvents.PAYMENT.country(e)
                                     + " "
                                     + e.eventTime())))
         .containsInAnyOrder(
@@ -1062,9 +1080,9 @@ public class ParseCloudEventsTest {
 
   /** Collects the fingerprints by id and compares the pairs that must, and must not, match. */
   private static final class ExpectFingerprints
-      implements SerializableFunction<Iterable<PaymentEvent>, Void> {
+      implements SerializableFunction<Iterable<Event>, Void> {
     @Override
-    public Void apply(Iterable<PaymentEvent> input) {
+    public Void apply(Iterable<Event> input) {
       Map<String, byte[]> byId = new HashMap<>();
       input.forEach(e -> byId.put(e.id(), e.fingerprint()));
       assertThat(byId.keySet(), is(Set.of("base", "reordered", "zeros", "more", "labelled")));
@@ -1099,7 +1117,7 @@ public class ParseCloudEventsTest {
         base.replace("\"id\":\"base\"", "\"id\":\"labelled\"")
             .replace("\"country\":\"GB\"", "\"country\":\"GB\",\"label\":\"coffee\"");
 
-    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> result =
+    WithFailures.Result<PCollection<Event>, DeadLetter> result =
         p.apply(
                 Create.of(
                         record("replay:line 1", bytes(base)),
@@ -1123,7 +1141,7 @@ public class ParseCloudEventsTest {
     data(transactionEur).put("currency", "EUR");
     ObjectNode transactionGbp = validEvent("transaction-gbp");
 
-    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> result =
+    WithFailures.Result<PCollection<Event>, DeadLetter> result =
         p.apply(
                 Create.of(
                         record("replay:line 1", bytes(refundEur)),
@@ -1139,7 +1157,7 @@ public class ParseCloudEventsTest {
                 .output()
                 .apply(
                     MapElements.into(TypeDescriptors.strings())
-                        .via(e -> e.id() + " " + e.type() + " " + e.currency())))
+                        .via(e -> e.id() + " " + e.type() + " " + TestEvents.PAYMENT.currency(e))))
         .containsInAnyOrder(
             "refund-eur payments.refund.v1 EUR", "transaction-eur payments.transaction.v1 EUR");
     PAssert.that(reasons(result.failures())).containsInAnyOrder("invalid_currency");
@@ -1196,7 +1214,7 @@ public class ParseCloudEventsTest {
   public void deadLettersRenderAsJsonWithTheOriginalBytes() {
     byte[] truncated = bytes("{\"specversion\":\"1.0\",\"id\":\"é\",\"data\":{\"amount\":1");
     byte[] invalidUtf8 = {'{', '"', 'a', '"', ':', '"', (byte) 0xC3, (byte) 0x28, '"', '}'};
-    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> result =
+    WithFailures.Result<PCollection<Event>, DeadLetter> result =
         p.apply(
                 Create.of(record("replay:line 2", truncated), record("replay:line 3", invalidUtf8))
                     .withCoder(RawRecord.RawRecordCoder.of()))
@@ -1489,7 +1507,7 @@ public class ParseCloudEventsTest {
     }
     assertThat(payloadsByOrigin.size(), is(FUZZ_LINES));
 
-    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> result =
+    WithFailures.Result<PCollection<Event>, DeadLetter> result =
         p.apply(Create.of(corpus.records).withCoder(RawRecord.RawRecordCoder.of()))
             .apply(
                 ParseCloudEvents.create()

@@ -1,7 +1,8 @@
 package dev.tidemark.transforms;
 
 import dev.tidemark.transforms.util.TidemarkMetrics;
-import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.Event;
+import dev.tidemark.transforms.values.PaymentFields;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import org.apache.beam.sdk.PipelineResult;
@@ -40,10 +41,13 @@ public final class TestEvents {
     return BASE.plus(Duration.millis((long) (minutes * 60_000)));
   }
 
+  /** Reads the payment fields of events. */
+  public static final PaymentFields PAYMENT = PaymentFields.bundled();
+
   /** A valid payment; the fingerprint derives from id and amount, like content would. */
-  public static PaymentEvent payment(
+  public static Event payment(
       Account account, String id, long cents, String merchant, String country, Instant time) {
-    return new PaymentEvent(
+    return PAYMENT.event(
         SOURCE,
         id,
         ParseCloudEvents.DEFAULT_TYPE,

@@ -1,6 +1,6 @@
 package dev.tidemark.bench.beam;
 
-import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.Event;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.state.TimeDomain;
@@ -20,11 +20,10 @@ import org.joda.time.Duration;
  * output, no content comparison, no conflict counter.
  *
  * <pre>{@code
- * PCollection<PaymentEvent> unique = events.apply(BeamDeduplicate.of(Duration.standardHours(24)));
+ * PCollection<Event> unique = events.apply(BeamDeduplicate.of(Duration.standardHours(24)));
  * }</pre>
  */
-public final class BeamDeduplicate
-    extends PTransform<PCollection<PaymentEvent>, PCollection<PaymentEvent>> {
+public final class BeamDeduplicate extends PTransform<PCollection<Event>, PCollection<Event>> {
   private final Duration horizon;
 
   private BeamDeduplicate(Duration horizon) {
@@ -41,20 +40,19 @@ public final class BeamDeduplicate
   }
 
   @Override
-  public PCollection<PaymentEvent> expand(PCollection<PaymentEvent> events) {
+  public PCollection<Event> expand(PCollection<Event> events) {
     return events
         .apply(
             "KeyBySourceAndId",
-            WithKeys.of(PaymentEvent::identity)
+            WithKeys.of(Event::identity)
                 .withKeyType(
                     TypeDescriptors.kvs(TypeDescriptors.strings(), TypeDescriptors.strings())))
         .setCoder(
             KvCoder.of(
-                KvCoder.of(StringUtf8Coder.of(), StringUtf8Coder.of()),
-                PaymentEvent.PaymentEventCoder.of()))
+                KvCoder.of(StringUtf8Coder.of(), StringUtf8Coder.of()), Event.EventCoder.of()))
         .apply(
             "Deduplicate",
-            Deduplicate.<KV<String, String>, PaymentEvent>keyedValues()
+            Deduplicate.<KV<String, String>, Event>keyedValues()
                 .withTimeDomain(TimeDomain.EVENT_TIME)
                 .withDuration(horizon))
         .apply("DropKeys", Values.create());

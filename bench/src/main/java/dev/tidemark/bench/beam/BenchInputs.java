@@ -4,7 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
 import dev.tidemark.transforms.util.Json;
-import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.Event;
+import dev.tidemark.transforms.values.PaymentFields;
 import dev.tidemark.transforms.values.RawRecord;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -35,9 +36,9 @@ import org.joda.time.Instant;
 
 /**
  * Benchmark inputs: a generated stream held in memory, both as the raw records a source would read
- * and as already-parsed {@link PaymentEvent}s, and a source that emits a held list inside a job
- * running in this JVM (Flink's MiniCluster runs in-process), so that the measured step does not pay
- * for reading files or parsing JSON.
+ * and as already-parsed {@link Event}s, and a source that emits a held list inside a job running in
+ * this JVM (Flink's MiniCluster runs in-process), so that the measured step does not pay for
+ * reading files or parsing JSON.
  *
  * <p>The parsed events are built here, not by {@code ParseCloudEvents}: the same fields, event time
  * from the CloudEvent {@code time}, ingestion time from the replay file's arrival clock (its {@code
@@ -57,18 +58,18 @@ public final class BenchInputs {
     public final List<RawRecord> records;
 
     /** Every valid event, duplicates included, in arrival order. */
-    public final List<PaymentEvent> events;
+    public final List<Event> events;
 
-    Stream(List<RawRecord> records, List<PaymentEvent> events) {
+    Stream(List<RawRecord> records, List<Event> events) {
       this.records = records;
       this.events = events;
     }
 
     /** The first copy of every identity, in arrival order (what dedup passes on). */
-    public List<PaymentEvent> firstCopies() {
+    public List<Event> firstCopies() {
       Set<List<String>> seen = new HashSet<>();
-      List<PaymentEvent> first = new ArrayList<>();
-      for (PaymentEvent e : events) {
+      List<Event> first = new ArrayList<>();
+      for (Event e : events) {
         if (seen.add(List.of(e.source(), e.id()))) {
           first.add(e);
         }
@@ -100,7 +101,7 @@ public final class BenchInputs {
       throw new IllegalStateException("the JVM has no MD5", e);
     }
     List<RawRecord> records = new ArrayList<>();
-    List<PaymentEvent> events = new ArrayList<>();
+    List<Event> events = new ArrayList<>();
     long clock = Long.MIN_VALUE;
     int start = 0;
     long lineNumber = 0;
@@ -119,7 +120,7 @@ public final class BenchInputs {
         clock += java.time.Duration.parse(root.get("advanceProcessingTime").asText()).toMillis();
         continue;
       }
-      PaymentEvent event = root == null ? null : toEvent(root, clock, md5);
+      Event event = root == null ? null : toEvent(root, clock, md5);
       if (clock == Long.MIN_VALUE) {
         if (event == null) {
           throw new IllegalStateException("the generator's first line is not an event");
@@ -144,7 +145,7 @@ public final class BenchInputs {
     }
   }
 
-  private static PaymentEvent toEvent(JsonNode root, long clock, MessageDigest md5) {
+  private static Event toEvent(JsonNode root, long clock, MessageDigest md5) {
     try {
       String id = root.path("id").asText("");
       JsonNode data = root.get("data");
@@ -157,18 +158,19 @@ public final class BenchInputs {
       md5.update(
           (root.get("type").asText() + "\n" + time + "\n" + data).getBytes(StandardCharsets.UTF_8));
       Instant eventTime = Instant.parse(time);
-      return new PaymentEvent(
-          root.get("source").asText(),
-          id,
-          root.get("type").asText(),
-          eventTime,
-          new Instant(clock == Long.MIN_VALUE ? eventTime.getMillis() : clock),
-          data.get("accountId").asText(),
-          amount.movePointRight(2).longValueExact(),
-          data.get("currency").asText(),
-          data.hasNonNull("merchantId") ? data.get("merchantId").asText() : null,
-          data.hasNonNull("country") ? data.get("country").asText() : null,
-          md5.digest());
+      return PaymentFields.bundled()
+          .event(
+              root.get("source").asText(),
+              id,
+              root.get("type").asText(),
+              eventTime,
+              new Instant(clock == Long.MIN_VALUE ? eventTime.getMillis() : clock),
+              data.get("accountId").asText(),
+              amount.movePointRight(2).longValueExact(),
+              data.get("currency").asText(),
+              data.hasNonNull("merchantId") ? data.get("merchantId").asText() : null,
+              data.hasNonNull("country") ? data.get("country").asText() : null,
+              md5.digest());
     } catch (RuntimeException e) {
       return null; // malformed in a way this reader does not care to name
     }

@@ -6,7 +6,7 @@ import dev.tidemark.bench.suite.BenchResults;
 import dev.tidemark.bench.suite.Stats;
 import dev.tidemark.transforms.ComputeFeatures;
 import dev.tidemark.transforms.DeduplicateEvents;
-import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.Event;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -24,13 +24,13 @@ import org.joda.time.Duration;
  * NaiveSlidingFeatures} ({@code SlidingWindows} + {@code Combine.perKey}), on the same runner and
  * input in the same run.
  *
- * <p>Method: the input is the generated stream already parsed into {@link PaymentEvent}s (all
- * copies for dedup, the first copies for features), timestamped with event time and held in memory
- * (see {@link BenchInputs}). Each round runs three batch jobs on the FlinkRunner's embedded
- * cluster: one that only reads the input, then ours and the baseline in alternating order; after
- * {@code warmups} discarded rounds, {@code repeats} measured ones. A side's time is its job's wall
- * time minus the read-only job's of the same round; events/s is input events over that time. The
- * ratio is ours over the baseline's median events/s.
+ * <p>Method: the input is the generated stream already parsed into {@link Event}s (all copies for
+ * dedup, the first copies for features), timestamped with event time and held in memory (see {@link
+ * BenchInputs}). Each round runs three batch jobs on the FlinkRunner's embedded cluster: one that
+ * only reads the input, then ours and the baseline in alternating order; after {@code warmups}
+ * discarded rounds, {@code repeats} measured ones. A side's time is its job's wall time minus the
+ * read-only job's of the same round; events/s is input events over that time. The ratio is ours
+ * over the baseline's median events/s.
  */
 public final class BuildingBlocksPart implements BenchPart {
   static final String NAME = "beam-building-blocks";
@@ -48,7 +48,7 @@ public final class BuildingBlocksPart implements BenchPart {
     int accounts = profile.accounts.get(0);
     BenchInputs.Stream stream =
         BenchInputs.generate(BenchInputs.config(profile.events, accounts, SEED));
-    List<PaymentEvent> unique = stream.firstCopies();
+    List<Event> unique = stream.firstCopies();
     results.note(
         NAME,
         String.format(
@@ -67,10 +67,8 @@ public final class BuildingBlocksPart implements BenchPart {
             accounts,
             profile.warmups,
             profile.repeats));
-    try (BenchInputs.Held<PaymentEvent> all =
-            BenchInputs.hold(stream.events, PaymentEvent.PaymentEventCoder.of());
-        BenchInputs.Held<PaymentEvent> firsts =
-            BenchInputs.hold(unique, PaymentEvent.PaymentEventCoder.of());
+    try (BenchInputs.Held<Event> all = BenchInputs.hold(stream.events, Event.EventCoder.of());
+        BenchInputs.Held<Event> firsts = BenchInputs.hold(unique, Event.EventCoder.of());
         FlinkBatchRuns runs = FlinkBatchRuns.start(PARALLELISM)) {
       Double dedup =
           compare(
@@ -134,11 +132,11 @@ public final class BuildingBlocksPart implements BenchPart {
       BenchProfile profile,
       BenchResults results,
       String what,
-      BenchInputs.Held<PaymentEvent> input,
+      BenchInputs.Held<Event> input,
       String oursName,
-      Consumer<PCollection<PaymentEvent>> ours,
+      Consumer<PCollection<Event>> ours,
       String baselineName,
-      Consumer<PCollection<PaymentEvent>> baseline)
+      Consumer<PCollection<Event>> baseline)
       throws Exception {
     Map<String, List<Double>> rates = new LinkedHashMap<>();
     Map<String, List<Double>> seconds = new LinkedHashMap<>();
@@ -193,11 +191,11 @@ public final class BuildingBlocksPart implements BenchPart {
   }
 
   private static Pipeline pipeline(
-      BenchInputs.Held<PaymentEvent> input, Consumer<PCollection<PaymentEvent>> step) {
+      BenchInputs.Held<Event> input, Consumer<PCollection<Event>> step) {
     Pipeline pipeline =
         Pipeline.create(FlinkBatchRuns.options(FlinkPipelineOptions.class, PARALLELISM));
-    PCollection<PaymentEvent> events =
-        pipeline.apply("ReadHeld", input.read(PARALLELISM, PaymentEvent::eventTime));
+    PCollection<Event> events =
+        pipeline.apply("ReadHeld", input.read(PARALLELISM, Event::eventTime));
     FlinkBatchRuns.count(events, "Read");
     step.accept(events);
     return pipeline;

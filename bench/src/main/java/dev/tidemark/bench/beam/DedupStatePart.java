@@ -7,7 +7,7 @@ import dev.tidemark.bench.suite.ExtraPipelineArgs;
 import dev.tidemark.bench.suite.Stats;
 import dev.tidemark.testkit.generate.GeneratorConfig;
 import dev.tidemark.transforms.DeduplicateEvents;
-import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.Event;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -109,12 +109,12 @@ public final class DedupStatePart implements BenchPart {
             .numAccounts(ACCOUNTS)
             .eventsPerSecond(profile.events / (double) spanSeconds)
             .build();
-    List<PaymentEvent> events = BenchInputs.generate(config).events;
+    List<Event> events = BenchInputs.generate(config).events;
     int n = events.size();
     long outOfOrder = config.maxOutOfOrderness().toMillis();
     List<Long> watermark = new ArrayList<>(n);
     long max = Long.MIN_VALUE;
-    for (PaymentEvent e : events) {
+    for (Event e : events) {
       max = Math.max(max, e.eventTime().getMillis());
       watermark.add(max - outOfOrder);
     }
@@ -129,8 +129,7 @@ public final class DedupStatePart implements BenchPart {
     long checkpointMillis = profile.isFull() ? 2000 : 1000;
     Path storage = Files.createTempDirectory("tidemark-bench-checkpoints");
     List<Sample> samples = new ArrayList<>();
-    try (BenchInputs.Held<PaymentEvent> heldEvents =
-            BenchInputs.hold(events, PaymentEvent.PaymentEventCoder.of());
+    try (BenchInputs.Held<Event> heldEvents = BenchInputs.hold(events, Event.EventCoder.of());
         BenchInputs.Held<Long> heldWatermark =
             BenchInputs.hold(watermark, org.apache.beam.sdk.coders.VarLongCoder.of())) {
       String progressKey = heldEvents.handle();
@@ -216,7 +215,7 @@ public final class DedupStatePart implements BenchPart {
    * Identities first seen at or before {@code index} whose first copy's event time plus the horizon
    * is not behind the watermark {@code w}: their expiry timers have not fired.
    */
-  static long liveKeys(int[] firsts, List<PaymentEvent> events, long index, long w) {
+  static long liveKeys(int[] firsts, List<Event> events, long index, long w) {
     long live = 0;
     for (int i : firsts) {
       if (i > index) {
@@ -358,7 +357,7 @@ public final class DedupStatePart implements BenchPart {
                             backend.argument,
                             "--stateBackendStoragePath=" + storage.toUri())))
                 .create());
-    PCollection<PaymentEvent> events =
+    PCollection<Event> events =
         pipeline
             .apply(
                 "GenerateIndexes",
@@ -366,7 +365,7 @@ public final class DedupStatePart implements BenchPart {
                     .withRate(rate, Duration.standardSeconds(1))
                     .withTimestampFn(new WatermarkTimeFn(watermarkHandle, n)))
             .apply("HeldEvents", ParDo.of(new HeldEventFn(eventsHandle, progressKey, n)))
-            .setCoder(PaymentEvent.PaymentEventCoder.of());
+            .setCoder(Event.EventCoder.of());
     DeduplicateEvents.Result deduped =
         events.apply("DeduplicateEvents", DeduplicateEvents.create().withHorizon(HORIZON));
     FlinkBatchRuns.count(deduped.events(), "Unique");
@@ -392,7 +391,7 @@ public final class DedupStatePart implements BenchPart {
   }
 
   /** Index to its held event (nothing past the end); records how far the source got. */
-  static final class HeldEventFn extends DoFn<Long, PaymentEvent> {
+  static final class HeldEventFn extends DoFn<Long, Event> {
     private final String handle;
     private final String progressKey;
     private final int n;
@@ -404,9 +403,9 @@ public final class DedupStatePart implements BenchPart {
     }
 
     @ProcessElement
-    public void processElement(@Element Long index, OutputReceiver<PaymentEvent> out) {
+    public void processElement(@Element Long index, OutputReceiver<Event> out) {
       if (index < n) {
-        List<PaymentEvent> events = BenchInputs.held(handle);
+        List<Event> events = BenchInputs.held(handle);
         out.output(events.get(index.intValue()));
       }
       AtomicLong progress = PROGRESS.get(progressKey);

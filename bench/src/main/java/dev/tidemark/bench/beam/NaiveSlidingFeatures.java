@@ -1,8 +1,9 @@
 package dev.tidemark.bench.beam;
 
+import dev.tidemark.transforms.values.Event;
 import dev.tidemark.transforms.values.Features;
-import dev.tidemark.transforms.values.PaymentEvent;
 import dev.tidemark.transforms.values.PaymentFeatures;
+import dev.tidemark.transforms.values.PaymentFields;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -41,7 +42,7 @@ import org.joda.time.Instant;
  * }</pre>
  */
 public final class NaiveSlidingFeatures
-    extends PTransform<PCollection<PaymentEvent>, PCollection<KV<String, Features>>> {
+    extends PTransform<PCollection<Event>, PCollection<KV<String, Features>>> {
   private final Duration size;
   private final Duration period;
 
@@ -60,16 +61,15 @@ public final class NaiveSlidingFeatures
   }
 
   @Override
-  public PCollection<KV<String, Features>> expand(PCollection<PaymentEvent> events) {
+  public PCollection<KV<String, Features>> expand(PCollection<Event> events) {
     return events
-        .apply("Window", Window.<PaymentEvent>into(SlidingWindows.of(size).every(period)))
+        .apply("Window", Window.<Event>into(SlidingWindows.of(size).every(period)))
         .apply(
             "KeyByAccount",
             MapElements.into(
-                    TypeDescriptors.kvs(
-                        TypeDescriptors.strings(), TypeDescriptor.of(PaymentEvent.class)))
-                .via((PaymentEvent e) -> KV.of(e.accountId(), e)))
-        .setCoder(KvCoder.of(StringUtf8Coder.of(), PaymentEvent.PaymentEventCoder.of()))
+                    TypeDescriptors.kvs(TypeDescriptors.strings(), TypeDescriptor.of(Event.class)))
+                .via((Event e) -> KV.of(e.key(), e)))
+        .setCoder(KvCoder.of(StringUtf8Coder.of(), Event.EventCoder.of()))
         .apply("CombineFeatures", Combine.perKey(new NaiveFeaturesFn()))
         .setCoder(KvCoder.of(StringUtf8Coder.of(), Features.FeaturesCoder.of()));
   }
@@ -94,22 +94,27 @@ public final class NaiveSlidingFeatures
   }
 
   /** The five features, computed the obvious way. */
-  static final class NaiveFeaturesFn extends CombineFn<PaymentEvent, Accumulator, Features> {
+  static final class NaiveFeaturesFn extends CombineFn<Event, Accumulator, Features> {
+    private static final PaymentFields PAYMENT = PaymentFields.bundled();
+
     @Override
     public Accumulator createAccumulator() {
       return new Accumulator();
     }
 
     @Override
-    public Accumulator addInput(Accumulator acc, PaymentEvent event) {
+    public Accumulator addInput(Accumulator acc, Event event) {
       acc.count++;
-      acc.sumCents += event.amountCents();
-      acc.maxCents = Math.max(acc.maxCents, event.amountCents());
-      if (event.merchantId() != null) {
-        acc.merchants.add(event.merchantId());
+      long cents = PAYMENT.amountCents(event);
+      acc.sumCents += cents;
+      acc.maxCents = Math.max(acc.maxCents, cents);
+      String merchant = PAYMENT.merchantId(event);
+      if (merchant != null) {
+        acc.merchants.add(merchant);
       }
-      if (event.country() != null) {
-        acc.countries.add(event.country());
+      String country = PAYMENT.country(event);
+      if (country != null) {
+        acc.countries.add(country);
       }
       acc.latest(event.eventTime().getMillis(), event.ingestionTime().getMillis());
       return acc;
@@ -142,8 +147,7 @@ public final class NaiveSlidingFeatures
     }
 
     @Override
-    public Coder<Accumulator> getAccumulatorCoder(
-        CoderRegistry registry, Coder<PaymentEvent> inputCoder) {
+    public Coder<Accumulator> getAccumulatorCoder(CoderRegistry registry, Coder<Event> inputCoder) {
       return AccumulatorCoder.INSTANCE;
     }
   }

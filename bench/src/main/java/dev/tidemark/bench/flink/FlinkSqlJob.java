@@ -1,9 +1,10 @@
 package dev.tidemark.bench.flink;
 
 import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.Event;
 import dev.tidemark.transforms.values.Features;
-import dev.tidemark.transforms.values.PaymentEvent;
 import dev.tidemark.transforms.values.PaymentFeatures;
+import dev.tidemark.transforms.values.PaymentFields;
 import dev.tidemark.transforms.values.RawRecord;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -167,21 +168,22 @@ public final class FlinkSqlJob {
                 new NativeFlinkJob.ScoreOperator(settings.scorer))
             .name("ScoreFeatures");
     // SQL has no too-late output: a side output nothing is sent to stands for it.
-    DataStream<PaymentEvent> tooLate = deduplicated.unique.getSideOutput(NativeFlinkJob.TOO_LATE);
+    DataStream<Event> tooLate = deduplicated.unique.getSideOutput(NativeFlinkJob.TOO_LATE);
     return NativeFlinkJob.outputs(deduplicated, scored, tooLate);
   }
 
   /** An event's columns. */
-  static final class ToRow implements MapFunction<PaymentEvent, Row> {
+  static final class ToRow implements MapFunction<Event, Row> {
     private static final long serialVersionUID = 1L;
+    private static final PaymentFields PAYMENT = PaymentFields.bundled();
 
     @Override
-    public Row map(PaymentEvent event) {
+    public Row map(Event event) {
       return Row.of(
-          event.accountId(),
-          event.amountCents(),
-          event.merchantId(),
-          event.country(),
+          event.key(),
+          PAYMENT.amountCents(event),
+          PAYMENT.merchantId(event),
+          PAYMENT.country(event),
           event.eventTime().getMillis(),
           event.ingestionTime().getMillis());
     }

@@ -9,9 +9,8 @@ import dev.tidemark.transforms.ParseCloudEvents;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.DuplicateRecord;
+import dev.tidemark.transforms.values.Event;
 import dev.tidemark.transforms.values.Features;
-import dev.tidemark.transforms.values.PaymentEvent;
-import dev.tidemark.transforms.values.PaymentFields;
 import dev.tidemark.transforms.values.RawRecord;
 import java.io.Serializable;
 import java.nio.ByteBuffer;
@@ -106,13 +105,13 @@ public final class NativeFlinkJob {
     public final DataStream<Decision> decisions;
     public final DataStream<DeadLetter> deadLetters;
     public final DataStream<DuplicateRecord> duplicates;
-    public final DataStream<PaymentEvent> tooLate;
+    public final DataStream<Event> tooLate;
 
     Outputs(
         DataStream<Decision> decisions,
         DataStream<DeadLetter> deadLetters,
         DataStream<DuplicateRecord> duplicates,
-        DataStream<PaymentEvent> tooLate) {
+        DataStream<Event> tooLate) {
       this.decisions = decisions;
       this.deadLetters = deadLetters;
       this.duplicates = duplicates;
@@ -139,12 +138,12 @@ public final class NativeFlinkJob {
       write(tooLate, bootstrapServers, topics.get("too-late"), Outputs::tooLateJson);
     }
 
-    private static String tooLateJson(PaymentEvent event) {
+    private static String tooLateJson(Event event) {
       return dev.tidemark.transforms.util.Json.MAPPER
           .createObjectNode()
           .put("source", event.source())
           .put("id", event.id())
-          .put("accountId", event.accountId())
+          .put("accountId", event.key())
           .put("eventTime", event.eventTime().toString())
           .toString();
     }
@@ -173,7 +172,7 @@ public final class NativeFlinkJob {
   }
 
   static final TypeInformation<RawRecord> RAW = coder(RawRecord.RawRecordCoder.of());
-  static final TypeInformation<PaymentEvent> EVENT = coder(PaymentEvent.PaymentEventCoder.of());
+  static final TypeInformation<Event> EVENT = coder(Event.EventCoder.of());
   static final TypeInformation<DeadLetter> DEAD_LETTER = coder(DeadLetter.DeadLetterCoder.of());
   static final TypeInformation<DuplicateRecord> DUPLICATE =
       coder(DuplicateRecord.DuplicateRecordCoder.of());
@@ -188,7 +187,7 @@ public final class NativeFlinkJob {
   static final OutputTag<DeadLetter> SCORING_FAILURES =
       new OutputTag<>("scoring-failures", DEAD_LETTER);
   static final OutputTag<DuplicateRecord> DUPLICATES = new OutputTag<>("duplicates", DUPLICATE);
-  static final OutputTag<PaymentEvent> TOO_LATE = new OutputTag<>("too-late", EVENT);
+  static final OutputTag<Event> TOO_LATE = new OutputTag<>("too-late", EVENT);
 
   /** A local (embedded MiniCluster) environment; batch runs in Flink's BATCH execution mode. */
   public static StreamExecutionEnvironment environment(int parallelism, boolean batch) {
@@ -223,12 +222,11 @@ public final class NativeFlinkJob {
 
   /** The parsed events (dead letters on their side output) and the first copies among them. */
   static final class Deduplicated {
-    final SingleOutputStreamOperator<PaymentEvent> parsed;
-    final SingleOutputStreamOperator<PaymentEvent> unique;
+    final SingleOutputStreamOperator<Event> parsed;
+    final SingleOutputStreamOperator<Event> unique;
 
     Deduplicated(
-        SingleOutputStreamOperator<PaymentEvent> parsed,
-        SingleOutputStreamOperator<PaymentEvent> unique) {
+        SingleOutputStreamOperator<Event> parsed, SingleOutputStreamOperator<Event> unique) {
       this.parsed = parsed;
       this.unique = unique;
     }
@@ -237,19 +235,18 @@ public final class NativeFlinkJob {
   /** Parse, event time (when {@code assignWatermarks}) and dedup: the part both baselines share. */
   static Deduplicated parseAndDeduplicate(
       DataStream<RawRecord> raw, boolean assignWatermarks, Settings settings) {
-    SingleOutputStreamOperator<PaymentEvent> parsed =
+    SingleOutputStreamOperator<Event> parsed =
         raw.process(new ParseFn(), EVENT).name("ParseCloudEvents");
-    DataStream<PaymentEvent> timed = parsed;
+    DataStream<Event> timed = parsed;
     if (assignWatermarks) {
       timed =
           parsed
               .assignTimestampsAndWatermarks(
-                  WatermarkStrategy.<PaymentEvent>forBoundedOutOfOrderness(
-                          settings.maxOutOfOrderness)
+                  WatermarkStrategy.<Event>forBoundedOutOfOrderness(settings.maxOutOfOrderness)
                       .withTimestampAssigner((event, previous) -> event.eventTime().getMillis()))
               .name("EventTime");
     }
-    SingleOutputStreamOperator<PaymentEvent> unique =
+    SingleOutputStreamOperator<Event> unique =
         timed
             .keyBy(new IdentityKey(), Types.TUPLE(Types.STRING, Types.STRING))
             .process(new DeduplicateFn(settings.dedupHorizon), EVENT)
@@ -260,7 +257,7 @@ public final class NativeFlinkJob {
   /** Parse, dedup, windowed features, decisions and scores on {@code raw}. */
   static Outputs expand(DataStream<RawRecord> raw, boolean assignWatermarks, Settings settings) {
     Deduplicated deduplicated = parseAndDeduplicate(raw, assignWatermarks, settings);
-    SingleOutputStreamOperator<PaymentEvent> unique = deduplicated.unique;
+    SingleOutputStreamOperator<Event> unique = deduplicated.unique;
     SingleOutputStreamOperator<Decision> unscored =
         unique
             .keyBy(new AccountKey(), Types.STRING)
@@ -285,7 +282,7 @@ public final class NativeFlinkJob {
   static Outputs outputs(
       Deduplicated deduplicated,
       SingleOutputStreamOperator<Decision> scored,
-      DataStream<PaymentEvent> tooLate) {
+      DataStream<Event> tooLate) {
     DataStream<DeadLetter> deadLetters =
         deduplicated
             .parsed
@@ -295,7 +292,7 @@ public final class NativeFlinkJob {
   }
 
   /** Tidemark's parser; rejected records to the dead-letter side output. */
-  static final class ParseFn extends ProcessFunction<RawRecord, PaymentEvent> {
+  static final class ParseFn extends ProcessFunction<RawRecord, Event> {
     private static final long serialVersionUID = 1L;
     private transient ParseCloudEvents.Parser parser;
 
@@ -305,8 +302,8 @@ public final class NativeFlinkJob {
     }
 
     @Override
-    public void processElement(RawRecord record, Context context, Collector<PaymentEvent> out) {
-      PaymentEvent event = parser.parse(record, dead -> context.output(DEAD_LETTERS, dead));
+    public void processElement(RawRecord record, Context context, Collector<Event> out) {
+      Event event = parser.parse(record, dead -> context.output(DEAD_LETTERS, dead));
       if (event != null) {
         out.collect(event);
       }
@@ -314,21 +311,21 @@ public final class NativeFlinkJob {
   }
 
   /** The CloudEvents identity. */
-  static final class IdentityKey implements KeySelector<PaymentEvent, Tuple2<String, String>> {
+  static final class IdentityKey implements KeySelector<Event, Tuple2<String, String>> {
     private static final long serialVersionUID = 1L;
 
     @Override
-    public Tuple2<String, String> getKey(PaymentEvent event) {
+    public Tuple2<String, String> getKey(Event event) {
       return Tuple2.of(event.source(), event.id());
     }
   }
 
-  static final class AccountKey implements KeySelector<PaymentEvent, String> {
+  static final class AccountKey implements KeySelector<Event, String> {
     private static final long serialVersionUID = 1L;
 
     @Override
-    public String getKey(PaymentEvent event) {
-      return event.accountId();
+    public String getKey(Event event) {
+      return event.key();
     }
   }
 
@@ -337,7 +334,7 @@ public final class NativeFlinkJob {
    * Tidemark's {@code KV<byte[], Long>} cell) in a value state with a TTL of the horizon.
    */
   static final class DeduplicateFn
-      extends KeyedProcessFunction<Tuple2<String, String>, PaymentEvent, PaymentEvent> {
+      extends KeyedProcessFunction<Tuple2<String, String>, Event, Event> {
     private static final long serialVersionUID = 1L;
     static final String FIRST_SEEN_STATE = "firstSeen";
 
@@ -362,7 +359,7 @@ public final class NativeFlinkJob {
     }
 
     @Override
-    public void processElement(PaymentEvent event, Context context, Collector<PaymentEvent> out)
+    public void processElement(Event event, Context context, Collector<Event> out)
         throws Exception {
       byte[] first = firstSeen.value();
       if (first == null) {
@@ -391,11 +388,10 @@ public final class NativeFlinkJob {
 
   /** {@link SpecFeaturesFn} of the payments spec, Tidemark's combine, as a Flink aggregate. */
   static final class FeaturesAggregate
-      implements AggregateFunction<PaymentEvent, SpecFeaturesFn.Accumulator, Features> {
+      implements AggregateFunction<Event, SpecFeaturesFn.Accumulator, Features> {
     private static final long serialVersionUID = 1L;
     private static final PipelineSpec PAYMENTS = SpecLoader.loadBundled(SpecLoader.DEFAULT_BUNDLED);
     private final SpecFeaturesFn fn = SpecFeaturesFn.of(PAYMENTS);
-    private final PaymentFields fields = PaymentFields.of(PAYMENTS.events());
 
     @Override
     public SpecFeaturesFn.Accumulator createAccumulator() {
@@ -403,9 +399,8 @@ public final class NativeFlinkJob {
     }
 
     @Override
-    public SpecFeaturesFn.Accumulator add(
-        PaymentEvent event, SpecFeaturesFn.Accumulator accumulator) {
-      return fn.addInput(accumulator, fields.values(event));
+    public SpecFeaturesFn.Accumulator add(Event event, SpecFeaturesFn.Accumulator accumulator) {
+      return fn.addInput(accumulator, event.fields());
     }
 
     @Override

@@ -5,8 +5,8 @@ import static org.hamcrest.Matchers.greaterThan;
 
 import dev.tidemark.transforms.ComputeFeatures;
 import dev.tidemark.transforms.DeduplicateEvents;
+import dev.tidemark.transforms.values.Event;
 import dev.tidemark.transforms.values.Features;
-import dev.tidemark.transforms.values.PaymentEvent;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -54,14 +54,13 @@ public class BeamBaselinesTest {
     return BenchInputs.generate(BenchInputs.config(300, 20, 7L));
   }
 
-  private PCollection<PaymentEvent> create(List<PaymentEvent> events) {
-    List<TimestampedValue<PaymentEvent>> timestamped =
+  private PCollection<Event> create(List<Event> events) {
+    List<TimestampedValue<Event>> timestamped =
         events.stream()
             .map(e -> TimestampedValue.of(e, e.eventTime()))
             .collect(Collectors.toList());
     return p.apply(
-        "CreateEvents",
-        Create.timestamped(timestamped).withCoder(PaymentEvent.PaymentEventCoder.of()));
+        "CreateEvents", Create.timestamped(timestamped).withCoder(Event.EventCoder.of()));
   }
 
   /**
@@ -70,10 +69,9 @@ public class BeamBaselinesTest {
    * disabled as flaky, apache/beam#21145); holding the watermark until all elements are read makes
    * the comparison deterministic.
    */
-  private PCollection<PaymentEvent> stream(List<PaymentEvent> events) {
-    TestStream.Builder<PaymentEvent> builder =
-        TestStream.create(PaymentEvent.PaymentEventCoder.of());
-    for (PaymentEvent e : events) {
+  private PCollection<Event> stream(List<Event> events) {
+    TestStream.Builder<Event> builder = TestStream.create(Event.EventCoder.of());
+    for (Event e : events) {
       builder = builder.addElements(TimestampedValue.of(e, e.eventTime()));
     }
     return p.apply("StreamEvents", builder.advanceWatermarkToInfinity());
@@ -81,8 +79,8 @@ public class BeamBaselinesTest {
 
   @Test
   public void naiveCombineEqualsComputeFeaturesOnTimePanes() throws Exception {
-    List<PaymentEvent> unique = stream().firstCopies();
-    PCollection<PaymentEvent> events = create(unique);
+    List<Event> unique = stream().firstCopies();
+    PCollection<Event> events = create(unique);
     PCollection<KV<String, String>> ours =
         events
             .apply(
@@ -120,19 +118,19 @@ public class BeamBaselinesTest {
   @Test
   public void deduplicateKeyedValuesKeepsTheSameFirstCopies() throws Exception {
     BenchInputs.Stream stream = stream();
-    List<PaymentEvent> unique = stream.firstCopies();
+    List<Event> unique = stream.firstCopies();
     assertThat("the stream has duplicates", stream.events.size(), greaterThan(unique.size()));
     List<String> expected = new ArrayList<>();
     unique.forEach(e -> expected.add(e.source() + "#" + e.id()));
     List<String> duplicates = new ArrayList<>();
     stream.events.forEach(e -> duplicates.add(e.source() + "#" + e.id()));
     expected.forEach(duplicates::remove);
-    PCollection<PaymentEvent> events = stream(stream.events);
+    PCollection<Event> events = stream(stream.events);
     DeduplicateEvents.Result ours =
         events.apply(
             "DeduplicateEvents",
             DeduplicateEvents.create().withHorizon(Duration.standardHours(24)));
-    PCollection<PaymentEvent> beam =
+    PCollection<Event> beam =
         events.apply("BeamDeduplicate", BeamDeduplicate.of(Duration.standardHours(24)));
     PAssert.that(identities(ours.events(), "Ours")).containsInAnyOrder(expected);
     PAssert.that(identities(beam, "Beam")).containsInAnyOrder(expected);
@@ -154,7 +152,7 @@ public class BeamBaselinesTest {
         .discardingFiredPanes();
   }
 
-  private static PCollection<String> identities(PCollection<PaymentEvent> events, String side) {
+  private static PCollection<String> identities(PCollection<Event> events, String side) {
     return events.apply(
         side + "Identities",
         MapElements.into(TypeDescriptors.strings()).via(e -> e.source() + "#" + e.id()));

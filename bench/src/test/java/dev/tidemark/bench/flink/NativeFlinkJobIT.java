@@ -91,7 +91,7 @@ public class NativeFlinkJobIT {
       String previous =
           out.put(
               d.decisionId() + "#" + d.paneIndex(),
-              d.accountId()
+              d.key()
                   + " "
                   + d.windowStart()
                   + ".."

@@ -9,7 +9,7 @@ import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.transforms.ParseCloudEvents;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.DeadLetterReason;
-import dev.tidemark.transforms.values.PaymentEvent;
+import dev.tidemark.transforms.values.Event;
 import dev.tidemark.transforms.values.RawRecord;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -71,15 +71,15 @@ public class ReplayFileTest {
     assertThat(replay.records(), is(6));
 
     PCollection<RawRecord> raw = p.apply(replay.stream());
-    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> parsed =
+    WithFailures.Result<PCollection<Event>, DeadLetter> parsed =
         raw.apply(ParseCloudEvents.create());
     PAssert.that(parsed.output())
         .satisfies(
             events -> {
-              List<PaymentEvent> all = new ArrayList<>();
+              List<Event> all = new ArrayList<>();
               events.forEach(all::add);
               assertThat(all.size(), is(2));
-              for (PaymentEvent event : all) {
+              for (Event event : all) {
                 // The replay clock starts at the first event and moves with advanceProcessingTime.
                 Instant expected =
                     Instant.parse(
@@ -141,7 +141,7 @@ public class ReplayFileTest {
             event("future", "2099-01-01T00:00:00Z", "4.00"),
             event("e4", "2026-01-01T00:17:00Z", "5.00"));
     ReplayFile replay = ReplayFile.read(file, Duration.standardSeconds(30));
-    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> parsed =
+    WithFailures.Result<PCollection<Event>, DeadLetter> parsed =
         p.apply(replay.stream()).apply(ParseCloudEvents.create());
 
     assertTheClockFollowedTheAcceptedEventTimes(parsed);
@@ -181,7 +181,7 @@ public class ReplayFileTest {
             Duration.standardSeconds(30),
             ReplayFile.DEFAULT_MAX_FUTURE_SKEW,
             CloudEventTime.of(spec));
-    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> parsed =
+    WithFailures.Result<PCollection<Event>, DeadLetter> parsed =
         p.apply(replay.stream())
             .apply(
                 ParseCloudEvents.create()
@@ -197,7 +197,7 @@ public class ReplayFileTest {
    * moves the clock no more than the watermark.
    */
   private void assertTheClockFollowedTheAcceptedEventTimes(
-      WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> parsed) {
+      WithFailures.Result<PCollection<Event>, DeadLetter> parsed) {
     PAssert.that(parsed.output())
         .satisfies(
             events -> {

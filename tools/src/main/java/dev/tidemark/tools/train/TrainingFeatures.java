@@ -8,8 +8,8 @@ import dev.tidemark.transforms.ParseCloudEvents;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.DeadLetter;
+import dev.tidemark.transforms.values.Event;
 import dev.tidemark.transforms.values.Features;
-import dev.tidemark.transforms.values.PaymentEvent;
 import dev.tidemark.transforms.values.RawRecord;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -199,7 +199,7 @@ public final class TrainingFeatures {
    */
   public static Outputs expand(
       PCollection<RawRecord> raw, Duration windowSize, Duration windowPeriod) {
-    WithFailures.Result<PCollection<PaymentEvent>, DeadLetter> parsed =
+    WithFailures.Result<PCollection<Event>, DeadLetter> parsed =
         raw.apply("ParseCloudEvents", ParseCloudEvents.create());
     DeduplicateEvents.Result deduped =
         parsed.output().apply("DeduplicateEvents", DeduplicateEvents.create());

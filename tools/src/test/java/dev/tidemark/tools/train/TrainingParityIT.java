@@ -116,7 +116,7 @@ public class TrainingParityIT {
       if ("ON_TIME".equals(d.paneTiming())) {
         out.output(
             KV.of(
-                LabelledWindow.key(d.accountId(), d.windowStart(), d.windowEnd()),
+                LabelledWindow.key(d.key(), d.windowStart(), d.windowEnd()),
                 describe(d.features())));
       }
     }

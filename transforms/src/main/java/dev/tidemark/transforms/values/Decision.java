@@ -27,12 +27,14 @@ import org.joda.time.Instant;
  * <p>JSON field names are a contract shared by the file, Kafka and BigQuery sinks:
  *
  * <pre>
- * decisionId   stable id of (accountId, windowStart, windowEnd): the same for every pane
+ * decisionId   stable id of (key, windowStart, windowEnd): the same for every pane
  * version      pane index; a higher version supersedes a lower one
- * accountId, windowStart, windowEnd (RFC 3339 UTC)
+ * (key)        the key, under the spec's key field name: accountId for payments
+ * windowStart, windowEnd (RFC 3339 UTC)
  * pane         {"timing": "EARLY"|"ON_TIME"|"LATE", "index", "isFirst", "isLast"}
- * features     {"txnCount", "amountSum", "amountMax", "distinctMerchants", "distinctCountries",
- *               "amountSumSaturated"}   the flag: amountSum was held at its maximum
+ * features     the spec's features by name, then {@code <name>Saturated} for each sum (the
+ *              sum was held at its maximum); for payments {"txnCount", "amountSum", "amountMax",
+ *              "distinctMerchants", "distinctCountries", "amountSumSaturated"}
  * clocks       {"eventTime", "ingestionTime", "processingTime", "decisionTime"}
  * score, decision, model {"name", "version", "engine"}   only once scored
  * correction   "none" (the first edition of its decisionId), "refined" (the verdict stayed, the
@@ -50,7 +52,7 @@ import org.joda.time.Instant;
 @DefaultCoder(Decision.DecisionCoder.class)
 public final class Decision {
   private final String decisionId;
-  private final String accountId;
+  private final String key;
   private final Instant windowStart;
   private final Instant windowEnd;
   private final String paneTiming;
@@ -69,7 +71,7 @@ public final class Decision {
 
   private Decision(
       String decisionId,
-      String accountId,
+      String key,
       Instant windowStart,
       Instant windowEnd,
       String paneTiming,
@@ -86,7 +88,7 @@ public final class Decision {
       @Nullable Supersedes supersedes,
       @Nullable Shadow shadow) {
     this.decisionId = decisionId;
-    this.accountId = accountId;
+    this.key = key;
     this.windowStart = windowStart;
     this.windowEnd = windowEnd;
     this.paneTiming = paneTiming;
@@ -106,7 +108,7 @@ public final class Decision {
 
   /** An unscored decision for one pane; its decision time is its processing time. */
   public static Decision unscored(
-      String accountId,
+      String key,
       Instant windowStart,
       Instant windowEnd,
       String paneTiming,
@@ -116,8 +118,8 @@ public final class Decision {
       Features features,
       Instant processingTime) {
     return new Decision(
-        decisionId(accountId, windowStart, windowEnd),
-        accountId,
+        decisionId(key, windowStart, windowEnd),
+        key,
         windowStart,
         windowEnd,
         paneTiming,
@@ -180,7 +182,7 @@ public final class Decision {
       @Nullable Shadow shadow) {
     return new Decision(
         decisionId,
-        accountId,
+        key,
         windowStart,
         windowEnd,
         paneTiming,
@@ -207,12 +209,12 @@ public final class Decision {
   }
 
   /**
-   * The stable id of (accountId, windowStart, windowEnd): the first 128 bits of the SHA-256 of the
-   * three, length-prefixed, in hex.
+   * The stable id of (key, windowStart, windowEnd): the first 128 bits of the SHA-256 of the three,
+   * length-prefixed, in hex.
    */
-  public static String decisionId(String accountId, Instant windowStart, Instant windowEnd) {
+  public static String decisionId(String key, Instant windowStart, Instant windowEnd) {
     MessageDigest sha = Sha256.threadDigest();
-    Sha256.updateLengthPrefixed(sha, accountId);
+    Sha256.updateLengthPrefixed(sha, key);
     sha.update(
         java.nio.ByteBuffer.allocate(16)
             .putLong(windowStart.getMillis())
@@ -230,8 +232,9 @@ public final class Decision {
     return paneIndex;
   }
 
-  public String accountId() {
-    return accountId;
+  /** The key the features were computed per ({@link Features#schema()} names its field). */
+  public String key() {
+    return key;
   }
 
   public Instant windowStart() {
@@ -312,7 +315,7 @@ public final class Decision {
         out -> {
           out.writeStringField("decisionId", decisionId);
           out.writeNumberField("version", paneIndex);
-          out.writeStringField("accountId", accountId);
+          out.writeStringField(features.schema().keyName(), key);
           out.writeStringField("windowStart", Json.instant(windowStart));
           out.writeStringField("windowEnd", Json.instant(windowEnd));
           out.writeObjectFieldStart("pane");
@@ -373,7 +376,7 @@ public final class Decision {
         && firstPane == that.firstPane
         && lastPane == that.lastPane
         && decisionId.equals(that.decisionId)
-        && accountId.equals(that.accountId)
+        && key.equals(that.key)
         && windowStart.equals(that.windowStart)
         && windowEnd.equals(that.windowEnd)
         && paneTiming.equals(that.paneTiming)
@@ -536,7 +539,7 @@ public final class Decision {
     @Override
     protected void write(Decision value, DataOutput out) throws IOException {
       Codec.writeString(value.decisionId, out);
-      Codec.writeString(value.accountId, out);
+      Codec.writeString(value.key, out);
       Codec.writeInstant(value.windowStart, out);
       Codec.writeInstant(value.windowEnd, out);
       Codec.writeKnownString(value.paneTiming, TIMINGS, out);
@@ -573,7 +576,7 @@ public final class Decision {
     @Override
     protected Decision read(int version, DataInputStream in) throws IOException {
       String decisionId = Codec.readString(in);
-      String accountId = Codec.readString(in);
+      String key = Codec.readString(in);
       Instant windowStart = Codec.readInstant(in);
       Instant windowEnd = Codec.readInstant(in);
       String paneTiming = Codec.readKnownString(TIMINGS, in);
@@ -612,7 +615,7 @@ public final class Decision {
       }
       return new Decision(
           decisionId,
-          accountId,
+          key,
           windowStart,
           windowEnd,
           paneTiming,

@@ -1,11 +1,12 @@
 package dev.tidemark.transforms.values;
 
+import dev.tidemark.spec.FieldValues;
 import java.io.DataInputStream;
 import java.io.DataOutput;
 import java.io.IOException;
-import java.math.BigDecimal;
 import java.util.Arrays;
 import java.util.Objects;
+import org.apache.beam.sdk.coders.CoderException;
 import org.apache.beam.sdk.coders.CoderProvider;
 import org.apache.beam.sdk.coders.CoderProviders;
 import org.apache.beam.sdk.coders.DefaultCoder;
@@ -15,51 +16,41 @@ import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Instant;
 
 /**
- * A validated {@code payments.transaction.v1} CloudEvent: its identity ({@code source}, {@code
- * id}), its two clocks (event time from the CloudEvent {@code time}, ingestion time from the
- * source), and the transaction data. Amounts are exact: minor units (pence) in a {@code long}.
+ * A validated CloudEvent of a spec's {@code events}: its identity ({@code source}, {@code id}), its
+ * {@code type}, its {@code data} fields as the spec declares them ({@link FieldValues}, which also
+ * hold the event's two clocks: event time and ingestion time), which of them is the key, and a
+ * digest of its content.
  *
  * <p>{@link #fingerprint()} is a 128-bit digest of the event's canonical content ({@code type},
  * {@code time}, {@code subject} and {@code data}, with object fields in sorted order): two copies
  * of one event with the same fingerprint are identical duplicates, different fingerprints under one
  * {@code source}+{@code id} are a conflict.
+ *
+ * <p>The payments spec's fields are read by name through {@link PaymentFields}.
  */
-@DefaultCoder(PaymentEvent.PaymentEventCoder.class)
-public final class PaymentEvent {
+@DefaultCoder(Event.EventCoder.class)
+public final class Event {
   private final String source;
   private final String id;
   private final String type;
-  private final Instant eventTime;
-  private final Instant ingestionTime;
-  private final String accountId;
-  private final long amountCents;
-  private final String currency;
-  private final @Nullable String merchantId;
-  private final @Nullable String country;
+  private final FieldValues fields;
+  private final int keyIndex;
   private final byte[] fingerprint;
 
-  public PaymentEvent(
-      String source,
-      String id,
-      String type,
-      Instant eventTime,
-      Instant ingestionTime,
-      String accountId,
-      long amountCents,
-      String currency,
-      @Nullable String merchantId,
-      @Nullable String country,
-      byte[] fingerprint) {
+  /**
+   * An event whose {@code data} the spec's parser read into {@code fields}; field {@code keyIndex}
+   * is the key, a present string.
+   */
+  public Event(
+      String source, String id, String type, FieldValues fields, int keyIndex, byte[] fingerprint) {
     this.source = Objects.requireNonNull(source, "source");
     this.id = Objects.requireNonNull(id, "id");
     this.type = Objects.requireNonNull(type, "type");
-    this.eventTime = Objects.requireNonNull(eventTime, "eventTime");
-    this.ingestionTime = Objects.requireNonNull(ingestionTime, "ingestionTime");
-    this.accountId = Objects.requireNonNull(accountId, "accountId");
-    this.amountCents = amountCents;
-    this.currency = Objects.requireNonNull(currency, "currency");
-    this.merchantId = merchantId;
-    this.country = country;
+    this.fields = Objects.requireNonNull(fields, "fields");
+    if (keyIndex < 0 || keyIndex >= fields.size() || fields.getString(keyIndex) == null) {
+      throw new IllegalArgumentException("field " + keyIndex + " is not a present string key");
+    }
+    this.keyIndex = keyIndex;
     this.fingerprint = Objects.requireNonNull(fingerprint, "fingerprint");
   }
 
@@ -84,35 +75,26 @@ public final class PaymentEvent {
   }
 
   public Instant eventTime() {
-    return eventTime;
+    return Instant.ofEpochMilli(fields.eventTimeMillis());
   }
 
   public Instant ingestionTime() {
-    return ingestionTime;
+    return Instant.ofEpochMilli(fields.ingestionTimeMillis());
   }
 
-  public String accountId() {
-    return accountId;
+  /** The value of the spec's key field: what features are computed per. */
+  public String key() {
+    return Objects.requireNonNull(fields.getString(keyIndex));
   }
 
-  public long amountCents() {
-    return amountCents;
+  /** Which field is the key. */
+  public int keyIndex() {
+    return keyIndex;
   }
 
-  public BigDecimal amount() {
-    return BigDecimal.valueOf(amountCents, 2);
-  }
-
-  public String currency() {
-    return currency;
-  }
-
-  public @Nullable String merchantId() {
-    return merchantId;
-  }
-
-  public @Nullable String country() {
-    return country;
+  /** The {@code data} fields, laid out as the spec's {@code events.fields}, and the two clocks. */
+  public FieldValues fields() {
+    return fields;
   }
 
   /** The content digest; do not modify the returned array. */
@@ -122,95 +104,106 @@ public final class PaymentEvent {
 
   @Override
   public boolean equals(@Nullable Object o) {
-    if (!(o instanceof PaymentEvent)) {
+    if (!(o instanceof Event)) {
       return false;
     }
-    PaymentEvent that = (PaymentEvent) o;
-    return amountCents == that.amountCents
+    Event that = (Event) o;
+    return keyIndex == that.keyIndex
         && source.equals(that.source)
         && id.equals(that.id)
         && type.equals(that.type)
-        && eventTime.equals(that.eventTime)
-        && ingestionTime.equals(that.ingestionTime)
-        && accountId.equals(that.accountId)
-        && currency.equals(that.currency)
-        && Objects.equals(merchantId, that.merchantId)
-        && Objects.equals(country, that.country)
+        && fields.equals(that.fields)
         && Arrays.equals(fingerprint, that.fingerprint);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(source, id, eventTime, accountId, amountCents);
+    return Objects.hash(source, id, fields);
   }
 
   @Override
   public String toString() {
-    return "PaymentEvent{"
-        + source
-        + "#"
-        + id
-        + " "
-        + accountId
-        + " "
-        + amount()
-        + " "
-        + currency
-        + " at "
-        + eventTime
-        + "}";
+    return "Event{" + source + "#" + id + " " + type + " " + key() + " at " + eventTime() + "}";
   }
 
-  /** Compact, deterministic coder. */
-  public static final class PaymentEventCoder extends Codec.DataCoder<PaymentEvent> {
+  /**
+   * Compact, deterministic coder of events of any spec: the fields describe their own layout
+   * ({@link FieldValues#writeTo}), so one coder serves every spec.
+   *
+   * <p>Version 2: {@code source}, {@code id}, {@code type}, the key's field index (a byte), the
+   * fields, the fingerprint. Version 1, written by releases 0.1 and 0.2 for payments (account,
+   * amount in minor units, currency, merchant and country, and the clocks as fields of their own),
+   * is read as the bundled payments spec's fields ({@link PaymentFields#bundled()}).
+   */
+  public static final class EventCoder extends Codec.DataCoder<Event> {
     private static final long serialVersionUID = 1L;
 
-    /** Version 1: the fields {@link #write} writes, in its order. */
-    @Override
-    protected int version() {
-      return 1;
-    }
+    private static final EventCoder INSTANCE = new EventCoder();
 
-    private static final PaymentEventCoder INSTANCE = new PaymentEventCoder();
-
-    public static PaymentEventCoder of() {
+    public static EventCoder of() {
       return INSTANCE;
     }
 
-    /** Makes {@code @DefaultCoder} work for {@link PaymentEvent}. */
+    /** Makes {@code @DefaultCoder} work for {@link Event}. */
     public static CoderProvider getCoderProvider() {
-      return CoderProviders.forCoder(TypeDescriptor.of(PaymentEvent.class), INSTANCE);
+      return CoderProviders.forCoder(TypeDescriptor.of(Event.class), INSTANCE);
     }
 
     @Override
-    protected void write(PaymentEvent value, DataOutput out) throws IOException {
+    protected int version() {
+      return 2;
+    }
+
+    @Override
+    protected void write(Event value, DataOutput out) throws IOException {
       Codec.writeString(value.source, out);
       Codec.writeString(value.id, out);
       Codec.writeString(value.type, out);
-      Codec.writeInstant(value.eventTime, out);
-      Codec.writeInstant(value.ingestionTime, out);
-      Codec.writeString(value.accountId, out);
-      out.writeLong(value.amountCents);
-      Codec.writeString(value.currency, out);
-      Codec.writeNullableString(value.merchantId, out);
-      Codec.writeNullableString(value.country, out);
+      out.writeByte(value.keyIndex);
+      value.fields.writeTo(out);
       Codec.writeBytes(value.fingerprint, out);
     }
 
     @Override
-    protected PaymentEvent read(int version, DataInputStream in) throws IOException {
-      return new PaymentEvent(
-          Codec.readString(in),
-          Codec.readString(in),
-          Codec.readString(in),
-          Codec.readInstant(in),
-          Codec.readInstant(in),
-          Codec.readString(in),
-          in.readLong(),
-          Codec.readString(in),
-          Codec.readNullableString(in),
-          Codec.readNullableString(in),
-          Codec.readBytes(in));
+    protected Event read(int version, DataInputStream in) throws IOException {
+      if (version == 1) {
+        return readPayment(in);
+      }
+      String source = Codec.readString(in);
+      String id = Codec.readString(in);
+      String type = Codec.readString(in);
+      int keyIndex = in.readUnsignedByte();
+      FieldValues fields = FieldValues.readFrom(in);
+      if (keyIndex >= fields.size() || fields.getString(keyIndex) == null) {
+        throw new CoderException("key field " + keyIndex + " is not a present string");
+      }
+      return new Event(source, id, type, fields, keyIndex, Codec.readBytes(in));
+    }
+
+    private static Event readPayment(DataInputStream in) throws IOException {
+      String source = Codec.readString(in);
+      String id = Codec.readString(in);
+      String type = Codec.readString(in);
+      Instant eventTime = Codec.readInstant(in);
+      Instant ingestionTime = Codec.readInstant(in);
+      String accountId = Codec.readString(in);
+      long amountCents = in.readLong();
+      String currency = Codec.readString(in);
+      String merchantId = Codec.readNullableString(in);
+      String country = Codec.readNullableString(in);
+      return PaymentFields.bundled()
+          .event(
+              source,
+              id,
+              type,
+              eventTime,
+              ingestionTime,
+              accountId,
+              amountCents,
+              currency,
+              merchantId,
+              country,
+              Codec.readBytes(in));
     }
   }
 }

@@ -1,7 +1,6 @@
 package dev.tidemark.transforms.values;
 
 import dev.tidemark.spec.FieldValues;
-import dev.tidemark.spec.SpecLoader;
 import java.io.DataInputStream;
 import java.io.DataOutput;
 import java.io.IOException;
@@ -22,13 +21,8 @@ public final class FeatureInput {
   public static final class FeatureInputCoder extends Codec.DataCoder<FieldValues> {
     private static final long serialVersionUID = 1L;
 
-    private transient PaymentFields fields;
-
     private PaymentFields fields() {
-      if (fields == null) {
-        fields = PaymentFields.of(SpecLoader.loadBundled(SpecLoader.DEFAULT_BUNDLED).events());
-      }
-      return fields;
+      return PaymentFields.bundled();
     }
 
     @Override

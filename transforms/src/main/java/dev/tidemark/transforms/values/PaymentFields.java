@@ -3,6 +3,7 @@ package dev.tidemark.transforms.values;
 import dev.tidemark.spec.FieldValues;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.spec.PipelineSpec.FieldType;
+import dev.tidemark.spec.SpecLoader;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,12 +11,12 @@ import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Instant;
 
 /**
- * Where a spec's events keep the fields a {@link PaymentEvent} is made of: the key {@code
- * accountId} (a required string), {@code amount} (a required decimal with scale 2, so its unscaled
- * value is in minor units), {@code currency} (a required enum of one value), {@code merchantId} and
- * {@code country} (optional strings or countries). The spec may declare more fields, in any order,
- * and rules of its own for these; {@link dev.tidemark.transforms.ParseCloudEvents} checks every
- * declared field and keeps these five.
+ * Where a payments spec's events keep the payment fields: the key {@code accountId} (a required
+ * string), {@code amount} (a required decimal with scale 2, so its unscaled value is in minor
+ * units), {@code currency} (a required enum of one value), {@code merchantId} and {@code country}
+ * (optional strings or countries). The spec may declare more fields, in any order, and rules of its
+ * own for these. Code written for payments (the benchmarks' hand-written baselines, the drill's
+ * recomputation, the payments trainer) reads an {@link Event}'s payment fields by name here.
  */
 public final class PaymentFields implements Serializable {
   private static final long serialVersionUID = 1L;
@@ -31,6 +32,8 @@ public final class PaymentFields implements Serializable {
   final int merchantId;
   final int country;
   private final int fields;
+
+  private static volatile @Nullable PaymentFields bundled;
 
   private PaymentFields(
       int accountId, int amount, int currency, int merchantId, int country, int fields) {
@@ -101,46 +104,72 @@ public final class PaymentFields implements Serializable {
     return -1;
   }
 
+  /** The payment fields of the bundled payments spec. */
+  public static PaymentFields bundled() {
+    PaymentFields fields = bundled;
+    if (fields == null) {
+      fields = of(SpecLoader.loadBundled(SpecLoader.DEFAULT_BUNDLED).events());
+      bundled = fields;
+    }
+    return fields;
+  }
+
   /**
-   * The payment whose {@code data} the spec's parser read into {@code values}; the other arguments
-   * are the event's envelope, as in {@link PaymentEvent}'s constructor.
+   * A payment event with these fields, laid out as the spec's fields (the spec's other fields
+   * absent); the other arguments are the event's envelope, as in {@link Event}'s constructor. For
+   * code that makes payments itself: tests, benchmarks and the reading of an old release's events.
    */
-  public PaymentEvent event(
+  public Event event(
       String source,
       String id,
       String type,
       Instant eventTime,
       Instant ingestionTime,
-      FieldValues values,
+      String accountIdValue,
+      long amountCents,
+      String currencyValue,
+      @Nullable String merchantIdValue,
+      @Nullable String countryValue,
       byte[] fingerprint) {
-    return new PaymentEvent(
+    return new Event(
         source,
         id,
         type,
-        eventTime,
-        ingestionTime,
-        values.getString(accountId),
-        values.getLong(amount),
-        values.getString(currency),
-        values.isPresent(merchantId) ? values.getString(merchantId) : null,
-        values.isPresent(country) ? values.getString(country) : null,
+        values(
+            accountIdValue,
+            amountCents,
+            currencyValue,
+            merchantIdValue,
+            countryValue,
+            eventTime.getMillis(),
+            ingestionTime.getMillis()),
+        accountId,
         fingerprint);
   }
 
-  /**
-   * The payment fields of {@code event} where the spec's fields lay them out, and its two clocks:
-   * what a feature combine over these fields reads. The spec's other fields are absent (a payment
-   * event does not carry them).
-   */
-  public FieldValues values(PaymentEvent event) {
-    return values(
-        event.accountId(),
-        event.amountCents(),
-        event.currency(),
-        event.merchantId(),
-        event.country(),
-        event.eventTime().getMillis(),
-        event.ingestionTime().getMillis());
+  /** The account of a payment event: its key. */
+  public String accountId(Event event) {
+    return event.key();
+  }
+
+  /** The amount of a payment event in minor units (pence). */
+  public long amountCents(Event event) {
+    return event.fields().getLong(amount);
+  }
+
+  /** The currency of a payment event. */
+  public @Nullable String currency(Event event) {
+    return event.fields().getString(currency);
+  }
+
+  /** The merchant of a payment event, or null. */
+  public @Nullable String merchantId(Event event) {
+    return event.fields().isPresent(merchantId) ? event.fields().getString(merchantId) : null;
+  }
+
+  /** The country of a payment event, or null. */
+  public @Nullable String country(Event event) {
+    return event.fields().isPresent(country) ? event.fields().getString(country) : null;
   }
 
   /** The payment fields given, where the spec's fields lay them out; a null field is absent. */

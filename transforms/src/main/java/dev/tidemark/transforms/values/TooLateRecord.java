@@ -20,15 +20,17 @@ import org.joda.time.Instant;
  * the allowed lateness. {@code partiallyLate} events still count in their other windows; the rest
  * are in no window at all.
  *
- * <p>JSON: {@code source}, {@code id}, {@code accountId}, {@code eventTime}, {@code missedWindows}
- * (a list of {@code {"start", "end"}}), {@code partiallyLate}, {@code ingestionTime}, {@code
- * watermark} (the watermark bound the event was judged against).
+ * <p>JSON: {@code source}, {@code id}, the key under its field's name ({@code accountId} for
+ * payments), {@code eventTime}, {@code missedWindows} (a list of {@code {"start", "end"}}), {@code
+ * partiallyLate}, {@code ingestionTime}, {@code watermark} (the watermark bound the event was
+ * judged against).
  */
 @DefaultCoder(TooLateRecord.TooLateRecordCoder.class)
 public final class TooLateRecord {
   private final String source;
   private final String id;
-  private final String accountId;
+  private final String keyName;
+  private final String key;
   private final Instant eventTime;
   private final List<IntervalWindow> missedWindows;
   private final boolean partiallyLate;
@@ -38,7 +40,8 @@ public final class TooLateRecord {
   public TooLateRecord(
       String source,
       String id,
-      String accountId,
+      String keyName,
+      String key,
       Instant eventTime,
       List<IntervalWindow> missedWindows,
       boolean partiallyLate,
@@ -46,7 +49,8 @@ public final class TooLateRecord {
       Instant watermark) {
     this.source = Objects.requireNonNull(source, "source");
     this.id = Objects.requireNonNull(id, "id");
-    this.accountId = Objects.requireNonNull(accountId, "accountId");
+    this.keyName = Objects.requireNonNull(keyName, "keyName");
+    this.key = Objects.requireNonNull(key, "key");
     this.eventTime = Objects.requireNonNull(eventTime, "eventTime");
     this.missedWindows = List.copyOf(missedWindows);
     this.partiallyLate = partiallyLate;
@@ -62,8 +66,14 @@ public final class TooLateRecord {
     return id;
   }
 
-  public String accountId() {
-    return accountId;
+  /** The name of the spec's key field. */
+  public String keyName() {
+    return keyName;
+  }
+
+  /** The event's key. */
+  public String key() {
+    return key;
   }
 
   public Instant eventTime() {
@@ -92,7 +102,7 @@ public final class TooLateRecord {
         out -> {
           out.writeStringField("source", source);
           out.writeStringField("id", id);
-          out.writeStringField("accountId", accountId);
+          out.writeStringField(keyName, key);
           out.writeStringField("eventTime", Json.instant(eventTime));
           out.writeArrayFieldStart("missedWindows");
           for (IntervalWindow window : missedWindows) {
@@ -117,7 +127,8 @@ public final class TooLateRecord {
     return partiallyLate == that.partiallyLate
         && source.equals(that.source)
         && id.equals(that.id)
-        && accountId.equals(that.accountId)
+        && keyName.equals(that.keyName)
+        && key.equals(that.key)
         && eventTime.equals(that.eventTime)
         && missedWindows.equals(that.missedWindows)
         && ingestionTime.equals(that.ingestionTime)
@@ -138,10 +149,13 @@ public final class TooLateRecord {
   public static final class TooLateRecordCoder extends Codec.DataCoder<TooLateRecord> {
     private static final long serialVersionUID = 1L;
 
-    /** Version 1: the fields {@link #write} writes, in its order. */
+    /**
+     * Version 2: the fields {@link #write} writes, in its order. Version 1 had no key name: its key
+     * is a payment's {@code accountId}.
+     */
     @Override
     protected int version() {
-      return 1;
+      return 2;
     }
 
     private static final TooLateRecordCoder INSTANCE = new TooLateRecordCoder();
@@ -159,7 +173,8 @@ public final class TooLateRecord {
     protected void write(TooLateRecord value, DataOutput out) throws IOException {
       Codec.writeString(value.source, out);
       Codec.writeString(value.id, out);
-      Codec.writeString(value.accountId, out);
+      Codec.writeString(value.keyName, out);
+      Codec.writeString(value.key, out);
       Codec.writeInstant(value.eventTime, out);
       out.writeInt(value.missedWindows.size());
       for (IntervalWindow window : value.missedWindows) {
@@ -175,7 +190,8 @@ public final class TooLateRecord {
     protected TooLateRecord read(int version, DataInputStream in) throws IOException {
       String source = Codec.readString(in);
       String id = Codec.readString(in);
-      String accountId = Codec.readString(in);
+      String keyName = version == 1 ? "accountId" : Codec.readString(in);
+      String key = Codec.readString(in);
       Instant eventTime = Codec.readInstant(in);
       int windows = in.readInt();
       List<IntervalWindow> missed = new ArrayList<>(windows);
@@ -185,7 +201,8 @@ public final class TooLateRecord {
       return new TooLateRecord(
           source,
           id,
-          accountId,
+          keyName,
+          key,
           eventTime,
           missed,
           in.readBoolean(),

@@ -54,19 +54,20 @@ public class FormatVersionsTest {
     }
   }
 
-  static PaymentEvent event() {
-    return new PaymentEvent(
-        "/shop",
-        "evt-1",
-        "payment.authorized",
-        T0,
-        T0.plus(5),
-        "acct-1",
-        1250,
-        "EUR",
-        "m-7",
-        null,
-        FINGERPRINT);
+  static Event event() {
+    return PaymentFields.bundled()
+        .event(
+            "/shop",
+            "evt-1",
+            "payment.authorized",
+            T0,
+            T0.plus(5),
+            "acct-1",
+            1250,
+            "EUR",
+            "m-7",
+            null,
+            FINGERPRINT);
   }
 
   static Features features() {
@@ -97,6 +98,15 @@ public class FormatVersionsTest {
     return out.toByteArray();
   }
 
+  /** A string as its UTF-8 length (a variable-length integer) and bytes. */
+  private static byte[] varString(String value) {
+    byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    out.writeBytes(varint(utf8.length));
+    out.writeBytes(utf8);
+    return out.toByteArray();
+  }
+
   private static byte[] zigzag(long value) {
     return varint((value << 1) ^ (value >> 63));
   }
@@ -109,7 +119,8 @@ public class FormatVersionsTest {
    */
   static FormatBytes featuresVersion2Fields(FormatBytes bytes) {
     java.io.ByteArrayOutputStream schema = new java.io.ByteArrayOutputStream();
-    schema.write(1);
+    schema.write(2);
+    schema.writeBytes(varString("accountId"));
     schema.write(5);
     Object[][] features = {
       {"txnCount", 0, 0, 0},
@@ -189,19 +200,22 @@ public class FormatVersionsTest {
     Decision decision = decision();
     return List.of(
         new Case<>(
-            PaymentEvent.PaymentEventCoder.of(),
+            Event.EventCoder.of(),
             event(),
-            FormatBytes.version(1)
+            FormatBytes.version(2)
                 .str("/shop")
                 .str("evt-1")
                 .str("payment.authorized")
-                .i64(T0.getMillis())
-                .i64(T0.getMillis() + 5)
-                .str("acct-1")
-                .i64(1250)
-                .str("EUR")
-                .nullableStr("m-7")
-                .nullableStr(null)
+                .u8(0) // the key: accountId, the first field
+                .raw(varint(5)) // the payments spec's five fields
+                .raw(varint(0b01111)) // present: all but country
+                .raw(varint(0b01101)) // strings: accountId, currency, merchantId
+                .raw(varString("acct-1"))
+                .raw(zigzag(1250))
+                .raw(varString("EUR"))
+                .raw(varString("m-7"))
+                .raw(zigzag(T0.getMillis()))
+                .raw(zigzag(5))
                 .bytes(FINGERPRINT)),
         new Case<>(
             DuplicateRecord.DuplicateRecordCoder.of(),
@@ -218,6 +232,7 @@ public class FormatVersionsTest {
             new TooLateRecord(
                 "/shop",
                 "evt-2",
+                "accountId",
                 "acct-1",
                 T0,
                 List.of(
@@ -226,9 +241,10 @@ public class FormatVersionsTest {
                 true,
                 T0.plus(7),
                 T0.plus(3_600_000)),
-            FormatBytes.version(1)
+            FormatBytes.version(2)
                 .str("/shop")
                 .str("evt-2")
+                .str("accountId")
                 .str("acct-1")
                 .i64(T0.getMillis())
                 .i32(2)
@@ -319,6 +335,48 @@ public class FormatVersionsTest {
     Features read = decode(Features.FeaturesCoder.of(), version1);
     assertThat(read, equalTo(features()));
     assertThat(read.schema(), equalTo(PaymentFeatures.SCHEMA));
+  }
+
+  @Test
+  public void aPaymentEventOfReleaseTwoReadsAsThePaymentsSpecsFields() throws Exception {
+    byte[] version1 =
+        FormatBytes.version(1)
+            .str("/shop")
+            .str("evt-1")
+            .str("payment.authorized")
+            .i64(T0.getMillis())
+            .i64(T0.getMillis() + 5)
+            .str("acct-1")
+            .i64(1250)
+            .str("EUR")
+            .nullableStr("m-7")
+            .nullableStr(null)
+            .bytes(FINGERPRINT)
+            .toBytes();
+    Event read = decode(Event.EventCoder.of(), version1);
+    assertThat(read, equalTo(event()));
+    assertThat(read.key(), is("acct-1"));
+    assertThat(PaymentFields.bundled().amountCents(read), is(1250L));
+    assertThat(PaymentFields.bundled().country(read), is((String) null));
+  }
+
+  @Test
+  public void aTooLateRecordOfVersionOneReadsItsKeyAsTheAccount() throws Exception {
+    byte[] version1 =
+        FormatBytes.version(1)
+            .str("/shop")
+            .str("evt-2")
+            .str("acct-1")
+            .i64(T0.getMillis())
+            .i32(0)
+            .bool(false)
+            .i64(T0.getMillis() + 7)
+            .i64(T0.getMillis() + 9)
+            .toBytes();
+    TooLateRecord read = decode(TooLateRecord.TooLateRecordCoder.of(), version1);
+    assertThat(read.keyName(), is("accountId"));
+    assertThat(read.key(), is("acct-1"));
+    assertThat(read.toJson(), containsString("\"accountId\":\"acct-1\""));
   }
 
   @Test

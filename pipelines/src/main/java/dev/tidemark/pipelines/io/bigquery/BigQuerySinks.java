@@ -5,11 +5,15 @@ import com.google.api.services.bigquery.model.TableRow;
 import dev.tidemark.pipelines.BigQuerySinkOptions;
 import dev.tidemark.pipelines.OutputOptions;
 import dev.tidemark.pipelines.Outputs;
+import dev.tidemark.pipelines.RunSpecs;
+import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.Sha256;
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.DeadLetterReason;
+import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.TooLateRecord;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -79,25 +83,27 @@ public final class BigQuerySinks {
   public static void write(
       Outputs outputs, BigQuerySinkOptions options, @Nullable BigQueryServices testServices) {
     String dataset = dataset(options);
+    PipelineSpec spec = RunSpecs.of(options);
+    BigQueryTables.Table<Decision> decisionsTable = BigQueryTables.decisions(spec);
+    BigQueryTables.Table<TooLateRecord> tooLateTable = BigQueryTables.tooLate(spec);
     WriteResult decisions =
         outputs.decisions.apply(
             "WriteDecisionsToBigQuery",
-            write(BigQueryTables.DECISIONS, dataset, options, testServices, d -> d.version()));
+            write(decisionsTable, dataset, options, testServices, d -> d.version()));
     WriteResult duplicates =
         outputs.duplicates.apply(
             "WriteDuplicatesToBigQuery",
             write(BigQueryTables.DUPLICATES, dataset, options, testServices, d -> 0L));
     WriteResult tooLate =
         outputs.tooLate.apply(
-            "WriteTooLateToBigQuery",
-            write(BigQueryTables.TOO_LATE, dataset, options, testServices, t -> 0L));
+            "WriteTooLateToBigQuery", write(tooLateTable, dataset, options, testServices, t -> 0L));
 
     int maxPayload = options.as(OutputOptions.class).getMaxDeadLetterPayloadBytes();
     List<PCollection<DeadLetter>> deadLetters = new ArrayList<>();
     deadLetters.add(outputs.deadLetters);
-    deadLetters.add(rejected(decisions, BigQueryTables.DECISIONS, dataset, maxPayload));
+    deadLetters.add(rejected(decisions, decisionsTable, dataset, maxPayload));
     deadLetters.add(rejected(duplicates, BigQueryTables.DUPLICATES, dataset, maxPayload));
-    deadLetters.add(rejected(tooLate, BigQueryTables.TOO_LATE, dataset, maxPayload));
+    deadLetters.add(rejected(tooLate, tooLateTable, dataset, maxPayload));
     WriteResult deadLetterWrite =
         PCollectionList.of(deadLetters)
             .apply("CollectSinkDeadLetters", Flatten.pCollections())

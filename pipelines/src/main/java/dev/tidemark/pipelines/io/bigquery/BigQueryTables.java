@@ -5,11 +5,14 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.api.services.bigquery.model.TableFieldSchema;
 import com.google.api.services.bigquery.model.TableRow;
 import com.google.api.services.bigquery.model.TableSchema;
+import dev.tidemark.spec.PipelineSpec;
+import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.Sha256;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.DuplicateRecord;
+import dev.tidemark.transforms.values.Features;
 import dev.tidemark.transforms.values.TooLateRecord;
 import java.io.IOException;
 import java.io.Serializable;
@@ -204,196 +207,201 @@ public final class BigQueryTables {
     return Json.instant(instant);
   }
 
-  /** Decisions: one row per (account, window), the latest pane winning. */
-  public static final Table<Decision> DECISIONS =
-      new Table<>(
-          "decisions",
-          "One row per account and window: the latest fired pane's features, clocks and score.",
-          "decision_id",
-          List.of(
-              column(
-                  "decision_id",
-                  "STRING",
-                  REQUIRED,
-                  "Stable id of (account_id, window_start, window_end); the primary key.",
-                  Decision::decisionId),
-              column(
-                  "version",
-                  "INTEGER",
-                  REQUIRED,
-                  "Pane index; the CDC change sequence number, so a later pane wins.",
-                  Decision::version),
-              column("account_id", "STRING", REQUIRED, "The account.", Decision::accountId),
-              column(
-                  "window_start",
-                  "TIMESTAMP",
-                  REQUIRED,
-                  "Start of the event-time window (inclusive).",
-                  d -> time(d.windowStart())),
-              column(
-                  "window_end",
-                  "TIMESTAMP",
-                  REQUIRED,
-                  "End of the event-time window (exclusive).",
-                  d -> time(d.windowEnd())),
-              column(
-                  "pane_timing",
-                  "STRING",
-                  REQUIRED,
-                  "EARLY, ON_TIME or LATE: when the pane fired relative to the watermark.",
-                  Decision::paneTiming),
-              column(
-                  "pane_is_first",
-                  "BOOLEAN",
-                  REQUIRED,
-                  "Whether this is the window's first pane.",
-                  Decision::isFirstPane),
-              column(
-                  "pane_is_last",
-                  "BOOLEAN",
-                  REQUIRED,
-                  "Whether this is the window's last pane.",
-                  Decision::isLastPane),
-              column(
-                  "txn_count",
-                  "INTEGER",
-                  REQUIRED,
-                  "Transactions in the window.",
-                  d -> d.features().getLong("txnCount")),
-              column(
-                  "amount_sum",
-                  "NUMERIC",
-                  REQUIRED,
-                  "Sum of the amounts, in the pipeline's currency; at most 92233720368547758.07.",
-                  d -> d.features().decimal(d.features().index("amountSum")).toPlainString()),
-              column(
-                  "amount_max",
-                  "NUMERIC",
-                  REQUIRED,
-                  "Largest amount.",
-                  d -> d.features().decimal(d.features().index("amountMax")).toPlainString()),
-              column(
-                  "distinct_merchants",
-                  "INTEGER",
-                  REQUIRED,
-                  "Distinct merchants.",
-                  d -> d.features().getLong("distinctMerchants")),
-              column(
-                  "distinct_countries",
-                  "INTEGER",
-                  REQUIRED,
-                  "Distinct countries.",
-                  d -> d.features().getLong("distinctCountries")),
-              column(
-                  "event_time",
-                  "TIMESTAMP",
-                  REQUIRED,
-                  "Latest event time among the window's events.",
-                  d -> time(d.eventTime())),
-              column(
-                  "ingestion_time",
-                  "TIMESTAMP",
-                  REQUIRED,
-                  "Latest ingestion time among the window's events.",
-                  d -> time(d.ingestionTime())),
-              column(
-                  "processing_time",
-                  "TIMESTAMP",
-                  REQUIRED,
-                  "When the pane fired (wall clock).",
-                  d -> time(d.processingTime())),
-              column(
-                  "decision_time",
-                  "TIMESTAMP",
-                  REQUIRED,
-                  "When the model scored the pane (wall clock).",
-                  d -> time(d.decisionTime())),
-              column("score", "FLOAT", NULLABLE, "The model's score.", Decision::score),
-              column(
-                  "decision",
-                  "STRING",
-                  NULLABLE,
-                  "review or allow: the score against the threshold.",
-                  Decision::label),
-              column(
-                  "model_name",
-                  "STRING",
-                  NULLABLE,
-                  "The scoring model's name.",
-                  d -> d.model() == null ? null : d.model().name()),
-              column(
-                  "model_version",
-                  "STRING",
-                  NULLABLE,
-                  "The scoring model's version.",
-                  d -> d.model() == null ? null : d.model().version()),
-              column(
-                  "model_engine",
-                  "STRING",
-                  NULLABLE,
-                  "The DJL engine that ran the model.",
-                  d -> d.model() == null ? null : d.model().engine()),
-              column(
-                  "amount_sum_saturated",
-                  "BOOLEAN",
-                  NULLABLE,
-                  "Whether the true sum was larger and amount_sum holds its maximum instead.",
-                  d -> d.features().isSaturated(d.features().index("amountSum"))),
-              column(
-                  "correction",
-                  "STRING",
-                  NULLABLE,
-                  "none (the first edition), refined (same verdict, score or features moved) or"
-                      + " reversed (the verdict changed); absent with discarding panes.",
-                  d -> d.correction() == null ? null : d.correction().jsonName()),
-              column(
-                  "supersedes_version",
-                  "INTEGER",
-                  NULLABLE,
-                  "The pane index of the edition this one supersedes.",
-                  d -> d.supersedes() == null ? null : d.supersedes().version()),
-              column(
-                  "supersedes_score",
-                  "FLOAT",
-                  NULLABLE,
-                  "The score of the edition this one supersedes.",
-                  d -> d.supersedes() == null ? null : d.supersedes().score()),
-              column(
-                  "supersedes_decision",
-                  "STRING",
-                  NULLABLE,
-                  "The verdict of the edition this one supersedes.",
-                  d -> d.supersedes() == null ? null : d.supersedes().decision()),
-              column(
-                  "shadow_score",
-                  "FLOAT",
-                  NULLABLE,
-                  "The shadow model's score (--shadowModelUri); it never decides.",
-                  d -> d.shadow() == null ? null : d.shadow().score()),
-              column(
-                  "shadow_decision",
-                  "STRING",
-                  NULLABLE,
-                  "review or allow: the shadow model's score against the threshold.",
-                  d -> d.shadow() == null ? null : d.shadow().decision()),
-              column(
-                  "shadow_model_name",
-                  "STRING",
-                  NULLABLE,
-                  "The shadow model's name.",
-                  d -> d.shadow() == null ? null : d.shadow().model().name()),
-              column(
-                  "shadow_model_version",
-                  "STRING",
-                  NULLABLE,
-                  "The shadow model's version.",
-                  d -> d.shadow() == null ? null : d.shadow().model().version()),
-              column(
-                  "shadow_model_engine",
-                  "STRING",
-                  NULLABLE,
-                  "The DJL engine that ran the shadow model.",
-                  d -> d.shadow() == null ? null : d.shadow().model().engine())));
+  /** The decisions table of the bundled payments spec. */
+  public static final Table<Decision> DECISIONS = decisions(Payments.SPEC);
+
+  /**
+   * The decisions table of {@code spec}: one row per key and window, the latest pane winning. The
+   * key column and the feature columns come from the spec ({@link #featureColumns}).
+   */
+  public static Table<Decision> decisions(PipelineSpec spec) {
+    String key = snakeCase(spec.events().key());
+    List<Column<Decision>> columns = new ArrayList<>();
+    columns.add(
+        column(
+            "decision_id",
+            "STRING",
+            REQUIRED,
+            "Stable id of (" + key + ", window_start, window_end); the primary key.",
+            Decision::decisionId));
+    columns.add(
+        column(
+            "version",
+            "INTEGER",
+            REQUIRED,
+            "Pane index; the CDC change sequence number, so a later pane wins.",
+            Decision::version));
+    columns.add(
+        column(
+            key,
+            "STRING",
+            REQUIRED,
+            "The key the features are computed per (data." + spec.events().key() + ").",
+            Decision::key));
+    columns.add(
+        column(
+            "window_start",
+            "TIMESTAMP",
+            REQUIRED,
+            "Start of the event-time window (inclusive).",
+            d -> time(d.windowStart())));
+    columns.add(
+        column(
+            "window_end",
+            "TIMESTAMP",
+            REQUIRED,
+            "End of the event-time window (exclusive).",
+            d -> time(d.windowEnd())));
+    columns.add(
+        column(
+            "pane_timing",
+            "STRING",
+            REQUIRED,
+            "EARLY, ON_TIME or LATE: when the pane fired relative to the watermark.",
+            Decision::paneTiming));
+    columns.add(
+        column(
+            "pane_is_first",
+            "BOOLEAN",
+            REQUIRED,
+            "Whether this is the window's first pane.",
+            Decision::isFirstPane));
+    columns.add(
+        column(
+            "pane_is_last",
+            "BOOLEAN",
+            REQUIRED,
+            "Whether this is the window's last pane.",
+            Decision::isLastPane));
+    columns.addAll(featureColumns(spec));
+    columns.add(
+        column(
+            "event_time",
+            "TIMESTAMP",
+            REQUIRED,
+            "Latest event time among the window's events.",
+            d -> time(d.eventTime())));
+    columns.add(
+        column(
+            "ingestion_time",
+            "TIMESTAMP",
+            REQUIRED,
+            "Latest ingestion time among the window's events.",
+            d -> time(d.ingestionTime())));
+    columns.add(
+        column(
+            "processing_time",
+            "TIMESTAMP",
+            REQUIRED,
+            "When the pane fired (wall clock).",
+            d -> time(d.processingTime())));
+    columns.add(
+        column(
+            "decision_time",
+            "TIMESTAMP",
+            REQUIRED,
+            "When the model scored the pane (wall clock).",
+            d -> time(d.decisionTime())));
+    columns.add(column("score", "FLOAT", NULLABLE, "The model's score.", Decision::score));
+    columns.add(
+        column(
+            "decision",
+            "STRING",
+            NULLABLE,
+            "review or allow: the score against the threshold.",
+            Decision::label));
+    columns.add(
+        column(
+            "model_name",
+            "STRING",
+            NULLABLE,
+            "The scoring model's name.",
+            d -> d.model() == null ? null : d.model().name()));
+    columns.add(
+        column(
+            "model_version",
+            "STRING",
+            NULLABLE,
+            "The scoring model's version.",
+            d -> d.model() == null ? null : d.model().version()));
+    columns.add(
+        column(
+            "model_engine",
+            "STRING",
+            NULLABLE,
+            "The DJL engine that ran the model.",
+            d -> d.model() == null ? null : d.model().engine()));
+    columns.addAll(saturationColumns(spec));
+    columns.add(
+        column(
+            "correction",
+            "STRING",
+            NULLABLE,
+            "none (the first edition), refined (same verdict, score or features moved) or"
+                + " reversed (the verdict changed); absent with discarding panes.",
+            d -> d.correction() == null ? null : d.correction().jsonName()));
+    columns.add(
+        column(
+            "supersedes_version",
+            "INTEGER",
+            NULLABLE,
+            "The pane index of the edition this one supersedes.",
+            d -> d.supersedes() == null ? null : d.supersedes().version()));
+    columns.add(
+        column(
+            "supersedes_score",
+            "FLOAT",
+            NULLABLE,
+            "The score of the edition this one supersedes.",
+            d -> d.supersedes() == null ? null : d.supersedes().score()));
+    columns.add(
+        column(
+            "supersedes_decision",
+            "STRING",
+            NULLABLE,
+            "The verdict of the edition this one supersedes.",
+            d -> d.supersedes() == null ? null : d.supersedes().decision()));
+    columns.add(
+        column(
+            "shadow_score",
+            "FLOAT",
+            NULLABLE,
+            "The shadow model's score (--shadowModelUri); it never decides.",
+            d -> d.shadow() == null ? null : d.shadow().score()));
+    columns.add(
+        column(
+            "shadow_decision",
+            "STRING",
+            NULLABLE,
+            "review or allow: the shadow model's score against the threshold.",
+            d -> d.shadow() == null ? null : d.shadow().decision()));
+    columns.add(
+        column(
+            "shadow_model_name",
+            "STRING",
+            NULLABLE,
+            "The shadow model's name.",
+            d -> d.shadow() == null ? null : d.shadow().model().name()));
+    columns.add(
+        column(
+            "shadow_model_version",
+            "STRING",
+            NULLABLE,
+            "The shadow model's version.",
+            d -> d.shadow() == null ? null : d.shadow().model().version()));
+    columns.add(
+        column(
+            "shadow_model_engine",
+            "STRING",
+            NULLABLE,
+            "The DJL engine that ran the shadow model.",
+            d -> d.shadow() == null ? null : d.shadow().model().engine()));
+    return new Table<>(
+        "decisions",
+        "One row per " + key + " and window: the latest fired pane's features, clocks and score.",
+        "decision_id",
+        columns);
+  }
 
   /** Dead letters: every record Tidemark could not use, with its reason and original bytes. */
   public static final Table<DeadLetter> DEAD_LETTERS =
@@ -517,55 +525,214 @@ public final class BigQueryTables {
           column("end", "TIMESTAMP", REQUIRED, "Window end.", w -> time(w.end())));
 
   /** Too-late records: events whose windows had all closed. */
-  public static final Table<TooLateRecord> TOO_LATE =
-      new Table<>(
-          "too_late",
-          "Events that arrived after their windows' allowed lateness.",
-          "too_late_id",
-          List.of(
-              column(
-                  "too_late_id",
-                  "STRING",
-                  REQUIRED,
-                  "Hash of source, id, event_time and ingestion_time; the primary key.",
-                  t -> hash(t.source(), t.id(), time(t.eventTime()), time(t.ingestionTime()))),
-              column("source", "STRING", REQUIRED, "CloudEvents source.", TooLateRecord::source),
-              column("id", "STRING", REQUIRED, "CloudEvents id.", TooLateRecord::id),
-              column("account_id", "STRING", REQUIRED, "The account.", TooLateRecord::accountId),
-              column(
-                  "event_time",
-                  "TIMESTAMP",
-                  REQUIRED,
-                  "The event's time.",
-                  t -> time(t.eventTime())),
-              new Column<>(
-                  "missed_windows",
-                  "RECORD",
-                  "REPEATED",
-                  "The windows it would have counted in.",
-                  t -> windows(t.missedWindows()),
-                  WINDOW_FIELDS),
-              column(
-                  "partially_late",
-                  "BOOLEAN",
-                  REQUIRED,
-                  "Whether some of its windows still counted it.",
-                  TooLateRecord::partiallyLate),
-              column(
-                  "ingestion_time",
-                  "TIMESTAMP",
-                  REQUIRED,
-                  "When it was ingested.",
-                  t -> time(t.ingestionTime())),
-              column(
-                  "watermark",
-                  "TIMESTAMP",
-                  REQUIRED,
-                  "The watermark when it was judged too late.",
-                  t -> time(t.watermark()))));
+  public static final Table<TooLateRecord> TOO_LATE = tooLate(Payments.SPEC);
 
-  /** All tables, in output order. */
-  public static final List<Table<?>> ALL = List.of(DECISIONS, DEAD_LETTERS, DUPLICATES, TOO_LATE);
+  /** The too-late table of {@code spec}: its key column is named after the spec's key. */
+  public static Table<TooLateRecord> tooLate(PipelineSpec spec) {
+    String key = snakeCase(spec.events().key());
+    return new Table<>(
+        "too_late",
+        "Events that arrived after their windows' allowed lateness.",
+        "too_late_id",
+        List.of(
+            column(
+                "too_late_id",
+                "STRING",
+                REQUIRED,
+                "Hash of source, id, event_time and ingestion_time; the primary key.",
+                t -> hash(t.source(), t.id(), time(t.eventTime()), time(t.ingestionTime()))),
+            column("source", "STRING", REQUIRED, "CloudEvents source.", TooLateRecord::source),
+            column("id", "STRING", REQUIRED, "CloudEvents id.", TooLateRecord::id),
+            column(
+                key,
+                "STRING",
+                REQUIRED,
+                "The event's key (data." + spec.events().key() + ").",
+                TooLateRecord::key),
+            column(
+                "event_time", "TIMESTAMP", REQUIRED, "The event's time.", t -> time(t.eventTime())),
+            new Column<>(
+                "missed_windows",
+                "RECORD",
+                "REPEATED",
+                "The windows it would have counted in.",
+                t -> windows(t.missedWindows()),
+                WINDOW_FIELDS),
+            column(
+                "partially_late",
+                "BOOLEAN",
+                REQUIRED,
+                "Whether some of its windows still counted it.",
+                TooLateRecord::partiallyLate),
+            column(
+                "ingestion_time",
+                "TIMESTAMP",
+                REQUIRED,
+                "When it was ingested.",
+                t -> time(t.ingestionTime())),
+            column(
+                "watermark",
+                "TIMESTAMP",
+                REQUIRED,
+                "The watermark when it was judged too late.",
+                t -> time(t.watermark()))));
+  }
+
+  /** All tables of the bundled payments spec, in output order. */
+  public static final List<Table<?>> ALL = all(Payments.SPEC);
+
+  /** All tables of {@code spec}, in output order. */
+  public static List<Table<?>> all(PipelineSpec spec) {
+    return List.of(decisions(spec), DEAD_LETTERS, DUPLICATES, tooLate(spec));
+  }
+
+  /** The bundled payments spec, read once. */
+  private static final class Payments {
+    static final PipelineSpec SPEC = SpecLoader.loadBundled(SpecLoader.DEFAULT_BUNDLED);
+  }
+
+  /**
+   * One column per feature of {@code spec}, in model input order: the snake_case of its name, the
+   * BigQuery type of its value (INTEGER, NUMERIC for decimals, FLOAT, TIMESTAMP, BOOLEAN), and
+   * REQUIRED when every window has a value (a count, a distinct count, a sum, or a minimum,
+   * maximum, mean or last value of a required field without a filter), else NULLABLE.
+   */
+  static List<Column<Decision>> featureColumns(PipelineSpec spec) {
+    List<Column<Decision>> columns = new ArrayList<>();
+    for (PipelineSpec.Feature feature : spec.features()) {
+      String name = feature.name();
+      columns.add(
+          column(
+              snakeCase(name),
+              bigQueryType(feature.valueType()),
+              alwaysPresent(spec, feature) ? REQUIRED : NULLABLE,
+              describe(feature),
+              d -> featureValue(d.features(), d.features().index(name))));
+    }
+    return columns;
+  }
+
+  /** {@code <name>_saturated} for each sum: whether the sum was held at its type's limit. */
+  static List<Column<Decision>> saturationColumns(PipelineSpec spec) {
+    List<Column<Decision>> columns = new ArrayList<>();
+    for (PipelineSpec.Feature feature : spec.features()) {
+      if (feature.aggregation() == PipelineSpec.Aggregation.SUM) {
+        String name = feature.name();
+        columns.add(
+            column(
+                snakeCase(name) + "_saturated",
+                "BOOLEAN",
+                NULLABLE,
+                "Whether the true sum was larger and "
+                    + snakeCase(name)
+                    + " holds its type's limit instead.",
+                d -> d.features().isSaturated(d.features().index(name))));
+      }
+    }
+    return columns;
+  }
+
+  private static boolean alwaysPresent(PipelineSpec spec, PipelineSpec.Feature feature) {
+    switch (feature.aggregation()) {
+      case COUNT:
+      case DISTINCT:
+      case SUM:
+        return true;
+      case MIN:
+      case MAX:
+      case MEAN:
+      case LAST:
+        return feature.where().isEmpty()
+            && feature.of() != null
+            && spec.field(feature.of()).map(f -> !f.optional()).orElse(false);
+      default:
+        return false;
+    }
+  }
+
+  private static String bigQueryType(PipelineSpec.ValueType type) {
+    switch (type) {
+      case INTEGER:
+        return "INTEGER";
+      case DECIMAL:
+        return "NUMERIC";
+      case DOUBLE:
+        return "FLOAT";
+      case TIMESTAMP:
+        return "TIMESTAMP";
+      case BOOLEAN:
+        return "BOOLEAN";
+      default:
+        throw new IllegalArgumentException("no BigQuery type for " + type);
+    }
+  }
+
+  /** What a feature computes, in words: the column's description. */
+  static String describe(PipelineSpec.Feature feature) {
+    String of = feature.of() == null ? "" : feature.of();
+    String what;
+    switch (feature.aggregation()) {
+      case COUNT:
+        what = "Events in the window";
+        break;
+      case SUM:
+        what =
+            "Sum of "
+                + of
+                + ", held at its type's limit when larger, as "
+                + snakeCase(feature.name())
+                + "_saturated says";
+        break;
+      case MIN:
+        what = "Smallest " + of;
+        break;
+      case MAX:
+        what = "Largest " + of;
+        break;
+      case MEAN:
+        what = "Mean of " + of;
+        break;
+      case DISTINCT:
+        what = "Distinct values of " + of + " (exact up to " + feature.maxDistinct() + ")";
+        break;
+      case LAST:
+        what = "The latest event's " + of;
+        break;
+      default:
+        what = "Computed by the pipeline's own combine";
+        break;
+    }
+    if (!feature.where().isEmpty()) {
+      List<String> conditions = new ArrayList<>();
+      feature.where().forEach(c -> conditions.add(c.field() + " = " + c.value()));
+      what += ", of the events where " + String.join(" and ", conditions);
+    }
+    return what + " (feature " + feature.name() + ").";
+  }
+
+  /** A feature's value as a row holds it; null when the window has none. */
+  private static @Nullable Object featureValue(Features features, int index) {
+    if (index < 0 || !features.isPresent(index)) {
+      return null;
+    }
+    switch (features.schema().type(index)) {
+      case DECIMAL:
+        return features.decimal(index).toPlainString();
+      case DOUBLE:
+        return features.getDouble(index);
+      case TIMESTAMP:
+        return time(new org.joda.time.Instant(features.getLong(index)));
+      case BOOLEAN:
+        return features.getLong(index) != 0;
+      default:
+        return features.getLong(index);
+    }
+  }
+
+  /** {@code amountSum} as {@code amount_sum}: a column name from a spec's name. */
+  static String snakeCase(String name) {
+    return name.replaceAll("([a-z0-9])([A-Z])", "$1_$2").toLowerCase(java.util.Locale.ROOT);
+  }
 
   private BigQueryTables() {}
 

@@ -114,7 +114,7 @@ public final class DecisionRecords implements ProcessFunction<Decision, KV<Strin
         .withId(id(decision))
         .withSource(URI.create(source))
         .withType(TYPE)
-        .withSubject(decision.accountId())
+        .withSubject(decision.key())
         .withTime(
             OffsetDateTime.ofInstant(
                 java.time.Instant.ofEpochMilli(decision.decisionTime().getMillis()),

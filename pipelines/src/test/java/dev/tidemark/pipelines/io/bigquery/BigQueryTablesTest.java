@@ -5,8 +5,14 @@ import static org.hamcrest.Matchers.is;
 
 import com.google.api.services.bigquery.model.TableFieldSchema;
 import com.google.api.services.bigquery.model.TableRow;
+import dev.tidemark.spec.FeatureSchema;
+import dev.tidemark.spec.FieldParser;
+import dev.tidemark.spec.PipelineSpec;
+import dev.tidemark.spec.SpecFeaturesFn;
+import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.Features;
 import dev.tidemark.transforms.values.PaymentFeatures;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -133,6 +139,90 @@ public class BigQueryTablesTest {
         assertThat(field.getName() + " is required", row.containsKey(field.getName()), is(true));
       }
     }
+  }
+
+  /** Sensor readings: a spec whose features have every value type. */
+  private static final String SENSORS =
+      String.join(
+          "\n",
+          "spec: 1",
+          "name: sensors",
+          "events:",
+          "  types: [sensor.reading.v1]",
+          "  key: sensorId",
+          "  fields:",
+          "    sensorId: {type: string}",
+          "    reading:  {type: decimal, scale: 1, integerDigits: 6}",
+          "    ok:       {type: boolean}",
+          "    checkedAt: {type: timestamp, optional: true}",
+          "windows: {size: PT10M, period: PT1M}",
+          "features:",
+          "  - {name: readings,   aggregate: count}",
+          "  - {name: readingSum, aggregate: sum,  of: reading}",
+          "  - {name: readingMean, aggregate: mean, of: reading}",
+          "  - {name: lastOk,     aggregate: last, of: ok}",
+          "  - {name: lastCheck,  aggregate: max,  of: checkedAt}",
+          "  - {name: faults,     aggregate: count, where: {ok: false}}",
+          "model: {uri: default}",
+          "");
+
+  @Test
+  public void anotherSpecsDecisionsHaveItsKeyAndFeatureColumns() throws Exception {
+    PipelineSpec spec = SpecLoader.parse(SENSORS, "sensors.yaml");
+    FieldParser parser = FieldParser.of(spec);
+    SpecFeaturesFn combine = SpecFeaturesFn.of(spec);
+    SpecFeaturesFn.Accumulator acc = combine.createAccumulator();
+    Instant start = Instant.parse("2026-01-01T00:00:00Z");
+    List<String> readings =
+        List.of(
+            "{\"sensorId\":\"s-1\",\"reading\":12.5,\"ok\":true}",
+            "{\"sensorId\":\"s-1\",\"reading\":3.0,\"ok\":false}");
+    for (int i = 0; i < readings.size(); i++) {
+      long at = start.getMillis() + 1000L * i;
+      combine.addInput(acc, parser.parse(Json.MAPPER.readTree(readings.get(i)), at, at));
+    }
+    Decision decision =
+        Decision.unscored(
+            "s-1",
+            start,
+            start.plus(Duration.standardMinutes(10)),
+            "ON_TIME",
+            0,
+            true,
+            true,
+            new Features(FeatureSchema.of(spec), combine.extractOutput(acc)),
+            start);
+    BigQueryTables.Table<Decision> table = BigQueryTables.decisions(spec);
+    List<String> fromJson = flattenedJsonFields(decision);
+    fromJson.remove("pane_index");
+    List<String> columns = new ArrayList<>();
+    table.columns().forEach(c -> columns.add(c.name()));
+    // Every JSON leaf is a column (an unscored decision has no score, model or shadow leaves).
+    assertThat(columns.containsAll(fromJson), is(true));
+    Map<String, String> types = new java.util.TreeMap<>();
+    Map<String, String> modes = new java.util.TreeMap<>();
+    for (TableFieldSchema field : table.schema().getFields()) {
+      types.put(field.getName(), field.getType());
+      modes.put(field.getName(), field.getMode());
+    }
+    assertThat(types.get("sensor_id"), is("STRING"));
+    assertThat(types.get("reading_sum"), is("NUMERIC"));
+    assertThat(types.get("reading_mean"), is("FLOAT"));
+    assertThat(types.get("last_ok"), is("BOOLEAN"));
+    assertThat(types.get("last_check"), is("TIMESTAMP"));
+    assertThat(modes.get("last_check"), is("NULLABLE"));
+    assertThat(modes.get("reading_mean"), is("REQUIRED"));
+    assertThat(types.get("reading_sum_saturated"), is("BOOLEAN"));
+
+    TableRow row = table.row(decision);
+    assertThat(row.get("sensor_id"), is("s-1"));
+    assertThat(row.get("readings"), is(2L));
+    assertThat(row.get("reading_sum"), is("15.5"));
+    assertThat(row.get("reading_mean"), is(7.75));
+    assertThat(row.get("last_ok"), is(false));
+    assertThat(row.containsKey("last_check"), is(false));
+    assertThat(row.get("faults"), is(1L));
+    assertThat(BigQueryTables.tooLate(spec).columns().get(3).name(), is("sensor_id"));
   }
 
   @Test

@@ -388,7 +388,7 @@ public class KafkaSinksIT {
             assertThat(event.getId(), is(key + "/" + version));
             assertThat(event.getType(), is("dev.tidemark.decision.v1"));
             assertThat(event.getSource(), is(URI.create("/tidemark/" + topic)));
-            assertThat(event.getSubject(), is(decision.accountId()));
+            assertThat(event.getSubject(), is(decision.key()));
             assertThat(
                 event.getTime().toInstant().toEpochMilli(),
                 is(decision.decisionTime().getMillis()));

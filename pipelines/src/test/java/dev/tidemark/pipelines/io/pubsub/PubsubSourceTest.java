@@ -330,7 +330,7 @@ public class PubsubSourceTest {
     List<String> accounts = new ArrayList<>();
     for (Decision decision : decisions) {
       counts.add(decision.features().getLong(PaymentFeatures.TXN_COUNT));
-      accounts.add(decision.accountId());
+      accounts.add(decision.key());
     }
     assertThat(accounts, everyItem(is(ALICE)));
     assertThat(counts.stream().mapToLong(Long::longValue).max().orElse(0), is(2L));
