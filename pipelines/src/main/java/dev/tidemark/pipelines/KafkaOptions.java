@@ -64,26 +64,34 @@ public interface KafkaOptions extends PipelineOptions {
 
   void setKafkaMaxRecords(Long records);
 
-  @Description("Topic for decisions: key = decisionId, value = decision JSON.")
-  @Default.String("tidemark.decisions")
+  @Description(
+      "Topic for decisions: key = decisionId, value = decision JSON. Unless given, the spec's"
+          + " outputs.<profile>.names.decisions, or tidemark.decisions.")
+  @Default.InstanceFactory(SpecDefaults.DecisionsTopic.class)
   String getKafkaDecisionsTopic();
 
   void setKafkaDecisionsTopic(String topic);
 
-  @Description("Topic for dead letters (same JSON as dead-letters/ files).")
-  @Default.String("tidemark.dead-letters")
+  @Description(
+      "Topic for dead letters (same JSON as dead-letters/ files). Unless given, the spec's name"
+          + " for the profile, or tidemark.dead-letters.")
+  @Default.InstanceFactory(SpecDefaults.DeadLettersTopic.class)
   String getKafkaDeadLettersTopic();
 
   void setKafkaDeadLettersTopic(String topic);
 
-  @Description("Topic for duplicates (same JSON as duplicates/ files).")
-  @Default.String("tidemark.duplicates")
+  @Description(
+      "Topic for duplicates (same JSON as duplicates/ files). Unless given, the spec's name for"
+          + " the profile, or tidemark.duplicates.")
+  @Default.InstanceFactory(SpecDefaults.DuplicatesTopic.class)
   String getKafkaDuplicatesTopic();
 
   void setKafkaDuplicatesTopic(String topic);
 
-  @Description("Topic for too-late records (same JSON as too-late/ files).")
-  @Default.String("tidemark.too-late")
+  @Description(
+      "Topic for too-late records (same JSON as too-late/ files). Unless given, the spec's name"
+          + " for the profile, or tidemark.too-late.")
+  @Default.InstanceFactory(SpecDefaults.TooLateTopic.class)
   String getKafkaTooLateTopic();
 
   void setKafkaTooLateTopic(String topic);

@@ -6,6 +6,7 @@ import java.util.Locale;
 import java.util.stream.Collectors;
 import org.apache.beam.sdk.options.Default;
 import org.apache.beam.sdk.options.Description;
+import org.apache.beam.sdk.options.Hidden;
 import org.apache.beam.sdk.options.PipelineOptions;
 
 /** Where the outputs go, and in which record format. */
@@ -67,6 +68,16 @@ public interface OutputOptions extends PipelineOptions {
   String getOutput();
 
   void setOutput(String directory);
+
+  @Description(
+      "The runner profile of the run, which 'tidemark run --profile' and a Flex Template launch"
+          + " set (not a template parameter): the spec's outputs for this profile name the Kafka"
+          + " topics unless their options do.")
+  @Default.InstanceFactory(RunnerProfiles.DefaultProfile.class)
+  @Hidden
+  String getRunnerProfile();
+
+  void setRunnerProfile(String profile);
 
   @Description(
       "Where decisions, dead letters, duplicates and too-late records go: files (NDJSON under"

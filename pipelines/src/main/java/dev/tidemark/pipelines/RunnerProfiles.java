@@ -14,6 +14,8 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.TreeSet;
 import java.util.stream.Stream;
+import org.apache.beam.sdk.options.DefaultValueFactory;
+import org.apache.beam.sdk.options.PipelineOptions;
 
 /**
  * Runner profiles: one {@code runner-profiles/<name>.properties} file per profile, each line a
@@ -23,6 +25,17 @@ import java.util.stream.Stream;
 public final class RunnerProfiles {
   /** The profile used when none is named. */
   public static final String DEFAULT_PROFILE = "local";
+
+  /**
+   * {@link #DEFAULT_PROFILE}: the profile of a run started without {@link #arguments} (a pipeline
+   * built in code, a test).
+   */
+  public static final class DefaultProfile implements DefaultValueFactory<String> {
+    @Override
+    public String create(PipelineOptions options) {
+      return DEFAULT_PROFILE;
+    }
+  }
 
   private final Path home;
 
@@ -78,8 +91,8 @@ public final class RunnerProfiles {
   }
 
   /**
-   * The pipeline arguments for a run: the profile's options, then the command-line arguments; a
-   * command-line option replaces the profile's option of the same name.
+   * The pipeline arguments for a run: the profile's options and {@code --runnerProfile}, then the
+   * command-line arguments; a command-line option replaces the profile's option of the same name.
    */
   public List<String> arguments(String profile, List<String> commandLine) {
     Map<String, String> merged = new LinkedHashMap<>(load(profile));
@@ -90,6 +103,9 @@ public final class RunnerProfiles {
         merged.remove(argument.substring(2, eq));
       }
       passthrough.add(argument);
+    }
+    if (commandLine.stream().noneMatch(a -> a.startsWith("--runnerProfile="))) {
+      merged.putIfAbsent("runnerProfile", profile);
     }
     List<String> arguments = new ArrayList<>();
     merged.forEach((name, value) -> arguments.add("--" + name + "=" + value));

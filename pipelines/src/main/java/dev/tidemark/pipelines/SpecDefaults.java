@@ -1,6 +1,8 @@
 package dev.tidemark.pipelines;
 
 import dev.tidemark.spec.PipelineSpec;
+import dev.tidemark.spec.SpecLoader;
+import java.util.Map;
 import org.apache.beam.sdk.options.DefaultValueFactory;
 import org.apache.beam.sdk.options.PipelineOptions;
 import org.checkerframework.checker.nullness.qual.Nullable;
@@ -23,6 +25,61 @@ public final class SpecDefaults {
 
     /** The option's value under {@code spec}. */
     public abstract @Nullable T value(PipelineSpec spec);
+  }
+
+  /**
+   * The name the spec's {@code outputs} give one output on the run's sink kind for the run's
+   * profile ({@code --runnerProfile}); the sink's default name when the spec has no entry for the
+   * profile or gives it another sink.
+   */
+  abstract static class OutputName implements DefaultValueFactory<String> {
+    private final PipelineSpec.Sink sink;
+    private final String output;
+
+    OutputName(PipelineSpec.Sink sink, String output) {
+      this.sink = sink;
+      this.output = output;
+    }
+
+    @Override
+    public String create(PipelineOptions options) {
+      return nameOf(RunSpecs.of(options), options.as(OutputOptions.class).getRunnerProfile());
+    }
+
+    String nameOf(PipelineSpec spec, String profile) {
+      PipelineSpec.Output given = spec.outputs().get(profile);
+      Map<String, String> names =
+          given != null && given.sink() == sink ? given.names() : SpecLoader.defaultNames(sink);
+      return names.get(output);
+    }
+  }
+
+  /** The decisions topic. */
+  public static final class DecisionsTopic extends OutputName {
+    public DecisionsTopic() {
+      super(PipelineSpec.Sink.KAFKA, "decisions");
+    }
+  }
+
+  /** The dead-letters topic. */
+  public static final class DeadLettersTopic extends OutputName {
+    public DeadLettersTopic() {
+      super(PipelineSpec.Sink.KAFKA, "deadLetters");
+    }
+  }
+
+  /** The duplicates topic. */
+  public static final class DuplicatesTopic extends OutputName {
+    public DuplicatesTopic() {
+      super(PipelineSpec.Sink.KAFKA, "duplicates");
+    }
+  }
+
+  /** The too-late topic. */
+  public static final class TooLateTopic extends OutputName {
+    public TooLateTopic() {
+      super(PipelineSpec.Sink.KAFKA, "tooLate");
+    }
   }
 
   /** {@code events.types}, comma-separated. */

@@ -42,6 +42,9 @@ import org.junit.runners.JUnit4;
 public class SpecOptionsTest {
   @Rule public final TemporaryFolder folder = new TemporaryFolder();
 
+  private static final Path HOME =
+      Paths.get(System.getProperty("tidemark.home", "..")).toAbsolutePath().normalize();
+
   private static TidemarkOptions options(String... args) {
     return PipelineOptionsFactory.fromArgs(args).as(TidemarkOptions.class);
   }
@@ -169,13 +172,30 @@ public class SpecOptionsTest {
   }
 
   @Test
-  public void aSpecOfOtherEventsIsTakenButNotOutputNamesOfItsOwn() throws IOException {
+  public void aSpecNamesItsKafkaTopicsPerProfileButNotItsFiles() throws IOException {
     SpecChecks.checkSupported(RunSpecs.load("logins"), "specs/logins.yaml");
+    // The profile a run is started with picks the spec's names; an option still wins.
+    List<String> flinkRun =
+        new RunnerProfiles(HOME).arguments("flink", List.of("--specUri=logins"));
+    assertThat(flinkRun.contains("--runnerProfile=flink"), is(true));
+    TidemarkOptions flink = options(flinkRun.toArray(new String[0]));
+    assertThat(flink.getKafkaDecisionsTopic(), is("logins.decisions"));
+    assertThat(flink.getKafkaDeadLettersTopic(), is("logins.dead-letters"));
+    assertThat(flink.getKafkaDuplicatesTopic(), is("logins.duplicates"));
+    assertThat(flink.getKafkaTooLateTopic(), is("logins.too-late"));
+    assertThat(
+        options("--specUri=logins", "--runnerProfile=flink", "--kafkaDecisionsTopic=mine")
+            .getKafkaDecisionsTopic(),
+        is("mine"));
+    // The local profile writes files: its Kafka topics are the defaults, as for payments.
+    assertThat(options("--specUri=logins").getKafkaDecisionsTopic(), is("tidemark.decisions"));
+    assertThat(options("--runnerProfile=flink").getKafkaDecisionsTopic(), is("tidemark.decisions"));
+
     String yaml =
         SpecLoader.bundledText("logins")
             .replace(
-                "  flink:         {sink: kafka}",
-                "  flink:\n    sink: kafka\n    names: {decisions: logins.decisions}");
+                "  local:         {sink: files}",
+                "  local:\n    sink: files\n    names: {decisions: login-decisions}");
     Path file = folder.getRoot().toPath().resolve("named-logins.yaml");
     Files.writeString(file, yaml, StandardCharsets.UTF_8);
     SpecException e =
@@ -184,7 +204,7 @@ public class SpecOptionsTest {
             () -> SpecChecks.checkSupported(SpecLoader.load(file), file.toString()));
     assertThat(
         e.problems().stream().map(SpecException.Problem::path).toList(),
-        is(List.of("outputs.flink.names")));
+        is(List.of("outputs.local.names")));
   }
 
   @Test

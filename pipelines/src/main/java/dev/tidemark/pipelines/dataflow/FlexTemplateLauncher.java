@@ -66,7 +66,9 @@ public final class FlexTemplateLauncher {
   /** The options of the {@code dataflow} profile with the launcher's arguments as overrides. */
   static TidemarkOptions options(String... args) {
     for (String arg : args) {
-      if (arg.equals("--profile") || arg.startsWith("--profile=")) {
+      if (arg.equals("--profile")
+          || arg.startsWith("--profile=")
+          || arg.startsWith("--runnerProfile=")) {
         throw new IllegalArgumentException(
             "a Flex Template always runs the '" + PROFILE + "' profile; drop " + arg);
       }

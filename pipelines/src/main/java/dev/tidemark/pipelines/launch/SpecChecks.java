@@ -2,6 +2,7 @@ package dev.tidemark.pipelines.launch;
 
 import dev.tidemark.model.ScoreFeatures;
 import dev.tidemark.pipelines.RunSpecs;
+import dev.tidemark.pipelines.SpecDefaults;
 import dev.tidemark.pipelines.SpecOptions;
 import dev.tidemark.pipelines.SpecSupport;
 import dev.tidemark.pipelines.TidemarkOptions;
@@ -37,20 +38,24 @@ public final class SpecChecks {
 
   /**
    * Refuses what a run cannot yet take from a spec: what the graph cannot ({@link
-   * SpecSupport#check}), and output names other than the defaults (the sinks take their names from
-   * the options).
+   * SpecSupport#check}), and file or BigQuery output names other than the defaults (Kafka topics
+   * take theirs from the spec: {@link SpecDefaults.DecisionsTopic} and the others).
    */
   public static void checkSupported(PipelineSpec spec, String location) {
     List<SpecException.Problem> problems = new ArrayList<>(SpecSupport.problems(spec));
     for (Map.Entry<String, PipelineSpec.Output> output : new TreeMap<>(spec.outputs()).entrySet()) {
-      if (!output.getValue().names().equals(SpecLoader.defaultNames(output.getValue().sink()))) {
+      PipelineSpec.Sink sink = output.getValue().sink();
+      if (sink != PipelineSpec.Sink.KAFKA
+          && !output.getValue().names().equals(SpecLoader.defaultNames(sink))) {
         problems.add(
             new SpecException.Problem(
                 "outputs." + output.getKey() + ".names",
                 "this build writes the default names "
-                    + SpecLoader.defaultNames(output.getValue().sink())
-                    + "; leave names out and give them with the options of the sink (--output,"
-                    + " --kafkaDecisionsTopic and the other --kafka*Topic, --bigQueryDataset)"));
+                    + SpecLoader.defaultNames(sink)
+                    + " on "
+                    + sink.name().toLowerCase(java.util.Locale.ROOT)
+                    + "; leave names out (Kafka topics may be named) and give the place with"
+                    + " --output or --bigQueryDataset"));
       }
     }
     if (!problems.isEmpty()) {
