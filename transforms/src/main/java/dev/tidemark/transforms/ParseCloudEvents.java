@@ -96,7 +96,7 @@ public abstract class ParseCloudEvents
     extends PTransform<
         PCollection<RawRecord>, WithFailures.Result<PCollection<Event>, DeadLetter>> {
 
-  /** The default (and only shipped) event type. */
+  /** The default event type: the bundled payments spec's. */
   public static final String DEFAULT_TYPE = "payments.transaction.v1";
 
   public static final String DEFAULT_CURRENCY = "GBP";
