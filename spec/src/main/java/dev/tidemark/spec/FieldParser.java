@@ -89,6 +89,11 @@ public final class FieldParser implements Serializable {
     return fields[index].name();
   }
 
+  /** The index of the spec's {@code events.key} field: where {@link #key} reads the key. */
+  public int keyIndex() {
+    return keyIndex;
+  }
+
   /** The event's key: the value of the spec's {@code events.key} field. */
   public String key(FieldValues values) {
     return values.strings[keyIndex];

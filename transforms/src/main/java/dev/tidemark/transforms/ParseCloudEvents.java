@@ -403,7 +403,7 @@ public abstract class ParseCloudEvents
         @Nullable TupleTag<DeadLetter> failuresTag) {
       this.allowedTypes = allowedTypes;
       this.fields = FieldParser.of(events);
-      this.keyIndex = fields.indexOf(events.key());
+      this.keyIndex = fields.keyIndex();
       this.maxEventBytes = maxEventBytes;
       this.maxFutureSkew = maxFutureSkew;
       this.eventTimeField = fields.eventTimeIndex(eventTime);
