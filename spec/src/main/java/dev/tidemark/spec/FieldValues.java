@@ -113,11 +113,9 @@ public final class FieldValues {
     VarInts.writeUnsigned(longs.length, out);
     VarInts.writeUnsigned(present, out);
     long stringMask = 0;
-    if (strings.length != 0) {
-      for (int i = 0; i < strings.length; i++) {
-        if ((present & (1L << i)) != 0 && strings[i] != null) {
-          stringMask |= 1L << i;
-        }
+    for (int i = 0; i < strings.length; i++) {
+      if ((present & (1L << i)) != 0 && strings[i] != null) {
+        stringMask |= 1L << i;
       }
     }
     VarInts.writeUnsigned(stringMask, out);
