@@ -7,6 +7,7 @@ import static org.hamcrest.Matchers.not;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.pipelines.launch.Summary;
+import dev.tidemark.testkit.OutputFiles;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Comparator;
@@ -81,7 +82,7 @@ public class CorrectionsIT {
 
   /** One account's decisions, in version order. */
   private static List<JsonNode> editions(Path output, String account) throws IOException {
-    return TestReplays.records(output, "decisions").stream()
+    return OutputFiles.records(output.resolve("decisions")).stream()
         .filter(d -> d.get("accountId").asText().equals(account))
         .sorted(Comparator.comparingLong(d -> d.get("version").asLong()))
         .collect(Collectors.toList());
@@ -134,7 +135,7 @@ public class CorrectionsIT {
   public void discardingPanesCarryNoCorrections() throws IOException {
     Path output = FOLDER.newFolder("discarding").toPath();
     Summary summary = run(output, "--accumulationMode=DISCARDING");
-    List<JsonNode> decisions = TestReplays.records(output, "decisions");
+    List<JsonNode> decisions = OutputFiles.records(output.resolve("decisions"));
     assertThat(decisions.isEmpty(), is(false));
     for (JsonNode decision : decisions) {
       assertThat(decision.toString(), decision.has("correction"), is(false));

@@ -7,6 +7,7 @@ import static org.hamcrest.Matchers.is;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.pipelines.launch.Summary;
+import dev.tidemark.testkit.OutputFiles;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -97,7 +98,7 @@ public class OnTimePanesIT {
     // Both droppable events are too late, not dead letters from a clock in the future: the
     // replay clock follows the watermark directives (here to 01:21, past both event times).
     List<String> tooLate = new ArrayList<>();
-    for (JsonNode record : TestReplays.records(output, "too-late")) {
+    for (JsonNode record : OutputFiles.records(output.resolve("too-late"))) {
       tooLate.add(record.get("id").asText());
     }
     assertThat(tooLate, containsInAnyOrder("blue-two-2", "red-one-3"));
@@ -140,7 +141,7 @@ public class OnTimePanesIT {
   /** Each decision as its account, window, pane and the features the tests above check. */
   private static List<String> panes(Path output) throws IOException {
     List<String> panes = new ArrayList<>();
-    for (JsonNode decision : TestReplays.records(output, "decisions")) {
+    for (JsonNode decision : OutputFiles.records(output.resolve("decisions"))) {
       JsonNode pane = decision.get("pane");
       JsonNode features = decision.get("features");
       panes.add(

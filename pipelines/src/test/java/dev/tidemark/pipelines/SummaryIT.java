@@ -11,6 +11,7 @@ import dev.tidemark.pipelines.io.Sources;
 import dev.tidemark.pipelines.launch.ExitCodes;
 import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.pipelines.launch.Summary;
+import dev.tidemark.testkit.OutputFiles;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
 import dev.tidemark.transforms.util.Json;
@@ -91,7 +92,7 @@ public class SummaryIT {
     double min = 1;
     double max = 0;
     Set<String> versions = new TreeSet<>();
-    List<JsonNode> decisions = TestReplays.records(root.resolve("out"), "decisions");
+    List<JsonNode> decisions = OutputFiles.records(root.resolve("out").resolve("decisions"));
     for (JsonNode decision : decisions) {
       versions.add(
           decision.get("model").get("name").asText()

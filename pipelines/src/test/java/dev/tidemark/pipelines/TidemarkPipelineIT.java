@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.pipelines.io.Sources;
 import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.pipelines.launch.Summary;
+import dev.tidemark.testkit.OutputFiles;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
 import dev.tidemark.testkit.generate.ReplayClock;
@@ -159,7 +160,7 @@ public class TidemarkPipelineIT {
         Launch.run(TestReplays.options(input, out, "--maxDeadLetterPayloadBytes=1024"));
 
     assertThat(summary.identityViolations().toString(), summary.identityHolds(), is(true));
-    List<JsonNode> deadLetters = TestReplays.records(out, "dead-letters");
+    List<JsonNode> deadLetters = OutputFiles.records(out.resolve("dead-letters"));
     assertThat(deadLetters.size(), is(1));
     JsonNode letter = deadLetters.get(0);
     assertThat(letter.get("reason").asText(), is("invalid_json"));
@@ -208,7 +209,7 @@ public class TidemarkPipelineIT {
     assertThat(byDefault.identityHolds(), is(true));
     assertThat(byDefault.deadLettersByReason, is(java.util.Map.of("time_in_future", 1L)));
     assertThat(
-        TestReplays.records(strict, "dead-letters").get(0).get("message").asText(),
+        OutputFiles.records(strict.resolve("dead-letters")).get(0).get("message").asText(),
         containsString("--maxFutureSkew"));
 
     Path lenient = FOLDER.getRoot().toPath().resolve("skew-hour");

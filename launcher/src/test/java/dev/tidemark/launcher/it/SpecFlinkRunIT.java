@@ -9,17 +9,16 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.launcher.Tidemark;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.spec.SpecLoader;
+import dev.tidemark.testkit.OutputFiles;
 import dev.tidemark.transforms.util.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.Rule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
@@ -78,7 +77,7 @@ public class SpecFlinkRunIT {
     assertThat(summary.get("deadLettersByReason").has("invalid_user_id"), is(true));
 
     PipelineSpec logins = SpecLoader.load(HOME.resolve("specs/logins.yaml"));
-    List<JsonNode> decisions = lines(out.resolve("decisions"));
+    List<JsonNode> decisions = OutputFiles.records(out.resolve("decisions"));
     assertThat(decisions.isEmpty(), is(false));
     for (JsonNode decision : decisions) {
       assertThat(decision.toString(), decision.get("userId").isTextual(), is(true));
@@ -88,19 +87,5 @@ public class SpecFlinkRunIT {
       String verdict = decision.get("decision").asText();
       assertThat(verdict, verdict.equals("challenge") || verdict.equals("allow"), is(true));
     }
-  }
-
-  private static List<JsonNode> lines(Path directory) throws IOException {
-    List<JsonNode> lines = new ArrayList<>();
-    try (Stream<Path> files = Files.list(directory)) {
-      for (Path file : files.toList()) {
-        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
-          if (!line.isBlank()) {
-            lines.add(Json.MAPPER.readTree(line));
-          }
-        }
-      }
-    }
-    return lines;
   }
 }
