@@ -1,11 +1,13 @@
 # BigQuery: the dataset and the four tables the job writes through the Storage Write API with CDC
 # upserts. CDC needs a primary key on every table (BigQuery does not enforce it; the pipeline's
 # deterministic ids make it true) and, to keep queries cheap, max_staleness. The job writes with
-# CREATE_NEVER, so the tables and their schemas come from here; the schema files are generated
-# from the pipeline's code.
+# CREATE_NEVER, so the tables and their schemas come from here; the schema files and the table
+# names (schemas/tables.json) are generated from the pipeline spec: ./tidemark schemas --spec=SPEC
+# --output=terraform/schemas.
 
 locals {
   dataset_location = var.dataset_location == "" ? var.region : var.dataset_location
+  table_names      = jsondecode(file("${path.module}/schemas/tables.json"))
 }
 
 resource "google_bigquery_dataset" "tidemark" {
@@ -26,7 +28,7 @@ resource "google_bigquery_dataset" "tidemark" {
 
 resource "google_bigquery_table" "decisions" {
   dataset_id          = google_bigquery_dataset.tidemark.dataset_id
-  table_id            = "decisions"
+  table_id            = local.table_names.decisions
   description         = "One row per account and window: the latest fired pane, upserted by decision_id."
   labels              = local.labels
   deletion_protection = var.deletion_protection
@@ -43,7 +45,7 @@ resource "google_bigquery_table" "decisions" {
 
 resource "google_bigquery_table" "dead_letters" {
   dataset_id          = google_bigquery_dataset.tidemark.dataset_id
-  table_id            = "dead_letters"
+  table_id            = local.table_names.dead_letters
   description         = "Records that failed a step, with the original bytes, reason, step and exception; upserted by dead_letter_id."
   labels              = local.labels
   deletion_protection = var.deletion_protection
@@ -60,7 +62,7 @@ resource "google_bigquery_table" "dead_letters" {
 
 resource "google_bigquery_table" "duplicates" {
   dataset_id          = google_bigquery_dataset.tidemark.dataset_id
-  table_id            = "duplicates"
+  table_id            = local.table_names.duplicates
   description         = "Events dropped as duplicates; upserted by duplicate_id."
   labels              = local.labels
   deletion_protection = var.deletion_protection
@@ -77,7 +79,7 @@ resource "google_bigquery_table" "duplicates" {
 
 resource "google_bigquery_table" "too_late" {
   dataset_id          = google_bigquery_dataset.tidemark.dataset_id
-  table_id            = "too_late"
+  table_id            = local.table_names.too_late
   description         = "Events that arrived after the allowed lateness; upserted by too_late_id."
   labels              = local.labels
   deletion_protection = var.deletion_protection

@@ -9,7 +9,9 @@ import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.RunSpecs;
 import dev.tidemark.pipelines.RunnerProfiles;
 import dev.tidemark.pipelines.Runners;
+import dev.tidemark.pipelines.SpecDefaults;
 import dev.tidemark.pipelines.TidemarkOptions;
+import dev.tidemark.pipelines.dataflow.FlexTemplateLauncher;
 import dev.tidemark.pipelines.flink.ClusterPaths;
 import dev.tidemark.pipelines.flink.FlinkJob;
 import dev.tidemark.pipelines.flink.FlinkRestClient;
@@ -40,6 +42,7 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.checkerframework.checker.nullness.qual.Nullable;
@@ -282,10 +285,12 @@ public final class Tidemark implements Callable<Integer> {
   @Command(
       name = "schemas",
       description = {
-        "Write the BigQuery schema of each table a run of the spec writes, as OUT/<table>.json"
-            + " (BigQuery's JSON schema format, which Terraform's google_bigquery_table takes):"
-            + " the decisions' key and feature columns come from the spec. For the Terraform in"
-            + " terraform/, --output=terraform/schemas before 'terraform apply'."
+        "Write the BigQuery schema of each table a run of the spec writes, as"
+            + " OUT/<decisions|dead_letters|duplicates|too_late>.json (BigQuery's JSON schema"
+            + " format, which Terraform's google_bigquery_table takes), and OUT/tables.json, the"
+            + " table names the spec gives the dataflow profile: the decisions' key and feature"
+            + " columns come from the spec. For the Terraform in terraform/,"
+            + " --output=terraform/schemas before 'terraform apply'."
       },
       mixinStandardHelpOptions = true)
   static final class Schemas implements Callable<Integer> {
@@ -306,12 +311,18 @@ public final class Tidemark implements Callable<Integer> {
     public Integer call() throws IOException {
       PipelineSpec pipelineSpec = RunSpecs.load(specPath);
       Files.createDirectories(output);
+      Map<String, String> names =
+          SpecDefaults.outputNames(
+              pipelineSpec, FlexTemplateLauncher.PROFILE, PipelineSpec.Sink.BIGQUERY);
       for (BigQueryTables.Table<?> table : BigQueryTables.all(pipelineSpec)) {
-        Path file = output.resolve(table.name() + ".json");
+        Path file = output.resolve(table.role() + ".json");
         Files.writeString(file, table.schemaJson(), StandardCharsets.UTF_8);
         System.out.println(
             file + ": " + table.columns().size() + " columns, primary key " + table.primaryKey());
       }
+      Path tables = output.resolve(BigQueryTables.TABLE_NAMES_FILE);
+      Files.writeString(tables, BigQueryTables.tableNamesJson(names), StandardCharsets.UTF_8);
+      System.out.println(tables + ": tables " + names.values());
       return 0;
     }
   }

@@ -71,8 +71,8 @@ public interface OutputOptions extends PipelineOptions {
 
   @Description(
       "The runner profile of the run, which 'tidemark run --profile' and a Flex Template launch"
-          + " set (not a template parameter): the spec's outputs for this profile name the Kafka"
-          + " topics unless their options do.")
+          + " set (not a template parameter): the spec's outputs for this profile choose the sink and"
+          + " name its topics or tables unless their options do.")
   @Default.InstanceFactory(RunnerProfiles.DefaultProfile.class)
   @Hidden
   String getRunnerProfile();
@@ -82,8 +82,9 @@ public interface OutputOptions extends PipelineOptions {
   @Description(
       "Where decisions, dead letters, duplicates and too-late records go: files (NDJSON under"
           + " --output), kafka (the --kafka*Topic topics) or bigquery (the tables of"
-          + " --bigQueryDataset).")
-  @Default.Enum("files")
+          + " --bigQueryDataset). Default: the spec's outputs.<profile>.sink for the run's"
+          + " profile, files when the spec has none.")
+  @Default.InstanceFactory(SpecDefaults.Sink.class)
   TidemarkOptions.SinkKind getSink();
 
   void setSink(TidemarkOptions.SinkKind sink);

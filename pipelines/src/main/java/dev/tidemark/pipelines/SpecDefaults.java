@@ -2,6 +2,7 @@ package dev.tidemark.pipelines;
 
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.spec.SpecLoader;
+import java.util.Locale;
 import java.util.Map;
 import org.apache.beam.sdk.options.DefaultValueFactory;
 import org.apache.beam.sdk.options.PipelineOptions;
@@ -28,57 +29,79 @@ public final class SpecDefaults {
   }
 
   /**
-   * The name the spec's {@code outputs} give one output on the run's sink kind for the run's
-   * profile ({@code --runnerProfile}); the sink's default name when the spec has no entry for the
-   * profile or gives it another sink.
+   * The names of the four outputs ({@link PipelineSpec#OUTPUTS}) on {@code sink} for {@code
+   * profile}: the spec's {@code outputs.<profile>.names} when it gives that profile that sink, the
+   * sink's defaults otherwise.
    */
+  public static Map<String, String> outputNames(
+      PipelineSpec spec, String profile, PipelineSpec.Sink sink) {
+    PipelineSpec.Output given = spec.outputs().get(profile);
+    return given != null && given.sink() == sink ? given.names() : SpecLoader.defaultNames(sink);
+  }
+
+  /** {@link #outputNames} of the run's spec and profile ({@code --runnerProfile}). */
+  public static Map<String, String> outputNames(PipelineOptions options, PipelineSpec.Sink sink) {
+    return outputNames(
+        RunSpecs.of(options), options.as(OutputOptions.class).getRunnerProfile(), sink);
+  }
+
+  /**
+   * The sink of the run's profile ({@code --runnerProfile}) in the spec's {@code outputs}; files
+   * when the spec has no entry for the profile.
+   */
+  public static final class Sink implements DefaultValueFactory<TidemarkOptions.SinkKind> {
+    @Override
+    public TidemarkOptions.SinkKind create(PipelineOptions options) {
+      return sinkOf(RunSpecs.of(options), options.as(OutputOptions.class).getRunnerProfile());
+    }
+
+    static TidemarkOptions.SinkKind sinkOf(PipelineSpec spec, String profile) {
+      PipelineSpec.Output given = spec.outputs().get(profile);
+      return given == null
+          ? TidemarkOptions.SinkKind.files
+          : TidemarkOptions.SinkKind.valueOf(given.sink().name().toLowerCase(Locale.ROOT));
+    }
+  }
+
+  /** The name of one output on the Kafka sink for the run's profile ({@link #outputNames}). */
   abstract static class OutputName implements DefaultValueFactory<String> {
-    private final PipelineSpec.Sink sink;
     private final String output;
 
-    OutputName(PipelineSpec.Sink sink, String output) {
-      this.sink = sink;
+    OutputName(String output) {
       this.output = output;
     }
 
     @Override
     public String create(PipelineOptions options) {
-      return nameOf(RunSpecs.of(options), options.as(OutputOptions.class).getRunnerProfile());
-    }
-
-    String nameOf(PipelineSpec spec, String profile) {
-      PipelineSpec.Output given = spec.outputs().get(profile);
-      Map<String, String> names =
-          given != null && given.sink() == sink ? given.names() : SpecLoader.defaultNames(sink);
-      return names.get(output);
+      return outputNames(options, PipelineSpec.Sink.KAFKA).get(output);
     }
   }
 
   /** The decisions topic. */
   public static final class DecisionsTopic extends OutputName {
     public DecisionsTopic() {
-      super(PipelineSpec.Sink.KAFKA, "decisions");
+      super("decisions");
     }
   }
 
   /** The dead-letters topic. */
   public static final class DeadLettersTopic extends OutputName {
     public DeadLettersTopic() {
-      super(PipelineSpec.Sink.KAFKA, "deadLetters");
+      super("deadLetters");
     }
   }
 
   /** The duplicates topic. */
   public static final class DuplicatesTopic extends OutputName {
     public DuplicatesTopic() {
-      super(PipelineSpec.Sink.KAFKA, "duplicates");
+      super("duplicates");
     }
   }
 
   /** The too-late topic. */
   public static final class TooLateTopic extends OutputName {
     public TooLateTopic() {
-      super(PipelineSpec.Sink.KAFKA, "tooLate");
+      super("tooLate");
     }
   }
 

@@ -20,6 +20,8 @@ import dev.tidemark.pipelines.io.bigquery.BigQueryTables;
 import dev.tidemark.pipelines.launch.OptionChecks;
 import dev.tidemark.pipelines.launch.OutputDirectory;
 import dev.tidemark.pipelines.launch.Summary;
+import dev.tidemark.spec.SpecLoader;
+import dev.tidemark.testkit.OutputFiles;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
 import dev.tidemark.testkit.generate.ReplayClock;
@@ -33,6 +35,7 @@ import java.io.IOException;
 import java.io.Serializable;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
@@ -177,7 +180,8 @@ public class BigQuerySinkIT {
     // The final pane of every window, from the file sink of the same run.
     Map<String, JsonNode> finalPanes = finalPanes(output);
     assertThat(finalPanes.size(), greaterThan(50));
-    assertThat(TestReplays.records(output, "decisions").size(), greaterThan(finalPanes.size()));
+    assertThat(
+        OutputFiles.records(output.resolve("decisions")).size(), greaterThan(finalPanes.size()));
 
     List<TableRow> decisions = rows(BigQueryTables.DECISIONS);
     assertThat(decisions, hasSize(finalPanes.size()));
@@ -212,11 +216,13 @@ public class BigQuerySinkIT {
     // Dead letters, duplicates and too-late records: one row per record of the file sink.
     assertThat(
         rows(BigQueryTables.DEAD_LETTERS),
-        hasSize(TestReplays.records(output, "dead-letters").size()));
+        hasSize(OutputFiles.records(output.resolve("dead-letters")).size()));
     assertThat(
-        rows(BigQueryTables.DUPLICATES), hasSize(TestReplays.records(output, "duplicates").size()));
+        rows(BigQueryTables.DUPLICATES),
+        hasSize(OutputFiles.records(output.resolve("duplicates")).size()));
     assertThat(
-        rows(BigQueryTables.TOO_LATE), hasSize(TestReplays.records(output, "too-late").size()));
+        rows(BigQueryTables.TOO_LATE),
+        hasSize(OutputFiles.records(output.resolve("too-late")).size()));
     assertThat(rows(BigQueryTables.DUPLICATES), not(empty()));
     assertThat(rows(BigQueryTables.TOO_LATE), not(empty()));
     assertThat(rows(BigQueryTables.DEAD_LETTERS), not(empty()));
@@ -240,7 +246,7 @@ public class BigQuerySinkIT {
   /** The highest pane of every decision id in a run's {@code decisions} file output. */
   private static Map<String, JsonNode> finalPanes(Path output) throws IOException {
     Map<String, JsonNode> finalPanes = new HashMap<>();
-    for (JsonNode decision : TestReplays.records(output, "decisions")) {
+    for (JsonNode decision : OutputFiles.records(output.resolve("decisions"))) {
       finalPanes.merge(
           decision.get("decisionId").asText(),
           decision,
@@ -279,8 +285,11 @@ public class BigQuerySinkIT {
   }
 
   private void writeDecisions(Decision... decisions) throws Exception {
+    writeDecisions(options(FOLDER.getRoot().toPath().resolve("unused")), decisions);
+  }
+
+  private void writeDecisions(TidemarkOptions options, Decision... decisions) throws Exception {
     clearBigQueryCaches();
-    TidemarkOptions options = options(FOLDER.getRoot().toPath().resolve("unused"));
     Pipeline pipeline = Pipeline.create(options);
     PCollection<Decision> input =
         pipeline.apply(Create.of(List.of(decisions)).withCoder(Decision.DecisionCoder.of()));
@@ -292,6 +301,29 @@ public class BigQuerySinkIT {
             pipeline.apply("NoTooLate", Create.empty(TooLateRecord.TooLateRecordCoder.of())));
     BigQuerySinks.write(outputs, options, services);
     pipeline.run().waitUntilFinish();
+  }
+
+  @Test
+  public void theSpecNamesTheTablesOfItsProfile() throws Exception {
+    Path spec = FOLDER.getRoot().toPath().resolve("renamed.yaml");
+    Files.writeString(
+        spec,
+        SpecLoader.bundledText("payments")
+            .replace(
+                "names: {decisions: decisions, deadLetters: dead_letters, duplicates: duplicates,"
+                    + " tooLate: too_late}",
+                "names: {decisions: scored, deadLetters: rejected, duplicates: repeated,"
+                    + " tooLate: late}"));
+    TidemarkOptions options = options(FOLDER.getRoot().toPath().resolve("unused"));
+    options.as(SpecOptions.class).setSpecUri(spec.toString());
+    options.setRunnerProfile("dataflow");
+    Decision decision = pane("ON_TIME", 0, 2);
+    writeDecisions(options, decision);
+
+    List<TableRow> rows = datasets.getAllRows(PROJECT, DATASET, "scored");
+    assertThat(rows, hasSize(1));
+    assertThat(rows.get(0).get("decision_id"), is(decision.decisionId()));
+    assertThat(rows(BigQueryTables.DECISIONS), hasSize(0));
   }
 
   @Test

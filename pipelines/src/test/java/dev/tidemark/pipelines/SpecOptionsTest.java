@@ -24,6 +24,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.beam.sdk.values.WindowingStrategy.AccumulationMode;
 import org.joda.time.Instant;
@@ -172,7 +173,7 @@ public class SpecOptionsTest {
   }
 
   @Test
-  public void aSpecNamesItsKafkaTopicsPerProfileButNotItsFiles() throws IOException {
+  public void aSpecNamesItsKafkaTopicsAndTablesPerProfileButNotItsFiles() throws IOException {
     SpecChecks.checkSupported(RunSpecs.load("logins"), "specs/logins.yaml");
     // The profile a run is started with picks the spec's names; an option still wins.
     List<String> flinkRun =
@@ -205,6 +206,54 @@ public class SpecOptionsTest {
     assertThat(
         e.problems().stream().map(SpecException.Problem::path).toList(),
         is(List.of("outputs.local.names")));
+  }
+
+  @Test
+  public void aSpecChoosesTheSinkOfEachProfileAndAnOptionOverridesIt() throws IOException {
+    // The bundled profiles name no sink: each takes the spec's.
+    for (String profile : new RunnerProfiles(HOME).names()) {
+      assertThat(profile, new RunnerProfiles(HOME).load(profile).containsKey("sink"), is(false));
+    }
+    TidemarkOptions flink =
+        options(new RunnerProfiles(HOME).arguments("flink", List.of()).toArray(new String[0]));
+    assertThat(flink.getSink(), is(TidemarkOptions.SinkKind.kafka));
+    assertThat(
+        options("--runnerProfile=dataflow").getSink(), is(TidemarkOptions.SinkKind.bigquery));
+    assertThat(options().getSink(), is(TidemarkOptions.SinkKind.files));
+    // A profile the spec does not name writes files.
+    assertThat(options("--runnerProfile=mine").getSink(), is(TidemarkOptions.SinkKind.files));
+
+    Path spec =
+        paymentsWith(
+            "kafka-locally.yaml",
+            "  local:         {sink: files}",
+            "  local:         {sink: kafka}",
+            "  dataflow:\n    sink: bigquery\n    names: {decisions: decisions, deadLetters:"
+                + " dead_letters, duplicates: duplicates, tooLate: too_late}",
+            "  dataflow:\n    sink: bigquery\n    names: {decisions: scored, deadLetters:"
+                + " rejected, duplicates: repeated, tooLate: late}");
+    assertThat(options("--specUri=" + spec).getSink(), is(TidemarkOptions.SinkKind.kafka));
+    assertThat(
+        options("--specUri=" + spec, "--sink=files").getSink(), is(TidemarkOptions.SinkKind.files));
+    TidemarkOptions dataflow = options("--specUri=" + spec, "--runnerProfile=dataflow");
+    assertThat(
+        SpecDefaults.outputNames(dataflow, PipelineSpec.Sink.BIGQUERY),
+        is(
+            Map.of(
+                "decisions",
+                "scored",
+                "deadLetters",
+                "rejected",
+                "duplicates",
+                "repeated",
+                "tooLate",
+                "late")));
+    // Another profile's tables keep the default names.
+    assertThat(
+        SpecDefaults.outputNames(options("--specUri=" + spec), PipelineSpec.Sink.BIGQUERY)
+            .get("decisions"),
+        is("decisions"));
+    SpecChecks.checkSupported(RunSpecs.of(dataflow), spec.toString());
   }
 
   @Test

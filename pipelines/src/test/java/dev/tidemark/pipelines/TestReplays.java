@@ -66,19 +66,6 @@ final class TestReplays {
     return file;
   }
 
-  /** Every record of one output of a file-sink run, in no particular order. */
-  static List<JsonNode> records(Path output, String name) throws IOException {
-    List<JsonNode> records = new ArrayList<>();
-    try (Stream<Path> files = Files.list(output.resolve(name))) {
-      for (Path file : (Iterable<Path>) files::iterator) {
-        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
-          records.add(Json.MAPPER.readTree(line));
-        }
-      }
-    }
-    return records;
-  }
-
   static TidemarkOptions options(Path input, Path output, String... extra) {
     List<String> args = new ArrayList<>();
     if (List.of(extra).stream().noneMatch(a -> a.startsWith("--runner="))) {

@@ -1,6 +1,8 @@
 package dev.tidemark.pipelines.dataflow;
 
+import dev.tidemark.pipelines.RunSpecs;
 import dev.tidemark.pipelines.RunnerProfiles;
+import dev.tidemark.pipelines.SpecOptions;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.launch.ExitCodes;
 import dev.tidemark.pipelines.launch.Launch;
@@ -11,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.security.CodeSource;
+import java.util.Arrays;
 import java.util.List;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 
@@ -74,9 +77,28 @@ public final class FlexTemplateLauncher {
       }
     }
     List<String> arguments = RunnerProfiles.fromEnvironment().arguments(PROFILE, List.of(args));
-    return PipelineOptionsFactory.fromArgs(arguments.toArray(new String[0]))
-        .withValidation()
-        .as(TidemarkOptions.class);
+    TidemarkOptions options =
+        PipelineOptionsFactory.fromArgs(arguments.toArray(new String[0]))
+            .withValidation()
+            .as(TidemarkOptions.class);
+    boolean sinkGiven =
+        Arrays.stream(args).anyMatch(a -> a.startsWith("--sink="))
+            || RunnerProfiles.fromEnvironment().load(PROFILE).containsKey("sink");
+    if (!sinkGiven && options.getSink() != TidemarkOptions.SinkKind.bigquery) {
+      // The template's parameters are those of the BigQuery sink.
+      throw new IllegalArgumentException(
+          "the Flex Template writes to BigQuery, but the spec "
+              + RunSpecs.location(options.as(SpecOptions.class).getSpecUri())
+              + " gives the '"
+              + PROFILE
+              + "' profile the "
+              + options.getSink()
+              + " sink (outputs."
+              + PROFILE
+              + ".sink); run that with ./tidemark run --profile="
+              + PROFILE);
+    }
+    return options;
   }
 
   /** The directory of the jar (or classes directory) this class comes from. */

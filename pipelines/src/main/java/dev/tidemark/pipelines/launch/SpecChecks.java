@@ -38,24 +38,23 @@ public final class SpecChecks {
 
   /**
    * Refuses what a run cannot yet take from a spec: what the graph cannot ({@link
-   * SpecSupport#check}), and file or BigQuery output names other than the defaults (Kafka topics
-   * take theirs from the spec: {@link SpecDefaults.DecisionsTopic} and the others).
+   * SpecSupport#check}), and file output names other than the defaults (Kafka topics and BigQuery
+   * tables take theirs from the spec: {@link SpecDefaults#outputNames}).
    */
   public static void checkSupported(PipelineSpec spec, String location) {
     List<SpecException.Problem> problems = new ArrayList<>(SpecSupport.problems(spec));
     for (Map.Entry<String, PipelineSpec.Output> output : new TreeMap<>(spec.outputs()).entrySet()) {
       PipelineSpec.Sink sink = output.getValue().sink();
-      if (sink != PipelineSpec.Sink.KAFKA
+      if (sink == PipelineSpec.Sink.FILES
           && !output.getValue().names().equals(SpecLoader.defaultNames(sink))) {
         problems.add(
             new SpecException.Problem(
                 "outputs." + output.getKey() + ".names",
-                "this build writes the default names "
+                "files are written under the default names "
                     + SpecLoader.defaultNames(sink)
-                    + " on "
-                    + sink.name().toLowerCase(java.util.Locale.ROOT)
-                    + "; leave names out (Kafka topics may be named) and give the place with"
-                    + " --output or --bigQueryDataset"));
+                    + ", which the run report and the output comparison read; leave names out"
+                    + " and give the place with --output (Kafka topics and BigQuery tables may"
+                    + " be named)"));
       }
     }
     if (!problems.isEmpty()) {

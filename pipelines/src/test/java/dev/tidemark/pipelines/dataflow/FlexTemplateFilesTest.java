@@ -8,6 +8,8 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
+import dev.tidemark.pipelines.TidemarkOptions;
+import dev.tidemark.spec.SpecLoader;
 import java.io.IOException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
@@ -200,5 +202,26 @@ public class FlexTemplateFilesTest {
             IllegalArgumentException.class,
             () -> FlexTemplateLauncher.options("--windowSize=PT1M", "--profile=local"));
     assertThat(e.getMessage(), containsString("always runs the 'dataflow' profile"));
+  }
+
+  @Test
+  public void theTemplateWritesToBigQueryAndRefusesASpecThatGivesItAnotherSink()
+      throws IOException {
+    assertEquals(TidemarkOptions.SinkKind.bigquery, FlexTemplateLauncher.options().getSink());
+    Path spec = Files.createTempFile("kafka-on-dataflow", ".yaml");
+    try {
+      Files.writeString(
+          spec,
+          SpecLoader.bundledText("logins")
+              .replace("dataflow:      {sink: bigquery}", "dataflow:      {sink: kafka}"));
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> FlexTemplateLauncher.options("--specUri=" + spec));
+      assertThat(e.getMessage(), containsString("outputs.dataflow.sink"));
+      assertThat(e.getMessage(), containsString(spec.toString()));
+    } finally {
+      Files.delete(spec);
+    }
   }
 }

@@ -47,6 +47,7 @@ public class FlexTemplateLauncherIT {
         List.of(
             "runner=DirectRunner",
             "source=replay",
+            "sink=files",
             "input=${tidemark.home}/replay.ndjson",
             "output=" + home.resolve("ignored"),
             "targetParallelism=1"),

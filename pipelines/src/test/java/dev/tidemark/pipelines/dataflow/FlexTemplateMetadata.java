@@ -180,9 +180,9 @@ public final class FlexTemplateMetadata {
 
   /**
    * Options the template does not offer, with why: on Dataflow they mean nothing. The template
-   * writes to BigQuery (the profile's {@code sink}), so the Kafka sink's options are not offered
-   * either; {@code ./tidemark run --profile=dataflow --sink=kafka} still runs that variant. {@code
-   * FlexTemplateMetadataTest} fails when a key names no option.
+   * writes to BigQuery (the spec's sink for the profile), so the Kafka sink's options are not
+   * offered either; {@code ./tidemark run --profile=dataflow --sink=kafka} still runs that variant.
+   * {@code FlexTemplateMetadataTest} fails when a key names no option.
    */
   static final Map<String, String> NOT_ON_DATAFLOW = notOnDataflow();
 
@@ -192,7 +192,7 @@ public final class FlexTemplateMetadata {
     reasons.put("input", "replay and backfill files: the template reads Pub/Sub or Kafka");
     reasons.put("output", files);
     reasons.put("fileRollInterval", files);
-    reasons.put("sink", "the template writes to BigQuery, the profile's sink");
+    reasons.put("sink", "the template writes to BigQuery, the spec's sink for the profile");
     String kafkaSink = "the Kafka sink: the template writes to BigQuery";
     for (String option :
         List.of(

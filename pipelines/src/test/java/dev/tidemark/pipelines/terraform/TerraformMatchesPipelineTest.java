@@ -22,10 +22,10 @@ import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
 
 /**
- * Terraform and the pipeline agree: each table Terraform creates has the pipeline's name, schema
- * (the generated file, byte for byte) and primary key, and every parameter the Flex Template job
- * passes is a parameter of the template's metadata (so a pipeline option renamed in code fails
- * here, not at launch).
+ * Terraform and the pipeline agree: each table Terraform creates has the pipeline's name (from the
+ * generated {@code schemas/tables.json}), schema (the generated file, byte for byte) and primary
+ * key, and every parameter the Flex Template job passes is a parameter of the template's metadata
+ * (so a pipeline option renamed in code fails here, not at launch).
  */
 @RunWith(JUnit4.class)
 public class TerraformMatchesPipelineTest {
@@ -34,9 +34,18 @@ public class TerraformMatchesPipelineTest {
 
   @Test
   public void everyTableHasThePipelinesSchemaAndPrimaryKey() throws IOException {
+    JsonNode names =
+        Json.MAPPER.readTree(
+            CONFIG
+                .directory()
+                .resolve("schemas")
+                .resolve(BigQueryTables.TABLE_NAMES_FILE)
+                .toFile());
     for (BigQueryTables.Table<?> table : BigQueryTables.ALL) {
       TerraformConfig.Block resource = CONFIG.resource("google_bigquery_table", table.name());
-      assertThat(resource.attribute("table_id").orElseThrow(), is("\"" + table.name() + "\""));
+      assertThat(
+          resource.attribute("table_id").orElseThrow(), is("local.table_names." + table.role()));
+      assertThat(names.path(table.role()).asText(), is(table.name()));
       Path schemaFile = CONFIG.tableSchemaFile(table.name());
       assertThat(
           schemaFile.toString(),

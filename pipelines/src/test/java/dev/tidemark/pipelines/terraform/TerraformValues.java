@@ -540,6 +540,15 @@ public final class TerraformValues {
           } catch (java.io.IOException e) {
             throw error("file " + args.get(0) + ": " + e);
           }
+        case "jsondecode":
+          try {
+            // An object as a map of its members, as HCL sees it (enough for a JSON object).
+            return com.fasterxml.jackson.databind.json.JsonMapper.builder()
+                .build()
+                .readValue(text(args.get(0)), LinkedHashMap.class);
+          } catch (java.io.IOException e) {
+            throw error("jsondecode: " + e.getMessage());
+          }
         case "toset":
           {
             // Only for_each takes sets here: as a map of each element to itself, which is how

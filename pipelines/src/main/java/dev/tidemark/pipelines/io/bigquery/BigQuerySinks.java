@@ -6,6 +6,7 @@ import dev.tidemark.pipelines.BigQuerySinkOptions;
 import dev.tidemark.pipelines.OutputOptions;
 import dev.tidemark.pipelines.Outputs;
 import dev.tidemark.pipelines.RunSpecs;
+import dev.tidemark.pipelines.SpecDefaults;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.Sha256;
@@ -13,11 +14,13 @@ import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.DeadLetterReason;
 import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.DuplicateRecord;
 import dev.tidemark.transforms.values.TooLateRecord;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import org.apache.beam.sdk.io.gcp.bigquery.BigQueryIO;
 import org.apache.beam.sdk.io.gcp.bigquery.BigQueryServices;
 import org.apache.beam.sdk.io.gcp.bigquery.BigQueryStorageApiInsertError;
@@ -84,8 +87,15 @@ public final class BigQuerySinks {
       Outputs outputs, BigQuerySinkOptions options, @Nullable BigQueryServices testServices) {
     String dataset = dataset(options);
     PipelineSpec spec = RunSpecs.of(options);
-    BigQueryTables.Table<Decision> decisionsTable = BigQueryTables.decisions(spec);
-    BigQueryTables.Table<TooLateRecord> tooLateTable = BigQueryTables.tooLate(spec);
+    Map<String, String> names = SpecDefaults.outputNames(options, PipelineSpec.Sink.BIGQUERY);
+    BigQueryTables.Table<Decision> decisionsTable =
+        BigQueryTables.decisions(spec).named(names.get("decisions"));
+    BigQueryTables.Table<DeadLetter> deadLettersTable =
+        BigQueryTables.DEAD_LETTERS.named(names.get("deadLetters"));
+    BigQueryTables.Table<DuplicateRecord> duplicatesTable =
+        BigQueryTables.DUPLICATES.named(names.get("duplicates"));
+    BigQueryTables.Table<TooLateRecord> tooLateTable =
+        BigQueryTables.tooLate(spec).named(names.get("tooLate"));
     WriteResult decisions =
         outputs.decisions.apply(
             "WriteDecisionsToBigQuery",
@@ -93,7 +103,7 @@ public final class BigQuerySinks {
     WriteResult duplicates =
         outputs.duplicates.apply(
             "WriteDuplicatesToBigQuery",
-            write(BigQueryTables.DUPLICATES, dataset, options, testServices, d -> 0L));
+            write(duplicatesTable, dataset, options, testServices, d -> 0L));
     WriteResult tooLate =
         outputs.tooLate.apply(
             "WriteTooLateToBigQuery", write(tooLateTable, dataset, options, testServices, t -> 0L));
@@ -102,7 +112,7 @@ public final class BigQuerySinks {
     List<PCollection<DeadLetter>> deadLetters = new ArrayList<>();
     deadLetters.add(outputs.deadLetters);
     deadLetters.add(rejected(decisions, decisionsTable, dataset, maxPayload));
-    deadLetters.add(rejected(duplicates, BigQueryTables.DUPLICATES, dataset, maxPayload));
+    deadLetters.add(rejected(duplicates, duplicatesTable, dataset, maxPayload));
     deadLetters.add(rejected(tooLate, tooLateTable, dataset, maxPayload));
     WriteResult deadLetterWrite =
         PCollectionList.of(deadLetters)
@@ -110,12 +120,10 @@ public final class BigQuerySinks {
             .setCoder(DeadLetter.DeadLetterCoder.of())
             .apply(
                 "WriteDeadLettersToBigQuery",
-                write(BigQueryTables.DEAD_LETTERS, dataset, options, testServices, d -> 0L));
+                write(deadLettersTable, dataset, options, testServices, d -> 0L));
     deadLetterWrite
         .getFailedStorageApiInserts()
-        .apply(
-            "LogRejectedDeadLetters",
-            ParDo.of(new LogRejectedFn(BigQueryTables.DEAD_LETTERS.name())));
+        .apply("LogRejectedDeadLetters", ParDo.of(new LogRejectedFn(deadLettersTable)));
   }
 
   /**
@@ -180,16 +188,14 @@ public final class BigQuerySinks {
   private static PCollection<DeadLetter> rejected(
       WriteResult result, BigQueryTables.Table<?> table, String dataset, int maxPayloadBytes) {
     StringBuilder name = new StringBuilder();
-    for (String part : table.name().split("_")) {
+    for (String part : table.role().split("_")) {
       name.append(Character.toUpperCase(part.charAt(0))).append(part.substring(1));
     }
     return result
         .getFailedStorageApiInserts()
         .apply(
             "Rejected" + name + "ToDeadLetters",
-            ParDo.of(
-                new RejectedToDeadLetterFn(
-                    table.name(), tableSpec(dataset, table), maxPayloadBytes)))
+            ParDo.of(new RejectedToDeadLetterFn(table, tableSpec(dataset, table), maxPayloadBytes)))
         .setCoder(DeadLetter.DeadLetterCoder.of())
         .apply(
             "Unwindow" + name + "Rejects",
@@ -207,16 +213,18 @@ public final class BigQuerySinks {
       extends DoFn<BigQueryStorageApiInsertError, DeadLetter> {
     private static final long serialVersionUID = 1L;
 
-    private final String table;
+    private final String role;
+    private final String primaryKey;
     private final String tableSpec;
     private final int maxPayloadBytes;
     private final Counter rejected;
 
-    RejectedToDeadLetterFn(String table, String tableSpec, int maxPayloadBytes) {
-      this.table = table;
+    RejectedToDeadLetterFn(BigQueryTables.Table<?> table, String tableSpec, int maxPayloadBytes) {
+      this.role = table.role();
+      this.primaryKey = table.primaryKey();
       this.tableSpec = tableSpec;
       this.maxPayloadBytes = maxPayloadBytes;
-      this.rejected = Metrics.counter(TidemarkMetrics.NAMESPACE, SINK_REJECTED_PREFIX + table);
+      this.rejected = Metrics.counter(TidemarkMetrics.NAMESPACE, SINK_REJECTED_PREFIX + role);
     }
 
     @ProcessElement
@@ -224,12 +232,12 @@ public final class BigQuerySinks {
         @Element BigQueryStorageApiInsertError error, OutputReceiver<DeadLetter> out) {
       rejected.inc();
       TableRow row = error.getRow();
-      Object key = row.get(primaryKeyOf(table));
+      Object key = row.get(primaryKey);
       out.output(
           new DeadLetter(
                   DeadLetterReason.SINK_REJECTED,
                   "BigQuery rejected the row: " + error.getErrorMessage(),
-                  STEP_PREFIX + table,
+                  STEP_PREFIX + role,
                   "bigquery:" + tableSpec + (key == null ? "" : "/" + key),
                   rowJson(row).getBytes(StandardCharsets.UTF_8),
                   null)
@@ -242,17 +250,20 @@ public final class BigQuerySinks {
     private static final long serialVersionUID = 1L;
 
     private final String table;
+    private final String primaryKey;
     private final Counter rejected;
 
-    LogRejectedFn(String table) {
-      this.table = table;
-      this.rejected = Metrics.counter(TidemarkMetrics.NAMESPACE, SINK_REJECTED_PREFIX + table);
+    LogRejectedFn(BigQueryTables.Table<?> table) {
+      this.table = table.name();
+      this.primaryKey = table.primaryKey();
+      this.rejected =
+          Metrics.counter(TidemarkMetrics.NAMESPACE, SINK_REJECTED_PREFIX + table.role());
     }
 
     @ProcessElement
     public void process(@Element BigQueryStorageApiInsertError error) {
       rejected.inc();
-      LOG.error(logLine(table, error));
+      LOG.error(logLine(table, primaryKey, error));
     }
   }
 
@@ -267,7 +278,7 @@ public final class BigQuerySinks {
    * reason, the size and SHA-256 of the row as JSON, and BigQuery's error with every value of the
    * row replaced by {@value #REDACTED} (an error message may quote the row); no payload.
    */
-  static String logLine(String table, BigQueryStorageApiInsertError error) {
+  static String logLine(String table, String primaryKey, BigQueryStorageApiInsertError error) {
     TableRow row = error.getRow();
     byte[] json = rowJson(row).getBytes(StandardCharsets.UTF_8);
     String message = String.valueOf(error.getErrorMessage());
@@ -285,9 +296,9 @@ public final class BigQuerySinks {
         + " rejected a dead letter and it cannot be written anywhere else: origin="
         + row.get("origin")
         + " "
-        + primaryKeyOf(table)
+        + primaryKey
         + "="
-        + row.get(primaryKeyOf(table))
+        + row.get(primaryKey)
         + " reason="
         + row.get("reason")
         + " rowBytes="
@@ -296,15 +307,6 @@ public final class BigQuerySinks {
         + HexFormat.of().formatHex(Sha256.newDigest().digest(json))
         + " error: "
         + message;
-  }
-
-  private static String primaryKeyOf(String table) {
-    for (BigQueryTables.Table<?> t : BigQueryTables.ALL) {
-      if (t.name().equals(table)) {
-        return t.primaryKey();
-      }
-    }
-    throw new IllegalArgumentException("unknown table " + table);
   }
 
   /** A string as it appears inside a JSON string literal, without the quotes. */

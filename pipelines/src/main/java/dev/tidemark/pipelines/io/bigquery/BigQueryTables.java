@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.api.services.bigquery.model.TableFieldSchema;
 import com.google.api.services.bigquery.model.TableRow;
 import com.google.api.services.bigquery.model.TableSchema;
+import dev.tidemark.pipelines.SpecDefaults;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.transforms.util.Json;
@@ -112,12 +113,19 @@ public final class BigQueryTables {
     private static final long serialVersionUID = 1L;
 
     private final String name;
+    private final String role;
     private final String description;
     private final String primaryKey;
     private final List<Column<T>> columns;
 
     Table(String name, String description, String primaryKey, List<Column<T>> columns) {
+      this(name, name, description, primaryKey, columns);
+    }
+
+    private Table(
+        String name, String role, String description, String primaryKey, List<Column<T>> columns) {
       this.name = name;
+      this.role = role;
       this.description = description;
       this.primaryKey = primaryKey;
       this.columns = List.copyOf(columns);
@@ -129,6 +137,22 @@ public final class BigQueryTables {
     /** The table name inside the dataset (also the Terraform table_id). */
     public String name() {
       return name;
+    }
+
+    /**
+     * The output the table holds, as its default name ({@code decisions}, {@code dead_letters},
+     * {@code duplicates}, {@code too_late}): step and metric names use it, so that a table renamed
+     * by a spec keeps them.
+     */
+    public String role() {
+      return role;
+    }
+
+    /** This table under another name in the dataset. */
+    public Table<T> named(String tableName) {
+      return tableName.equals(name)
+          ? this
+          : new Table<>(tableName, role, description, primaryKey, columns);
     }
 
     public String description() {
@@ -763,7 +787,32 @@ public final class BigQueryTables {
 
   /** The Terraform schema file of a table, relative to the project directory. */
   public static Path terraformSchemaFile(Table<?> table) {
-    return Paths.get("terraform", "schemas", table.name() + ".json");
+    return Paths.get("terraform", "schemas", table.role() + ".json");
+  }
+
+  /**
+   * The file beside the schema files that names each table in the dataset, {@code {"decisions":
+   * "decisions", "dead_letters": ...}} by {@link Table#role}; Terraform's {@code table_id}s read
+   * it.
+   */
+  public static final String TABLE_NAMES_FILE = "tables.json";
+
+  /**
+   * {@link #TABLE_NAMES_FILE}'s content for the BigQuery names of the spec's four outputs ({@code
+   * decisions}, {@code deadLetters}, {@code duplicates}, {@code tooLate}, as {@code
+   * SpecDefaults.outputNames} gives them).
+   */
+  public static String tableNamesJson(Map<String, String> outputNames) {
+    ObjectNode names = Json.MAPPER.createObjectNode();
+    Map<String, String> roles = SpecLoader.defaultNames(PipelineSpec.Sink.BIGQUERY);
+    for (String output : PipelineSpec.OUTPUTS) {
+      names.put(roles.get(output), outputNames.get(output));
+    }
+    try {
+      return Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(names) + "\n";
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot write the table names", e);
+    }
   }
 
   /** The generated schema reference, relative to the project directory. */
@@ -812,6 +861,11 @@ public final class BigQueryTables {
     for (Table<?> table : ALL) {
       files.put(terraformSchemaFile(table), table.schemaJson());
     }
+    // The Terraform deploys the Flex Template, which runs the dataflow profile.
+    files.put(
+        Paths.get("terraform", "schemas", TABLE_NAMES_FILE),
+        tableNamesJson(
+            SpecDefaults.outputNames(Payments.SPEC, "dataflow", PipelineSpec.Sink.BIGQUERY)));
     files.put(SCHEMA_DOC, schemaMarkdown());
     return files;
   }
