@@ -12,6 +12,7 @@ import dev.tidemark.model.ModelMetadata;
 import dev.tidemark.pipelines.launch.ExitCodes;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.spec.SpecLoader;
+import dev.tidemark.testkit.OutputFiles;
 import dev.tidemark.tools.train.SpecTrainingFeatures;
 import dev.tidemark.tools.train.TrainingRow;
 import dev.tidemark.transforms.util.Json;
@@ -28,7 +29,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.stream.Stream;
 import org.joda.time.Instant;
 import org.junit.Rule;
 import org.junit.Test;
@@ -36,7 +36,10 @@ import org.junit.rules.TemporaryFolder;
 import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
 
-/** {@code generate --spec} and {@code train --spec} as a user types them. */
+/**
+ * {@code generate}, {@code train}, {@code schemas} and {@code run} with {@code --spec}, as a user
+ * types them.
+ */
 @RunWith(JUnit4.class)
 public class SpecCommandsTest {
   private static final Path HOME =
@@ -125,23 +128,77 @@ public class SpecCommandsTest {
   }
 
   @Test
+  public void schemasWritesTheSpecsColumnsAndTheTableNamesOfItsDataflowProfile()
+      throws IOException {
+    Path renamed = folder.getRoot().toPath().resolve("logins.yaml");
+    Files.writeString(
+        renamed,
+        Files.readString(HOME.resolve("specs/logins.yaml"))
+            .replace(
+                "dataflow:      {sink: bigquery}",
+                "dataflow:\n    sink: bigquery\n    names: {decisions: login_decisions,"
+                    + " deadLetters: login_dead_letters, duplicates: login_duplicates,"
+                    + " tooLate: login_too_late}"));
+    Path out = folder.getRoot().toPath().resolve("schemas");
+    assertThat(Tidemark.execute("schemas", "--spec=" + renamed, "--output=" + out), is(0));
+
+    JsonNode tables = Json.MAPPER.readTree(out.resolve("tables.json").toFile());
+    assertThat(tables.get("decisions").asText(), is("login_decisions"));
+    assertThat(tables.get("dead_letters").asText(), is("login_dead_letters"));
+    assertThat(tables.get("duplicates").asText(), is("login_duplicates"));
+    assertThat(tables.get("too_late").asText(), is("login_too_late"));
+    // Schema files keep the names Terraform's resources read, whatever the tables are called.
+    List<String> columns = new ArrayList<>();
+    Json.MAPPER
+        .readTree(out.resolve("decisions.json").toFile())
+        .forEach(c -> columns.add(c.get("name").asText()));
+    assertThat(columns.contains("user_id"), is(true));
+    assertThat(columns.contains("distinct_ips"), is(true));
+    assertThat(columns.contains("account_id"), is(false));
+    for (String role : List.of("dead_letters", "duplicates", "too_late")) {
+      assertThat(role, Files.isRegularFile(out.resolve(role + ".json")), is(true));
+    }
+  }
+
+  @Test
   public void runForTheLoginsSpecScoresUsersWithTheirOwnFeaturesAndModel() throws IOException {
+    // A fifth of the bundled sample's events (the bundled sample itself runs on Flink in
+    // SpecFlinkRunIT), over two hours of event time so that some arrive too late.
+    Path input = folder.getRoot().toPath().resolve("logins.ndjson");
+    assertThat(
+        Tidemark.execute(
+            "generate",
+            spec("logins"),
+            "--events=400",
+            "--eventsPerSecond=0.05",
+            "--malformedFraction=0.04",
+            "--tooLateFraction=0.03",
+            "--output=" + input),
+        is(0));
     Path out = folder.getRoot().toPath().resolve("run");
-    // The local profile replays the spec's own sample, samples/logins-replay.ndjson.
-    assertThat(Tidemark.execute("run", spec("logins"), "--output=" + out), is(0));
+    assertThat(
+        Tidemark.execute("run", spec("logins"), "--input=" + input, "--output=" + out), is(0));
     PipelineSpec logins = SpecLoader.load(HOME.resolve("specs/logins.yaml"));
 
-    // The generator planted 20 malformed records, 60 duplicates and 20 too-late events.
+    // The generator planted 16 malformed records, 12 duplicates and 12 too-late events.
     JsonNode summary = Json.MAPPER.readTree(out.resolve("summary.json").toFile());
-    assertThat(summary.get("read").asLong(), is(2080L));
-    assertThat(summary.get("deadLetters").asLong(), is(20L));
-    assertThat(summary.get("duplicates").asLong(), is(60L));
-    assertThat(summary.get("tooLate").asLong(), is(20L));
+    assertThat(summary.get("read").asLong(), is(428L));
+    assertThat(summary.get("deadLetters").asLong(), is(16L));
+    assertThat(summary.get("duplicates").asLong(), is(12L));
+    assertThat(summary.get("tooLate").asLong(), is(12L));
     assertThat(summary.get("deadLettersByReason").has("invalid_user_id"), is(true));
+    assertThat(summary.get("spec").get("name").asText(), is("logins"));
+    assertThat(summary.get("spec").get("key").asText(), is("userId"));
+    assertThat(summary.get("spec").get("labels").get("atOrAbove").asText(), is("challenge"));
+    JsonNode byLabel = summary.get("models").get("tidemark-logins-xgb:1").get("byLabel");
+    assertThat(
+        byLabel.toString(),
+        byLabel.get("challenge").asLong() + byLabel.get("allow").asLong(),
+        is(summary.get("decisions").asLong()));
 
     // (userId, window) pairs a too-late event missed: their final panes lack it.
     Set<String> missed = new HashSet<>();
-    for (JsonNode record : lines(out.resolve("too-late"))) {
+    for (JsonNode record : OutputFiles.records(out.resolve("too-late"))) {
       assertThat(record.toString(), record.get("userId").isTextual(), is(true));
       for (JsonNode window : record.get("missedWindows")) {
         missed.add(
@@ -153,7 +210,7 @@ public class SpecCommandsTest {
       }
     }
     Map<String, JsonNode> latest = new HashMap<>();
-    for (JsonNode decision : lines(out.resolve("decisions"))) {
+    for (JsonNode decision : OutputFiles.records(out.resolve("decisions"))) {
       assertThat(decision.toString(), decision.has("accountId"), is(false));
       List<String> names = new ArrayList<>();
       decision.get("features").fieldNames().forEachRemaining(names::add);
@@ -175,8 +232,7 @@ public class SpecCommandsTest {
     // edition holds what it holds, unless a too-late event missed the window.
     int compared = 0;
     Set<String> trained = new HashSet<>();
-    for (TrainingRow row :
-        SpecTrainingFeatures.compute(logins, HOME.resolve("samples/logins-replay.ndjson")).rows()) {
+    for (TrainingRow row : SpecTrainingFeatures.compute(logins, input).rows()) {
       String key = row.key() + " " + row.windowStart() + " " + row.windowEnd();
       trained.add(key);
       if (missed.contains(key)) {
@@ -198,20 +254,6 @@ public class SpecCommandsTest {
       assertThat(
           key + " has no trainer row", trained.contains(key) || missed.contains(key), is(true));
     }
-  }
-
-  private static List<JsonNode> lines(Path directory) throws IOException {
-    List<JsonNode> lines = new ArrayList<>();
-    try (Stream<Path> files = Files.list(directory)) {
-      for (Path file : files.filter(f -> f.toString().endsWith(".ndjson")).toList()) {
-        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
-          if (!line.isBlank()) {
-            lines.add(Json.MAPPER.readTree(line));
-          }
-        }
-      }
-    }
-    return lines;
   }
 
   private static String stderr(Runnable command) {

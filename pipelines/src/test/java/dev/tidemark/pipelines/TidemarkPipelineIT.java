@@ -89,6 +89,7 @@ public class TidemarkPipelineIT {
     assertThat(
         keys,
         contains(
+            "spec",
             "read",
             "valid",
             "deadLetters",
@@ -107,6 +108,10 @@ public class TidemarkPipelineIT {
             "signals",
             "identityHolds",
             "wallTimeMillis"));
+    List<String> spec = new ArrayList<>();
+    summary.get("spec").fieldNames().forEachRemaining(spec::add);
+    assertThat(spec, contains("name", "key", "labels"));
+    assertThat(summary.get("spec").get("key").asText(), is("accountId"));
     List<String> corrections = new ArrayList<>();
     summary.get("corrections").fieldNames().forEachRemaining(corrections::add);
     assertThat(corrections, contains("refined", "reversed"));

@@ -1,5 +1,6 @@
 package dev.tidemark.pipelines.launch;
 
+import dev.tidemark.pipelines.RunSpecs;
 import dev.tidemark.pipelines.Runners;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
@@ -94,7 +95,7 @@ public final class Launch {
     PipelineResult result = pipeline.run();
     Progress.await(result, System.err);
     Duration wallTime = Duration.millis((System.nanoTime() - started) / 1_000_000);
-    Summary summary = Summary.from(result, wallTime);
+    Summary summary = Summary.from(result, wallTime).withSpec(RunSpecs.of(options));
     if (options.getSink() == TidemarkOptions.SinkKind.files) {
       OutputDirectory.touchEmptyOutputs(output);
     }

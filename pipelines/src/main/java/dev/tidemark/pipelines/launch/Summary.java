@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tidemark.model.ScoringMetrics;
 import dev.tidemark.pipelines.Outputs;
+import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.Decision.Correction;
@@ -27,6 +28,7 @@ import org.apache.beam.sdk.metrics.GaugeResult;
 import org.apache.beam.sdk.metrics.MetricQueryResults;
 import org.apache.beam.sdk.metrics.MetricResult;
 import org.apache.beam.sdk.metrics.MetricsFilter;
+import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Duration;
 
 /**
@@ -64,13 +66,16 @@ public final class Summary {
   private final Map<String, Long> counters;
   private final Map<String, DistributionResult> distributions;
   private final Map<String, GaugeResult> gauges;
+  private final @Nullable PipelineSpec spec;
 
   private Summary(
       Map<String, Long> counters,
       Map<String, DistributionResult> distributions,
       Map<String, GaugeResult> gauges,
       long droppedByRunner,
-      Duration wallTime) {
+      Duration wallTime,
+      @Nullable PipelineSpec spec) {
+    this.spec = spec;
     this.counters = Collections.unmodifiableMap(new TreeMap<>(counters));
     this.distributions = Collections.unmodifiableMap(new TreeMap<>(distributions));
     this.gauges = Collections.unmodifiableMap(new TreeMap<>(gauges));
@@ -141,7 +146,7 @@ public final class Summary {
         gauges.merge(gauge.getName().getName(), value(gauge), Summary::latest);
       }
     }
-    return new Summary(counters, distributions, gauges, droppedByRunner, wallTime);
+    return new Summary(counters, distributions, gauges, droppedByRunner, wallTime, null);
   }
 
   private static DistributionResult combine(DistributionResult a, DistributionResult b) {
@@ -158,21 +163,31 @@ public final class Summary {
 
   /**
    * The summary of runs over disjoint parts of one input: their counters added, with {@code
-   * wallTime} for the whole.
+   * wallTime} for the whole and the first part's spec.
    */
   public static Summary sum(List<Summary> parts, Duration wallTime) {
     Map<String, Long> counters = new TreeMap<>();
     Map<String, DistributionResult> distributions = new TreeMap<>();
     Map<String, GaugeResult> gauges = new TreeMap<>();
     long droppedByRunner = 0;
+    @Nullable PipelineSpec spec = null;
     for (Summary part : parts) {
+      spec = spec == null ? part.spec : spec;
       part.counters.forEach((name, value) -> counters.merge(name, value, Long::sum));
       part.distributions.forEach(
           (name, value) -> distributions.merge(name, value, Summary::combine));
       part.gauges.forEach((name, value) -> gauges.merge(name, value, Summary::latest));
       droppedByRunner += part.droppedByRunner;
     }
-    return new Summary(counters, distributions, gauges, droppedByRunner, wallTime);
+    return new Summary(counters, distributions, gauges, droppedByRunner, wallTime, spec);
+  }
+
+  /**
+   * This summary of a run that followed {@code spec}: summary.json then names the spec, its key
+   * field and its decision labels, and counts each model's decisions by label.
+   */
+  public Summary withSpec(PipelineSpec spec) {
+    return new Summary(counters, distributions, gauges, droppedByRunner, wallTime, spec);
   }
 
   /** A metric's committed value where the runner has one, else its attempted value. */
@@ -244,6 +259,14 @@ public final class Summary {
   /** summary.json: the figures under their contract keys, plus the wall time. */
   public String toJson() {
     ObjectNode json = Json.MAPPER.createObjectNode();
+    if (spec != null) {
+      ObjectNode about = json.putObject("spec");
+      about.put("name", spec.name());
+      about.put("key", spec.events().key());
+      ObjectNode labels = about.putObject("labels");
+      labels.put("atOrAbove", spec.model().positiveLabel());
+      labels.put("below", spec.model().negativeLabel());
+    }
     json.put("read", read);
     json.put("valid", valid);
     json.put("deadLetters", deadLetters);
@@ -304,8 +327,10 @@ public final class Summary {
 
   /**
    * Per model version ({@code name:version}), from the scoring step's per-version metrics: the
-   * decisions it scored, how many were {@code review} and {@code allow}, the review share, the
-   * score's minimum, mean and maximum, and the count of scores in each tenth of [0, 1].
+   * decisions it scored, how many scored at or above the threshold ({@code review}) and below it
+   * ({@code allow}), the share at or above, the same counts under the spec's labels ({@code
+   * byLabel}, when the spec is known), the score's minimum, mean and maximum, and the count of
+   * scores in each tenth of [0, 1].
    */
   private void writeModels(ObjectNode out, String prefix) {
     String review = SCORING + prefix + ScoringMetrics.DECISIONS_REVIEW + "/";
@@ -327,6 +352,11 @@ public final class Summary {
       model.put("review", reviewed);
       model.put("allow", allowed);
       model.put("reviewShare", scored == 0 ? 0.0 : (double) reviewed / scored);
+      if (spec != null) {
+        ObjectNode byLabel = model.putObject("byLabel");
+        byLabel.put(spec.model().positiveLabel(), reviewed);
+        byLabel.put(spec.model().negativeLabel(), allowed);
+      }
       DistributionResult scores =
           distributions.get(SCORING + prefix + ScoringMetrics.SCORE_MILLIONTHS + "/" + version);
       ObjectNode score = model.putObject("score");

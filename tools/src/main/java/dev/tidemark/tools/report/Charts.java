@@ -138,7 +138,7 @@ final class Charts {
     Set<String> seen = new HashSet<>();
     List<Double> used = new ArrayList<>();
     for (DecisionPoint d : decisions) {
-      if (seen.add(d.accountId() + "|" + d.eventTime() + "|" + d.ingestionTime())) {
+      if (seen.add(d.key() + "|" + d.eventTime() + "|" + d.ingestionTime())) {
         used.add((d.ingestionTime() - d.eventTime()) / 1000.0);
       }
     }

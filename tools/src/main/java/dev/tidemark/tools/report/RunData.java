@@ -25,7 +25,7 @@ import org.checkerframework.checker.nullness.qual.Nullable;
 final class RunData {
   /** One decision, as the charts need it. */
   record DecisionPoint(
-      String accountId,
+      String key,
       long windowStart,
       long windowEnd,
       long eventTime,
@@ -89,9 +89,11 @@ final class RunData {
     } catch (IOException e) {
       throw new IllegalArgumentException(summaryFile + " is not JSON: " + e.getMessage(), e);
     }
+    // The key's field: the spec's, which summary.json names (payments' before it did).
+    String keyField = summary.path("spec").path("key").asText("accountId");
     List<DecisionPoint> decisions = new ArrayList<>();
     for (JsonNode line : lines(directory.resolve("decisions"))) {
-      decisions.add(decision(line));
+      decisions.add(decision(line, keyField));
     }
     List<TooLatePoint> tooLate = new ArrayList<>();
     for (JsonNode line : lines(directory.resolve("too-late"))) {
@@ -101,11 +103,11 @@ final class RunData {
     return new RunData(directory, summary, decisions, tooLate);
   }
 
-  private static DecisionPoint decision(JsonNode line) {
+  private static DecisionPoint decision(JsonNode line, String keyField) {
     JsonNode clocks = line.path("clocks");
     JsonNode model = line.path("model");
     return new DecisionPoint(
-        line.path("accountId").asText(),
+        line.path(keyField).asText(),
         millis(line.path("windowStart")),
         millis(line.path("windowEnd")),
         millis(clocks.path("eventTime")),
