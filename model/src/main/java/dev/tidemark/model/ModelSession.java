@@ -61,7 +61,10 @@ final class ModelSession implements AutoCloseable {
     this.featureCount = metadata.featureNames().size();
     this.modelRef =
         new Decision.ModelRef(metadata.name(), metadata.version(), metadata.engine().djlName());
-    this.perVersion = metrics.new PerVersion(metadata.name(), metadata.version());
+    this.perVersion =
+        metrics
+        .new PerVersion(
+            metadata.name(), metadata.version(), config.positiveLabel, config.negativeLabel);
   }
 
   /** Acquires the shared model (loading it if this JVM has not) and a predictor. */

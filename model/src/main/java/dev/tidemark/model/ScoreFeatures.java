@@ -100,9 +100,9 @@ import org.joda.time.Duration;
  * {@code load_model_latency_milli_secs}, {@code model_byte_size}; and {@code num_repeated_rows}:
  * rows equal to an earlier row of their batch are not sent to the engine and take its answer. Per
  * model version ({@code <metric>/<name>:<version>}): {@code score_millionths} (a distribution),
- * {@code score_decile_0} to {@code score_decile_9}, {@code decisions_review} and {@code
- * decisions_allow}; the shadow model's metrics carry the prefix {@code shadow_}. Watching: {@code
- * model_refused}, {@code model_swaps}.
+ * {@code score_decile_0} to {@code score_decile_9}, and {@code decisions_<label>} for each of the
+ * two labels ({@code decisions_review} and {@code decisions_allow} by default); the shadow model's
+ * metrics carry the prefix {@code shadow_}. Watching: {@code model_refused}, {@code model_swaps}.
  *
  * <pre>{@code
  * WithFailures.Result<PCollection<Decision>, DeadLetter> scored =

@@ -60,14 +60,22 @@ public final class ScoringMetrics {
   public static final String SCORE_DECILE = "score_decile_";
 
   /**
-   * Per model version: decisions scored {@code review}, {@code decisions_review/<name>:<version>}.
+   * Per model version and decision label: {@code decisions_<label>/<name>:<version>}, the label
+   * being the spec's ({@code review} or {@code allow} for payments, {@code challenge} or {@code
+   * allow} for logins).
    */
-  public static final String DECISIONS_REVIEW = "decisions_review";
+  public static final String DECISIONS_PREFIX = "decisions_";
 
-  /**
-   * Per model version: decisions scored {@code allow}, {@code decisions_allow/<name>:<version>}.
-   */
-  public static final String DECISIONS_ALLOW = "decisions_allow";
+  /** {@link #DECISIONS_PREFIX} of payments' label at or above the threshold, {@code review}. */
+  public static final String DECISIONS_REVIEW = decisions("review");
+
+  /** {@link #DECISIONS_PREFIX} of payments' label below the threshold, {@code allow}. */
+  public static final String DECISIONS_ALLOW = decisions("allow");
+
+  /** The name of the per-version count of decisions labelled {@code label}. */
+  public static String decisions(String label) {
+    return DECISIONS_PREFIX + label;
+  }
 
   /** The prefix of the shadow model's metrics: {@code shadow_num_inferences} and so on. */
   public static final String SHADOW_PREFIX = "shadow_";
@@ -108,10 +116,11 @@ public final class ScoringMetrics {
   final class PerVersion {
     private final Distribution scores;
     private final Counter[] deciles = new Counter[10];
-    private final Counter review;
-    private final Counter allow;
+    private final Counter atOrAbove;
+    private final Counter below;
 
-    PerVersion(String modelName, String modelVersion) {
+    /** The metrics of one version, counting decisions under the labels they get. */
+    PerVersion(String modelName, String modelVersion, String atOrAboveLabel, String belowLabel) {
       scores =
           Metrics.distribution(
               NAMESPACE, prefix + perVersion(SCORE_MILLIONTHS, modelName, modelVersion));
@@ -120,17 +129,18 @@ public final class ScoringMetrics {
             Metrics.counter(
                 NAMESPACE, prefix + perVersion(SCORE_DECILE + d, modelName, modelVersion));
       }
-      review =
+      atOrAbove =
           Metrics.counter(
-              NAMESPACE, prefix + perVersion(DECISIONS_REVIEW, modelName, modelVersion));
-      allow =
-          Metrics.counter(NAMESPACE, prefix + perVersion(DECISIONS_ALLOW, modelName, modelVersion));
+              NAMESPACE, prefix + perVersion(decisions(atOrAboveLabel), modelName, modelVersion));
+      below =
+          Metrics.counter(
+              NAMESPACE, prefix + perVersion(decisions(belowLabel), modelName, modelVersion));
     }
 
-    void record(double score, boolean isReview) {
+    void record(double score, boolean isAtOrAbove) {
       scores.update(Math.round(score * 1_000_000));
       deciles[Math.max(0, Math.min(9, (int) Math.floor(score * 10)))].inc();
-      (isReview ? review : allow).inc();
+      (isAtOrAbove ? atOrAbove : below).inc();
     }
   }
 }

@@ -8,6 +8,7 @@ import static org.hamcrest.Matchers.sameInstance;
 import static org.junit.Assert.assertThrows;
 
 import dev.tidemark.model.ScoreFeatures;
+import dev.tidemark.pipelines.io.Sinks;
 import dev.tidemark.pipelines.launch.OptionChecks;
 import dev.tidemark.pipelines.launch.SpecChecks;
 import dev.tidemark.spec.PipelineSpec;
@@ -173,8 +174,7 @@ public class SpecOptionsTest {
   }
 
   @Test
-  public void aSpecNamesItsKafkaTopicsAndTablesPerProfileButNotItsFiles() throws IOException {
-    SpecChecks.checkSupported(RunSpecs.load("logins"), "specs/logins.yaml");
+  public void aSpecNamesItsOutputsPerProfile() throws IOException {
     // The profile a run is started with picks the spec's names; an option still wins.
     List<String> flinkRun =
         new RunnerProfiles(HOME).arguments("flink", List.of("--specUri=logins"));
@@ -199,13 +199,12 @@ public class SpecOptionsTest {
                 "  local:\n    sink: files\n    names: {decisions: login-decisions}");
     Path file = folder.getRoot().toPath().resolve("named-logins.yaml");
     Files.writeString(file, yaml, StandardCharsets.UTF_8);
-    SpecException e =
-        assertThrows(
-            SpecException.class,
-            () -> SpecChecks.checkSupported(SpecLoader.load(file), file.toString()));
+    // Files: each output's directory under --output; the names not given keep their defaults.
     assertThat(
-        e.problems().stream().map(SpecException.Problem::path).toList(),
-        is(List.of("outputs.local.names")));
+        Sinks.fileNames(options("--specUri=" + file)),
+        is(List.of("login-decisions", "dead-letters", "duplicates", "too-late")));
+    assertThat(
+        Sinks.fileNames(options("--specUri=" + file, "--runnerProfile=flink")), is(Outputs.NAMES));
   }
 
   @Test
@@ -253,7 +252,6 @@ public class SpecOptionsTest {
         SpecDefaults.outputNames(options("--specUri=" + spec), PipelineSpec.Sink.BIGQUERY)
             .get("decisions"),
         is("decisions"));
-    SpecChecks.checkSupported(RunSpecs.of(dataflow), spec.toString());
   }
 
   @Test
@@ -267,7 +265,7 @@ public class SpecOptionsTest {
                 + "  - {name: gbPayments,        aggregate: count,    where: {country: GB}}");
     PipelineSpec spec = SpecLoader.load(file);
     // The graph takes these features: they read payment fields only.
-    SpecChecks.checkSupported(spec, file.toString());
+    SpecSupport.check(spec, file.toString());
     // The shipped model takes the payments spec's five, so the run is refused, naming both.
     SpecException e =
         assertThrows(SpecException.class, () -> SpecChecks.check(options("--specUri=" + file)));

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.pipelines.io.Sources;
 import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.pipelines.launch.Summary;
+import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.testkit.OutputFiles;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
@@ -90,6 +91,7 @@ public class TidemarkPipelineIT {
         keys,
         contains(
             "spec",
+            "outputs",
             "read",
             "valid",
             "deadLetters",
@@ -136,6 +138,36 @@ public class TidemarkPipelineIT {
     assertThat(timings, contains("EARLY", "ON_TIME", "LATE"));
     assertThat(summary.get("decisionsByTiming").get("EARLY").asLong(), is(0L));
     assertThat(summary.get("identityHolds").asBoolean(), is(true));
+  }
+
+  @Test
+  public void aSpecNamesTheDirectoriesOfItsFileOutputsAndTheSummarySaysWhere() throws IOException {
+    Path spec = FOLDER.getRoot().toPath().resolve("named-files.yaml");
+    Files.writeString(
+        spec,
+        SpecLoader.bundledText("payments")
+            .replace(
+                "  local:         {sink: files}",
+                "  local:\n    sink: files\n    names: {decisions: scored, deadLetters: rejected,"
+                    + " duplicates: repeated, tooLate: late}"));
+    Path out = FOLDER.getRoot().toPath().resolve("named");
+    Summary summary =
+        Launch.run(
+            TestReplays.options(replay, out, "--earlyFiringDelay=none", "--specUri=" + spec));
+
+    assertThat(OutputFiles.records(out.resolve("scored")).size(), is((int) summary.decisions));
+    assertThat(OutputFiles.records(out.resolve("rejected")).size(), is((int) summary.deadLetters));
+    assertThat(OutputFiles.records(out.resolve("repeated")).size(), is((int) summary.duplicates));
+    assertThat(Files.isDirectory(out.resolve("late")), is(true));
+    for (String name : Outputs.NAMES) {
+      assertThat(name, Files.exists(out.resolve(name)), is(false));
+    }
+    JsonNode outputs = Json.MAPPER.readTree(out.resolve("summary.json").toFile()).get("outputs");
+    assertThat(
+        outputs.toString(),
+        is(
+            "{\"sink\":\"files\",\"decisions\":\"scored\",\"deadLetters\":\"rejected\","
+                + "\"duplicates\":\"repeated\",\"tooLate\":\"late\"}"));
   }
 
   /** A valid replay line: one event of {@code amount} for {@code account} at {@code time}. */

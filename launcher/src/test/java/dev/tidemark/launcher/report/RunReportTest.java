@@ -114,6 +114,32 @@ public class RunReportTest {
   }
 
   @Test
+  public void theReportReadsTheOutputsWhereSummaryJsonSaysAndTheSpecsLabels() throws IOException {
+    Path out = outputs(SUMMARY);
+    for (String name : List.of("decisions", "dead-letters", "duplicates", "too-late")) {
+      Files.move(out.resolve(name), out.resolve("logins-" + name));
+    }
+    Files.writeString(
+        out.resolve("summary.json"),
+        SUMMARY.replace(
+            "{\"read\"",
+            "{\"spec\": {\"name\": \"logins\", \"key\": \"userId\", \"labels\":"
+                + " {\"atOrAbove\": \"challenge\", \"below\": \"allow\"}},"
+                + " \"outputs\": {\"sink\": \"files\", \"decisions\": \"logins-decisions\","
+                + " \"deadLetters\": \"logins-dead-letters\", \"duplicates\":"
+                + " \"logins-duplicates\", \"tooLate\": \"logins-too-late\"}, \"read\""),
+        StandardCharsets.UTF_8);
+
+    CliRun run = CliRun.of("report", "--input=" + out);
+
+    assertThat(run.err, run.exit, is(ExitCodes.DONE));
+    String page = Files.readString(out.resolve(RunReport.FILE_NAME), StandardCharsets.UTF_8);
+    assertThat(page, containsString("tidemark-xgb:1"));
+    assertThat(page, containsString("the decision is challenge, below it allow"));
+    assertThat(page, not(containsString("chart empty")));
+  }
+
+  @Test
   public void aBrokenIdentityLineSaysNo() throws IOException {
     Path out = outputs(SUMMARY.replace("\"read\": 10", "\"read\": 11"));
     RunReport.write(out, ReportSettings.DEFAULTS);

@@ -2,17 +2,21 @@ package dev.tidemark.pipelines.io;
 
 import dev.tidemark.pipelines.Durations;
 import dev.tidemark.pipelines.Outputs;
+import dev.tidemark.pipelines.SpecDefaults;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.io.bigquery.BigQuerySinks;
 import dev.tidemark.pipelines.io.kafka.KafkaChecks;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.io.kafka.KafkaSinks;
+import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.DuplicateRecord;
 import dev.tidemark.transforms.values.TooLateRecord;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import org.apache.beam.sdk.options.PipelineOptions;
 import org.apache.beam.sdk.transforms.MapElements;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.beam.sdk.values.TypeDescriptors;
@@ -46,7 +50,8 @@ public final class Sinks {
         writeFiles(
             outputs,
             options.getOutput(),
-            rollsFiles(options, outputs) ? fileRollIntervalOf(options) : null);
+            rollsFiles(options, outputs) ? fileRollIntervalOf(options) : null,
+            fileNames(options));
         return;
       case kafka:
         KafkaClients clients = KafkaClients.from(options);
@@ -58,6 +63,40 @@ public final class Sinks {
         return;
       default:
         throw new IllegalArgumentException("unknown --sink=" + options.getSink());
+    }
+  }
+
+  /**
+   * The directory of each output under {@code --output}, in {@link Outputs#NAMES}' order: the
+   * spec's names for the run's profile ({@link SpecDefaults#outputNames}), {@link Outputs#NAMES} by
+   * default.
+   */
+  public static List<String> fileNames(PipelineOptions options) {
+    Map<String, String> names = SpecDefaults.outputNames(options, PipelineSpec.Sink.FILES);
+    return PipelineSpec.OUTPUTS.stream().map(names::get).toList();
+  }
+
+  /**
+   * Where the run's sink puts each output, by the spec's output names ({@link
+   * PipelineSpec#OUTPUTS}): directories under {@code --output}, Kafka topics or BigQuery tables.
+   */
+  public static Map<String, String> destinations(TidemarkOptions options) {
+    Map<String, String> names = new LinkedHashMap<>();
+    switch (options.getSink()) {
+      case files:
+        List<String> directories = fileNames(options);
+        for (int i = 0; i < directories.size(); i++) {
+          names.put(PipelineSpec.OUTPUTS.get(i), directories.get(i));
+        }
+        return names;
+      case kafka:
+        List<String> topics = List.copyOf(KafkaSinks.topics(options).values());
+        for (int i = 0; i < topics.size(); i++) {
+          names.put(PipelineSpec.OUTPUTS.get(i), topics.get(i));
+        }
+        return names;
+      default:
+        return SpecDefaults.outputNames(options, PipelineSpec.Sink.BIGQUERY);
     }
   }
 
@@ -75,32 +114,36 @@ public final class Sinks {
 
   /** Writes the four outputs as NDJSON under {@code --output}, once, when the input ends. */
   public static void writeFiles(Outputs outputs, String outputDirectory) {
-    writeFiles(outputs, outputDirectory, null);
+    writeFiles(outputs, outputDirectory, null, Outputs.NAMES);
   }
 
   /**
-   * Writes the four outputs as NDJSON under {@code --output}: once when the input ends, or, with a
-   * {@code rollInterval}, a new set of files per output every interval ({@link NdjsonFiles}).
+   * Writes the four outputs as NDJSON under {@code --output}, each in the directory {@code names}
+   * gives it ({@link #fileNames}): once when the input ends, or, with a {@code rollInterval}, a new
+   * set of files per output every interval ({@link NdjsonFiles}).
    */
   public static void writeFiles(
-      Outputs outputs, String outputDirectory, @Nullable Duration rollInterval) {
+      Outputs outputs,
+      String outputDirectory,
+      @Nullable Duration rollInterval,
+      List<String> names) {
     Map<String, PCollection<String>> lines = new LinkedHashMap<>();
     lines.put(
-        Outputs.NAMES.get(0),
+        names.get(0),
         outputs.decisions.apply(
             "DecisionsToJson", MapElements.into(TypeDescriptors.strings()).via(Decision::toJson)));
     lines.put(
-        Outputs.NAMES.get(1),
+        names.get(1),
         outputs.deadLetters.apply(
             "DeadLettersToJson",
             MapElements.into(TypeDescriptors.strings()).via(DeadLetter::toJson)));
     lines.put(
-        Outputs.NAMES.get(2),
+        names.get(2),
         outputs.duplicates.apply(
             "DuplicatesToJson",
             MapElements.into(TypeDescriptors.strings()).via(DuplicateRecord::toJson)));
     lines.put(
-        Outputs.NAMES.get(3),
+        names.get(3),
         outputs.tooLate.apply(
             "TooLateToJson",
             MapElements.into(TypeDescriptors.strings()).via(TooLateRecord::toJson)));

@@ -4,6 +4,7 @@ import dev.tidemark.pipelines.RunSpecs;
 import dev.tidemark.pipelines.Runners;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
+import dev.tidemark.pipelines.io.Sinks;
 import dev.tidemark.transforms.values.RawRecord;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -95,9 +96,11 @@ public final class Launch {
     PipelineResult result = pipeline.run();
     Progress.await(result, System.err);
     Duration wallTime = Duration.millis((System.nanoTime() - started) / 1_000_000);
-    Summary summary = Summary.from(result, wallTime).withSpec(RunSpecs.of(options));
+    Summary summary =
+        Summary.from(result, wallTime)
+            .withRun(RunSpecs.of(options), options.getSink().name(), Sinks.destinations(options));
     if (options.getSink() == TidemarkOptions.SinkKind.files) {
-      OutputDirectory.touchEmptyOutputs(output);
+      OutputDirectory.touchEmptyOutputs(output, Sinks.fileNames(options));
     }
     summary.writeTo(output.resolve("summary.json"));
     return summary;
@@ -116,7 +119,7 @@ public final class Launch {
     for (String warning : startupWarnings(options)) {
       System.err.println("tidemark: warning: " + warning);
     }
-    OutputDirectory.clear(Paths.get(options.getOutput()));
+    OutputDirectory.clear(Paths.get(options.getOutput()), Sinks.fileNames(options));
     Pipeline pipeline = Pipeline.create(options);
     TidemarkPipeline.build(pipeline, options, source);
     return pipeline;

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 /** The file sink's output directory between runs: what a run clears first and completes last. */
 public final class OutputDirectory {
@@ -12,7 +13,12 @@ public final class OutputDirectory {
 
   /** An output with no records still gets its (empty) file, so readers find every output. */
   public static void touchEmptyOutputs(Path output) {
-    for (String name : Outputs.NAMES) {
+    touchEmptyOutputs(output, Outputs.NAMES);
+  }
+
+  /** {@link #touchEmptyOutputs(Path)} for the outputs' directories {@code names}. */
+  public static void touchEmptyOutputs(Path output, List<String> names) {
+    for (String name : names) {
       Path dir = output.resolve(name);
       try {
         Files.createDirectories(dir);
@@ -27,9 +33,11 @@ public final class OutputDirectory {
     }
   }
 
-  /** Removes the previous run's output directories, so that no stale shard survives. */
-  public static void clear(Path output) {
-    for (String name : Outputs.NAMES) {
+  /**
+   * Removes the previous run's output directories {@code names}, so that no stale shard survives.
+   */
+  public static void clear(Path output, List<String> names) {
+    for (String name : names) {
       Path dir = output.resolve(name);
       if (Files.isDirectory(dir)) {
         try (var paths = Files.walk(dir)) {

@@ -2,17 +2,12 @@ package dev.tidemark.pipelines.launch;
 
 import dev.tidemark.model.ScoreFeatures;
 import dev.tidemark.pipelines.RunSpecs;
-import dev.tidemark.pipelines.SpecDefaults;
 import dev.tidemark.pipelines.SpecOptions;
 import dev.tidemark.pipelines.SpecSupport;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.spec.SpecException;
-import dev.tidemark.spec.SpecLoader;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * The spec checks of a run's start: the spec loads ({@link RunSpecs#of}), and the model that will
@@ -32,34 +27,8 @@ public final class SpecChecks {
     if (shadow != null && !shadow.isBlank()) {
       checkModel(spec, location, shadow.trim());
     }
-    checkSupported(spec, location);
+    SpecSupport.check(spec, location);
     return spec;
-  }
-
-  /**
-   * Refuses what a run cannot yet take from a spec: what the graph cannot ({@link
-   * SpecSupport#check}), and file output names other than the defaults (Kafka topics and BigQuery
-   * tables take theirs from the spec: {@link SpecDefaults#outputNames}).
-   */
-  public static void checkSupported(PipelineSpec spec, String location) {
-    List<SpecException.Problem> problems = new ArrayList<>(SpecSupport.problems(spec));
-    for (Map.Entry<String, PipelineSpec.Output> output : new TreeMap<>(spec.outputs()).entrySet()) {
-      PipelineSpec.Sink sink = output.getValue().sink();
-      if (sink == PipelineSpec.Sink.FILES
-          && !output.getValue().names().equals(SpecLoader.defaultNames(sink))) {
-        problems.add(
-            new SpecException.Problem(
-                "outputs." + output.getKey() + ".names",
-                "files are written under the default names "
-                    + SpecLoader.defaultNames(sink)
-                    + ", which the run report and the output comparison read; leave names out"
-                    + " and give the place with --output (Kafka topics and BigQuery tables may"
-                    + " be named)"));
-      }
-    }
-    if (!problems.isEmpty()) {
-      throw new SpecException(location, problems);
-    }
   }
 
   /**

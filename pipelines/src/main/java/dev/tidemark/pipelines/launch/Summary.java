@@ -67,6 +67,7 @@ public final class Summary {
   private final Map<String, DistributionResult> distributions;
   private final Map<String, GaugeResult> gauges;
   private final @Nullable PipelineSpec spec;
+  private final Map<String, String> destinations;
 
   private Summary(
       Map<String, Long> counters,
@@ -74,8 +75,10 @@ public final class Summary {
       Map<String, GaugeResult> gauges,
       long droppedByRunner,
       Duration wallTime,
-      @Nullable PipelineSpec spec) {
+      @Nullable PipelineSpec spec,
+      Map<String, String> destinations) {
     this.spec = spec;
+    this.destinations = Collections.unmodifiableMap(new LinkedHashMap<>(destinations));
     this.counters = Collections.unmodifiableMap(new TreeMap<>(counters));
     this.distributions = Collections.unmodifiableMap(new TreeMap<>(distributions));
     this.gauges = Collections.unmodifiableMap(new TreeMap<>(gauges));
@@ -146,7 +149,7 @@ public final class Summary {
         gauges.merge(gauge.getName().getName(), value(gauge), Summary::latest);
       }
     }
-    return new Summary(counters, distributions, gauges, droppedByRunner, wallTime, null);
+    return new Summary(counters, distributions, gauges, droppedByRunner, wallTime, null, Map.of());
   }
 
   private static DistributionResult combine(DistributionResult a, DistributionResult b) {
@@ -171,23 +174,31 @@ public final class Summary {
     Map<String, GaugeResult> gauges = new TreeMap<>();
     long droppedByRunner = 0;
     @Nullable PipelineSpec spec = null;
+    Map<String, String> destinations = Map.of();
     for (Summary part : parts) {
       spec = spec == null ? part.spec : spec;
+      destinations = destinations.isEmpty() ? part.destinations : destinations;
       part.counters.forEach((name, value) -> counters.merge(name, value, Long::sum));
       part.distributions.forEach(
           (name, value) -> distributions.merge(name, value, Summary::combine));
       part.gauges.forEach((name, value) -> gauges.merge(name, value, Summary::latest));
       droppedByRunner += part.droppedByRunner;
     }
-    return new Summary(counters, distributions, gauges, droppedByRunner, wallTime, spec);
+    return new Summary(
+        counters, distributions, gauges, droppedByRunner, wallTime, spec, destinations);
   }
 
   /**
-   * This summary of a run that followed {@code spec}: summary.json then names the spec, its key
-   * field and its decision labels, and counts each model's decisions by label.
+   * This summary of a run that followed {@code spec} and wrote to {@code sink}: summary.json then
+   * names the spec, its key field and its decision labels, counts each model's decisions by label,
+   * and says where each output went ({@code destinations}: directory, topic or table by the spec's
+   * output names, as {@code io.Sinks#destinations} gives them).
    */
-  public Summary withSpec(PipelineSpec spec) {
-    return new Summary(counters, distributions, gauges, droppedByRunner, wallTime, spec);
+  public Summary withRun(PipelineSpec spec, String sink, Map<String, String> destinations) {
+    Map<String, String> outputs = new LinkedHashMap<>();
+    outputs.put("sink", sink);
+    outputs.putAll(destinations);
+    return new Summary(counters, distributions, gauges, droppedByRunner, wallTime, spec, outputs);
   }
 
   /** A metric's committed value where the runner has one, else its attempted value. */
@@ -267,6 +278,10 @@ public final class Summary {
       labels.put("atOrAbove", spec.model().positiveLabel());
       labels.put("below", spec.model().negativeLabel());
     }
+    if (!destinations.isEmpty()) {
+      ObjectNode outputs = json.putObject("outputs");
+      destinations.forEach(outputs::put);
+    }
     json.put("read", read);
     json.put("valid", valid);
     json.put("deadLetters", deadLetters);
@@ -333,8 +348,10 @@ public final class Summary {
    * scores in each tenth of [0, 1].
    */
   private void writeModels(ObjectNode out, String prefix) {
-    String review = SCORING + prefix + ScoringMetrics.DECISIONS_REVIEW + "/";
-    String allow = SCORING + prefix + ScoringMetrics.DECISIONS_ALLOW + "/";
+    String atOrAboveLabel = spec == null ? "review" : spec.model().positiveLabel();
+    String belowLabel = spec == null ? "allow" : spec.model().negativeLabel();
+    String review = SCORING + prefix + ScoringMetrics.decisions(atOrAboveLabel) + "/";
+    String allow = SCORING + prefix + ScoringMetrics.decisions(belowLabel) + "/";
     Set<String> versions = new TreeSet<>();
     for (String name : counters.keySet()) {
       if (name.startsWith(review)) {
@@ -354,8 +371,8 @@ public final class Summary {
       model.put("reviewShare", scored == 0 ? 0.0 : (double) reviewed / scored);
       if (spec != null) {
         ObjectNode byLabel = model.putObject("byLabel");
-        byLabel.put(spec.model().positiveLabel(), reviewed);
-        byLabel.put(spec.model().negativeLabel(), allowed);
+        byLabel.put(atOrAboveLabel, reviewed);
+        byLabel.put(belowLabel, allowed);
       }
       DistributionResult scores =
           distributions.get(SCORING + prefix + ScoringMetrics.SCORE_MILLIONTHS + "/" + version);
@@ -426,6 +443,14 @@ public final class Summary {
     }
   }
 
+  /** The directories of a file-sink run's outputs: {@link Outputs#NAMES} unless renamed. */
+  private List<String> fileNames() {
+    if (!"files".equals(destinations.get("sink"))) {
+      return Outputs.NAMES;
+    }
+    return PipelineSpec.OUTPUTS.stream().map(destinations::get).toList();
+  }
+
   /** The short human summary printed at the end of a run. */
   public void print(PrintStream out, Path outputDirectory) {
     out.printf("Tidemark run finished in %.1f s%n", wallTime.getMillis() / 1000.0);
@@ -455,7 +480,7 @@ public final class Summary {
     List<String> violations = identityViolations();
     out.println(violations.isEmpty() ? "  HOLDS" : "  BROKEN: " + String.join("; ", violations));
     out.printf("Outputs in %s:%n", outputDirectory.toAbsolutePath().normalize());
-    for (String name : Outputs.NAMES) {
+    for (String name : fileNames()) {
       out.printf("  %s/%n", name);
     }
     out.printf("  summary.json%n");

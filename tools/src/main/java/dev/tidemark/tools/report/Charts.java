@@ -379,10 +379,15 @@ final class Charts {
   }
 
   /** A histogram of scores per model name and version, with the decision threshold marked. */
-  static Chart scores(List<DecisionPoint> decisions, double threshold) {
+  static Chart scores(
+      List<DecisionPoint> decisions, double threshold, String atOrAboveLabel, String belowLabel) {
     String caption =
         "Scores of all decisions, per model name:version, in bins of 0.05 (counts on a log"
-            + " scale); at or above the dashed threshold the decision is review, below it allow.";
+            + " scale); at or above the dashed threshold the decision is "
+            + atOrAboveLabel
+            + ", below it "
+            + belowLabel
+            + ".";
     Map<String, long[]> perModel = new TreeMap<>();
     int bins = 20;
     for (DecisionPoint d : decisions) {
@@ -441,8 +446,8 @@ final class Charts {
             panel * perModel.size(),
             "score histograms",
             List.of(
-                new String[] {"#74c476", "allow"},
-                new String[] {"#fd8d3c", "review"},
+                new String[] {"#74c476", belowLabel},
+                new String[] {"#fd8d3c", atOrAboveLabel},
                 new String[] {"#000", "threshold"}),
             groups.toArray(String[]::new)));
   }

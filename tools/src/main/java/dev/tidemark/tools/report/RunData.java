@@ -43,6 +43,11 @@ final class RunData {
 
   final Path directory;
   final JsonNode summary;
+
+  /** The decision at or above the threshold and below it: the spec's labels in summary.json. */
+  final String atOrAboveLabel;
+
+  final String belowLabel;
   final List<DecisionPoint> decisions;
   final List<TooLatePoint> tooLate;
 
@@ -50,6 +55,9 @@ final class RunData {
       Path directory, JsonNode summary, List<DecisionPoint> decisions, List<TooLatePoint> tooLate) {
     this.directory = directory;
     this.summary = summary;
+    JsonNode labels = summary.path("spec").path("labels");
+    this.atOrAboveLabel = labels.path("atOrAbove").asText("review");
+    this.belowLabel = labels.path("below").asText("allow");
     this.decisions = Collections.unmodifiableList(decisions);
     this.tooLate = Collections.unmodifiableList(tooLate);
   }
@@ -71,8 +79,23 @@ final class RunData {
               + ": no summary.json there; give the --output directory of a finished"
               + " './tidemark run' with --sink=files");
     }
+    JsonNode summary;
+    try {
+      summary = Json.MAPPER.readTree(summaryFile.toFile());
+    } catch (IOException e) {
+      throw new IllegalArgumentException(summaryFile + " is not JSON: " + e.getMessage(), e);
+    }
+    // The outputs' directories: the names summary.json gives them (a spec may rename them).
+    JsonNode outputs = summary.path("outputs");
+    String decisionsDir = outputs.path("decisions").asText(Outputs.NAMES.get(0));
+    String tooLateDir = outputs.path("tooLate").asText(Outputs.NAMES.get(3));
     List<String> missing =
-        Outputs.NAMES.stream()
+        List.of(
+                decisionsDir,
+                outputs.path("deadLetters").asText(Outputs.NAMES.get(1)),
+                outputs.path("duplicates").asText(Outputs.NAMES.get(2)),
+                tooLateDir)
+            .stream()
             .filter(name -> !Files.isDirectory(directory.resolve(name)))
             .collect(Collectors.toList());
     if (!missing.isEmpty()) {
@@ -83,20 +106,14 @@ final class RunData {
               + String.join(", ", missing)
               + " output there; the report reads the files of a run with --sink=files");
     }
-    JsonNode summary;
-    try {
-      summary = Json.MAPPER.readTree(summaryFile.toFile());
-    } catch (IOException e) {
-      throw new IllegalArgumentException(summaryFile + " is not JSON: " + e.getMessage(), e);
-    }
     // The key's field: the spec's, which summary.json names (payments' before it did).
     String keyField = summary.path("spec").path("key").asText("accountId");
     List<DecisionPoint> decisions = new ArrayList<>();
-    for (JsonNode line : lines(directory.resolve("decisions"))) {
+    for (JsonNode line : lines(directory.resolve(decisionsDir))) {
       decisions.add(decision(line, keyField));
     }
     List<TooLatePoint> tooLate = new ArrayList<>();
-    for (JsonNode line : lines(directory.resolve("too-late"))) {
+    for (JsonNode line : lines(directory.resolve(tooLateDir))) {
       tooLate.add(
           new TooLatePoint(millis(line.path("eventTime")), millis(line.path("ingestionTime"))));
     }

@@ -70,7 +70,11 @@ public final class RunReport {
             Charts.lateness(data.decisions, data.tooLate, settings.allowedLateness()),
             Charts.panes(data.decisions),
             Charts.corrections(data.decisions, data, settings),
-            Charts.scores(data.decisions, settings.decisionThreshold()));
+            Charts.scores(
+                data.decisions,
+                settings.decisionThreshold(),
+                data.atOrAboveLabel,
+                data.belowLabel));
     StringBuilder page = new StringBuilder(64 * 1024);
     page.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">")
         .append("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';")
