@@ -3,6 +3,7 @@ package dev.tidemark.launcher.it;
 import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.greaterThan;
 import static org.hamcrest.Matchers.is;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -75,6 +76,14 @@ public class SpecFlinkRunIT {
     assertThat(summary.get("unique").asLong(), is(2000L));
     assertThat(summary.get("duplicates").asLong(), is(60L));
     assertThat(summary.get("deadLettersByReason").has("invalid_user_id"), is(true));
+    // The scoring step counts each decision under the spec's label; the summary reads them so.
+    assertThat(summary.get("spec").get("key").asText(), is("userId"));
+    assertThat(summary.get("outputs").get("decisions").asText(), is("logins.decisions"));
+    JsonNode byLabel = summary.get("models").get("tidemark-logins-xgb:1").get("byLabel");
+    assertThat(
+        byLabel.toString(),
+        byLabel.get("challenge").asLong() + byLabel.get("allow").asLong(),
+        greaterThan(0L));
 
     PipelineSpec logins = SpecLoader.load(HOME.resolve("specs/logins.yaml"));
     List<JsonNode> decisions = OutputFiles.records(out.resolve("decisions"));
