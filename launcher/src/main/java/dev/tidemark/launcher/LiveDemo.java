@@ -1,8 +1,6 @@
 package dev.tidemark.launcher;
 
-import dev.tidemark.pipelines.RunSpecs;
 import dev.tidemark.pipelines.TidemarkOptions;
-import dev.tidemark.pipelines.io.Sinks;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.io.kafka.KafkaSinks;
 import dev.tidemark.pipelines.launch.EmbeddedBroker;
@@ -136,9 +134,7 @@ public final class LiveDemo {
       }
       throw new IllegalStateException("the Flink live demo did not complete: " + e, e);
     }
-    Summary summary =
-        Summary.from(finished, new Duration(started, Instant.now()))
-            .withRun(RunSpecs.of(options), options.getSink().name(), Sinks.destinations(options));
+    Summary summary = Summary.from(finished, new Duration(started, Instant.now())).withRun(options);
     summary.writeTo(Paths.get(options.getOutput()).resolve("summary.json"));
     return summary;
   }

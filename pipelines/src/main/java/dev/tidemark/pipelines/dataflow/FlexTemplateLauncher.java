@@ -76,14 +76,15 @@ public final class FlexTemplateLauncher {
             "a Flex Template always runs the '" + PROFILE + "' profile; drop " + arg);
       }
     }
-    List<String> arguments = RunnerProfiles.fromEnvironment().arguments(PROFILE, List.of(args));
+    RunnerProfiles profiles = RunnerProfiles.fromEnvironment();
+    List<String> arguments = profiles.arguments(PROFILE, List.of(args));
     TidemarkOptions options =
         PipelineOptionsFactory.fromArgs(arguments.toArray(new String[0]))
             .withValidation()
             .as(TidemarkOptions.class);
     boolean sinkGiven =
         Arrays.stream(args).anyMatch(a -> a.startsWith("--sink="))
-            || RunnerProfiles.fromEnvironment().load(PROFILE).containsKey("sink");
+            || profiles.load(PROFILE).containsKey("sink");
     if (!sinkGiven && options.getSink() != TidemarkOptions.SinkKind.bigquery) {
       // The template's parameters are those of the BigQuery sink.
       throw new IllegalArgumentException(

@@ -72,32 +72,38 @@ public final class Sinks {
    * default.
    */
   public static List<String> fileNames(PipelineOptions options) {
-    Map<String, String> names = SpecDefaults.outputNames(options, PipelineSpec.Sink.FILES);
-    return PipelineSpec.OUTPUTS.stream().map(names::get).toList();
+    return inOutputOrder(SpecDefaults.outputNames(options, PipelineSpec.Sink.FILES));
   }
 
   /**
    * Where the run's sink puts each output, by the spec's output names ({@link
-   * PipelineSpec#OUTPUTS}): directories under {@code --output}, Kafka topics or BigQuery tables.
+   * PipelineSpec#OUTPUTS}, in that order): directories under {@code --output}, Kafka topics (their
+   * options may override the spec's names) or BigQuery tables.
    */
   public static Map<String, String> destinations(TidemarkOptions options) {
-    Map<String, String> names = new LinkedHashMap<>();
+    List<String> names;
     switch (options.getSink()) {
       case files:
-        List<String> directories = fileNames(options);
-        for (int i = 0; i < directories.size(); i++) {
-          names.put(PipelineSpec.OUTPUTS.get(i), directories.get(i));
-        }
-        return names;
+        names = fileNames(options);
+        break;
       case kafka:
-        List<String> topics = List.copyOf(KafkaSinks.topics(options).values());
-        for (int i = 0; i < topics.size(); i++) {
-          names.put(PipelineSpec.OUTPUTS.get(i), topics.get(i));
-        }
-        return names;
+        names = List.copyOf(KafkaSinks.topics(options).values());
+        break;
       default:
-        return SpecDefaults.outputNames(options, PipelineSpec.Sink.BIGQUERY);
+        names = inOutputOrder(SpecDefaults.outputNames(options, PipelineSpec.Sink.BIGQUERY));
     }
+    Map<String, String> destinations = new LinkedHashMap<>();
+    for (int i = 0; i < names.size(); i++) {
+      destinations.put(PipelineSpec.OUTPUTS.get(i), names.get(i));
+    }
+    return destinations;
+  }
+
+  /**
+   * The values of a map keyed by the spec's output names, in {@link PipelineSpec#OUTPUTS} order.
+   */
+  private static List<String> inOutputOrder(Map<String, String> byOutput) {
+    return PipelineSpec.OUTPUTS.stream().map(byOutput::get).toList();
   }
 
   /**

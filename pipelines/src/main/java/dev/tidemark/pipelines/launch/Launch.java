@@ -1,6 +1,5 @@
 package dev.tidemark.pipelines.launch;
 
-import dev.tidemark.pipelines.RunSpecs;
 import dev.tidemark.pipelines.Runners;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
@@ -96,9 +95,7 @@ public final class Launch {
     PipelineResult result = pipeline.run();
     Progress.await(result, System.err);
     Duration wallTime = Duration.millis((System.nanoTime() - started) / 1_000_000);
-    Summary summary =
-        Summary.from(result, wallTime)
-            .withRun(RunSpecs.of(options), options.getSink().name(), Sinks.destinations(options));
+    Summary summary = Summary.from(result, wallTime).withRun(options);
     if (options.getSink() == TidemarkOptions.SinkKind.files) {
       OutputDirectory.touchEmptyOutputs(output, Sinks.fileNames(options));
     }

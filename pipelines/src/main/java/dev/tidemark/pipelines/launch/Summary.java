@@ -4,6 +4,9 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tidemark.model.ScoringMetrics;
 import dev.tidemark.pipelines.Outputs;
+import dev.tidemark.pipelines.RunSpecs;
+import dev.tidemark.pipelines.TidemarkOptions;
+import dev.tidemark.pipelines.io.Sinks;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.TidemarkMetrics;
@@ -189,16 +192,17 @@ public final class Summary {
   }
 
   /**
-   * This summary of a run that followed {@code spec} and wrote to {@code sink}: summary.json then
-   * names the spec, its key field and its decision labels, counts each model's decisions by label,
-   * and says where each output went ({@code destinations}: directory, topic or table by the spec's
-   * output names, as {@code io.Sinks#destinations} gives them).
+   * This summary of the run {@code options} describe: summary.json then names the run's spec, its
+   * key field and its decision labels, counts each model's decisions by label, and says where each
+   * output went (the sink, and each output's directory, topic or table by the spec's output names,
+   * {@link Sinks#destinations}).
    */
-  public Summary withRun(PipelineSpec spec, String sink, Map<String, String> destinations) {
+  public Summary withRun(TidemarkOptions options) {
     Map<String, String> outputs = new LinkedHashMap<>();
-    outputs.put("sink", sink);
-    outputs.putAll(destinations);
-    return new Summary(counters, distributions, gauges, droppedByRunner, wallTime, spec, outputs);
+    outputs.put("sink", options.getSink().name());
+    outputs.putAll(Sinks.destinations(options));
+    return new Summary(
+        counters, distributions, gauges, droppedByRunner, wallTime, RunSpecs.of(options), outputs);
   }
 
   /** A metric's committed value where the runner has one, else its attempted value. */

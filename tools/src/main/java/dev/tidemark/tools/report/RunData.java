@@ -2,6 +2,7 @@ package dev.tidemark.tools.report;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.pipelines.Outputs;
+import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.transforms.util.Json;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -12,7 +13,9 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.checkerframework.checker.nullness.qual.Nullable;
@@ -85,17 +88,16 @@ final class RunData {
     } catch (IOException e) {
       throw new IllegalArgumentException(summaryFile + " is not JSON: " + e.getMessage(), e);
     }
-    // The outputs' directories: the names summary.json gives them (a spec may rename them).
+    // The outputs' directories, by the spec's output names: those summary.json gives, else the
+    // default ones.
     JsonNode outputs = summary.path("outputs");
-    String decisionsDir = outputs.path("decisions").asText(Outputs.NAMES.get(0));
-    String tooLateDir = outputs.path("tooLate").asText(Outputs.NAMES.get(3));
+    Map<String, String> directories = new LinkedHashMap<>();
+    for (int i = 0; i < Outputs.NAMES.size(); i++) {
+      String output = PipelineSpec.OUTPUTS.get(i);
+      directories.put(output, outputs.path(output).asText(Outputs.NAMES.get(i)));
+    }
     List<String> missing =
-        List.of(
-                decisionsDir,
-                outputs.path("deadLetters").asText(Outputs.NAMES.get(1)),
-                outputs.path("duplicates").asText(Outputs.NAMES.get(2)),
-                tooLateDir)
-            .stream()
+        directories.values().stream()
             .filter(name -> !Files.isDirectory(directory.resolve(name)))
             .collect(Collectors.toList());
     if (!missing.isEmpty()) {
@@ -109,11 +111,11 @@ final class RunData {
     // The key's field: the spec's, which summary.json names (payments' before it did).
     String keyField = summary.path("spec").path("key").asText("accountId");
     List<DecisionPoint> decisions = new ArrayList<>();
-    for (JsonNode line : lines(directory.resolve(decisionsDir))) {
+    for (JsonNode line : lines(directory.resolve(directories.get("decisions")))) {
       decisions.add(decision(line, keyField));
     }
     List<TooLatePoint> tooLate = new ArrayList<>();
-    for (JsonNode line : lines(directory.resolve(tooLateDir))) {
+    for (JsonNode line : lines(directory.resolve(directories.get("tooLate")))) {
       tooLate.add(
           new TooLatePoint(millis(line.path("eventTime")), millis(line.path("ingestionTime"))));
     }
