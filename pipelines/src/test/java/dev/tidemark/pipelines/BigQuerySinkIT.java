@@ -20,7 +20,6 @@ import dev.tidemark.pipelines.io.bigquery.BigQueryTables;
 import dev.tidemark.pipelines.launch.OptionChecks;
 import dev.tidemark.pipelines.launch.OutputDirectory;
 import dev.tidemark.pipelines.launch.Summary;
-import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.testkit.OutputFiles;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
@@ -35,7 +34,6 @@ import java.io.IOException;
 import java.io.Serializable;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
@@ -305,15 +303,13 @@ public class BigQuerySinkIT {
 
   @Test
   public void theSpecNamesTheTablesOfItsProfile() throws Exception {
-    Path spec = FOLDER.getRoot().toPath().resolve("renamed.yaml");
-    Files.writeString(
-        spec,
-        SpecLoader.bundledText("payments")
-            .replace(
-                "names: {decisions: decisions, deadLetters: dead_letters, duplicates: duplicates,"
-                    + " tooLate: too_late}",
-                "names: {decisions: scored, deadLetters: rejected, duplicates: repeated,"
-                    + " tooLate: late}"));
+    Path spec =
+        TestSpecs.paymentsWith(
+            FOLDER.getRoot().toPath().resolve("renamed.yaml"),
+            "names: {decisions: decisions, deadLetters: dead_letters, duplicates: duplicates,"
+                + " tooLate: too_late}",
+            "names: {decisions: scored, deadLetters: rejected, duplicates: repeated,"
+                + " tooLate: late}");
     TidemarkOptions options = options(FOLDER.getRoot().toPath().resolve("unused"));
     options.as(SpecOptions.class).setSpecUri(spec.toString());
     options.setRunnerProfile("dataflow");

@@ -51,21 +51,9 @@ public class SpecOptionsTest {
     return PipelineOptionsFactory.fromArgs(args).as(TidemarkOptions.class);
   }
 
-  private static String payments() throws IOException {
-    return Files.readString(
-        Paths.get(System.getProperty("tidemark.home", ".."), "specs", "payments.yaml"));
-  }
-
   /** The bundled payments spec with {@code from} replaced by {@code to} (which must occur). */
   private Path paymentsWith(String name, String... fromTo) throws IOException {
-    String text = payments();
-    for (int i = 0; i < fromTo.length; i += 2) {
-      assertThat(fromTo[i], text.contains(fromTo[i]), is(true));
-      text = text.replace(fromTo[i], fromTo[i + 1]);
-    }
-    Path file = folder.getRoot().toPath().resolve(name);
-    Files.writeString(file, text, StandardCharsets.UTF_8);
-    return file;
+    return TestSpecs.paymentsWith(folder.getRoot().toPath().resolve(name), fromTo);
   }
 
   @Test

@@ -10,7 +10,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.pipelines.io.Sources;
 import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.pipelines.launch.Summary;
-import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.testkit.OutputFiles;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
@@ -142,14 +141,12 @@ public class TidemarkPipelineIT {
 
   @Test
   public void aSpecNamesTheDirectoriesOfItsFileOutputsAndTheSummarySaysWhere() throws IOException {
-    Path spec = FOLDER.getRoot().toPath().resolve("named-files.yaml");
-    Files.writeString(
-        spec,
-        SpecLoader.bundledText("payments")
-            .replace(
-                "  local:         {sink: files}",
-                "  local:\n    sink: files\n    names: {decisions: scored, deadLetters: rejected,"
-                    + " duplicates: repeated, tooLate: late}"));
+    Path spec =
+        TestSpecs.paymentsWith(
+            FOLDER.getRoot().toPath().resolve("named-files.yaml"),
+            "  local:         {sink: files}",
+            "  local:\n    sink: files\n    names: {decisions: scored, deadLetters: rejected,"
+                + " duplicates: repeated, tooLate: late}");
     Path out = FOLDER.getRoot().toPath().resolve("named");
     Summary summary =
         Launch.run(
