@@ -20,7 +20,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
@@ -122,6 +124,10 @@ public final class LocalCluster {
           "-Djava.awt.headless=true");
 
   private static final Duration STOP_GRACE = Duration.ofSeconds(30);
+
+  /** How long brokers without a controller quorum get to exit before SIGKILL. */
+  private static final Duration QUORUM_LOST_GRACE = Duration.ofSeconds(3);
+
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final ClusterSettings settings;
@@ -276,6 +282,7 @@ public final class LocalCluster {
 
   /**
    * Stops every process of this cluster: SIGTERM to all, up to 30 s for each to exit, then SIGKILL.
+   * Brokers that outlive their controller quorum are the exception (see {@link #awaitBrokers}).
    * Returns the names and pids stopped.
    */
   public List<String> down() {
@@ -283,19 +290,25 @@ public final class LocalCluster {
     // TaskManagers first, the broker last: the jobs fail over to nothing, then their sink closes.
     Collections.reverse(names);
     List<ProcessHandle> handles = new ArrayList<>();
+    Map<String, ProcessHandle> brokers = new LinkedHashMap<>();
     List<String> stopped = new ArrayList<>();
     for (String name : names) {
       Optional<ProcessHandle> handle = processes.running(name);
       if (handle.isPresent()) {
         progress.println("Stopping " + name + " (pid " + handle.get().pid() + ")");
         handle.get().destroy();
-        handles.add(handle.get());
+        if (name.startsWith(KAFKA)) {
+          brokers.put(name, handle.get());
+        } else {
+          handles.add(handle.get());
+        }
         stopped.add(name + " (pid " + handle.get().pid() + ")");
       }
     }
     for (ProcessHandle handle : handles) {
       ClusterProcesses.terminate(handle, STOP_GRACE);
     }
+    awaitBrokers(brokers);
     for (String name : names) {
       try {
         Files.deleteIfExists(processes.pidFile(name));
@@ -304,6 +317,53 @@ public final class LocalCluster {
       }
     }
     return stopped;
+  }
+
+  /**
+   * Waits for the brokers {@link #down} sent SIGTERM to. Each is a voter of the controller quorum,
+   * and a broker's controlled shutdown waits for the active controller to approve it: once fewer
+   * than a majority of the voters run, the brokers left can no longer be approved and would wait
+   * out their own five-minute timeout. They get {@link #QUORUM_LOST_GRACE} to finish, then SIGKILL
+   * (their logs are recovered on the next start, as after any crash); otherwise each gets the usual
+   * grace.
+   */
+  private void awaitBrokers(Map<String, ProcessHandle> brokers) {
+    int majority = settings.brokers() / 2 + 1;
+    long deadline = System.nanoTime() + STOP_GRACE.toNanos();
+    long quorumLost = Long.MAX_VALUE;
+    while (true) {
+      List<String> alive = new ArrayList<>();
+      brokers.forEach(
+          (name, handle) -> {
+            if (handle.isAlive()) {
+              alive.add(name);
+            }
+          });
+      long now = System.nanoTime();
+      if (alive.isEmpty()) {
+        return;
+      }
+      if (alive.size() < majority && quorumLost == Long.MAX_VALUE) {
+        quorumLost = now;
+      }
+      boolean noQuorum = now - quorumLost > QUORUM_LOST_GRACE.toNanos();
+      if (noQuorum || now > deadline) {
+        for (String name : alive) {
+          progress.println(
+              noQuorum
+                  ? "Stopping " + name + ": its controller quorum is gone; SIGKILL"
+                  : "Stopping " + name + ": still running after " + STOP_GRACE + "; SIGKILL");
+          ClusterProcesses.terminate(brokers.get(name), Duration.ZERO);
+        }
+        return;
+      }
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while stopping the brokers", e);
+      }
+    }
   }
 
   /**
