@@ -68,12 +68,9 @@ public record ClusterSettings(
   /**
    * JVM options for a cluster that runs short jobs on small inputs (the tests' clusters, a demo on
    * a laptop): the C1 compiler only, which takes about a third less CPU to start the processes and
-   * to run such jobs than C1 and C2, and the serial collector in place of G1 (whose concurrent
-   * threads, in eight JVMs on two cores, compete with the work); slower under sustained load, so
-   * not for benchmarks.
+   * to run such jobs than C1 and C2; slower under sustained load, so not for benchmarks.
    */
-  public static final List<String> SHORT_JOBS_JVM_OPTIONS =
-      List.of("-XX:TieredStopAtLevel=1", "-XX:-UseG1GC", "-XX:+UseSerialGC");
+  public static final List<String> SHORT_JOBS_JVM_OPTIONS = List.of("-XX:TieredStopAtLevel=1");
 
   /** A replicated Kafka cluster has at least this many brokers: replication factor 3. */
   public static final int REPLICATED_BROKERS = 3;
