@@ -158,7 +158,8 @@ public final class TidemarkPipeline {
                 : PipelineSpec.Accumulation.ACCUMULATING);
     return ComputeFeatures.of(windows)
         .withFeatures(RunSpecs.of(options))
-        .withGateShards(gateShardsOf(options));
+        .withGateShards(gateShardsOf(options))
+        .withAggregation(options.getWindowAggregation());
   }
 
   private static java.time.Duration javaDuration(String flag, String value) {

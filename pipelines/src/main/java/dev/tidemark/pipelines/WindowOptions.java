@@ -1,5 +1,6 @@
 package dev.tidemark.pipelines;
 
+import dev.tidemark.transforms.ComputeFeatures;
 import org.apache.beam.sdk.options.Default;
 import org.apache.beam.sdk.options.DefaultValueFactory;
 import org.apache.beam.sdk.options.Description;
@@ -49,6 +50,16 @@ public interface WindowOptions extends PipelineOptions {
   TidemarkOptions.AccumulationKind getAccumulationMode();
 
   void setAccumulationMode(TidemarkOptions.AccumulationKind mode);
+
+  @Description(
+      "How sliding windows are aggregated: SLICES (each event combined once, into its slice of one"
+          + " period, and each window merged from its slices) or ONE_STAGE (Beam's SlidingWindows:"
+          + " each event combined once per window). A stream with DISCARDING panes always uses"
+          + " ONE_STAGE. See docs/semantics.md for how their panes differ.")
+  @Default.Enum("SLICES")
+  ComputeFeatures.Aggregation getWindowAggregation();
+
+  void setWindowAggregation(ComputeFeatures.Aggregation aggregation);
 
   @Description(
       "Keys of the too-late gate before the windowing step (default: the job's parallelism:"

@@ -293,6 +293,11 @@ public final class SpecFeaturesFn
     }
   }
 
+  /** Whether {@code acc} has had no input: a fresh accumulator, or a merge of such. */
+  public static boolean isEmpty(Accumulator acc) {
+    return acc.latestEventMillis == Long.MIN_VALUE;
+  }
+
   @Override
   public Accumulator createAccumulator() {
     checkCustomFns();

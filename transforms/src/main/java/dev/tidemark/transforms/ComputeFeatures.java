@@ -80,12 +80,15 @@ import org.joda.time.Instant;
  * input is exhausted, and every element waiting at a step holds that step's watermark at or below
  * its own timestamp (no step here moves a timestamp back), so no window of any event can be behind
  * the watermark and the gate would pass everything. {@link Result#tooLate()} is then empty, and the
- * shuffle and sort onto one gate key, a serial step, are saved. With sliding windows a bounded
- * input's events are also combined once each, into their slice (a fixed window of one period), and
- * each window is built from the accumulators of its slices ({@link WindowsFromSlices}), instead of
- * combining each event once per window. A bounded input then gets exactly one on-time pane per key
- * and window on every runner (the one-stage combine fires early panes for a bounded input on
- * runners that run its triggers); streams keep the one-stage combine.
+ * shuffle and sort onto one gate key, a serial step, are saved.
+ *
+ * <p>Sliding windows are built from slices by default ({@link Aggregation#SLICES}): each event is
+ * combined once, into its slice (a fixed window of one period), and each window from the
+ * accumulators of its slices, instead of combining each event once per window: {@link
+ * WindowsFromSlices} for a bounded input (which then gets exactly one on-time pane per key and
+ * window on every runner; the one-stage combine fires early panes for a bounded input on runners
+ * that run its triggers), {@link PanesFromSlices} for a stream with accumulating panes, whose
+ * on-time and final panes equal the one-stage combine's (docs/sliding-windows.md).
  *
  * <p>Input must be in the global window, timestamped with event time (the output of {@link
  * DeduplicateEvents}).
@@ -110,6 +113,25 @@ public abstract class ComputeFeatures
       AccumulationMode.ACCUMULATING_FIRED_PANES;
   public static final int DEFAULT_GATE_SHARDS = 1;
 
+  /**
+   * How sliding windows (a period shorter than the size) are aggregated. Fixed windows are always
+   * one combine per window.
+   */
+  public enum Aggregation {
+    /**
+     * Each event combined once, into its slice (a fixed window of one period), and each window
+     * merged from its slices: {@link WindowsFromSlices} for a bounded input, {@link
+     * PanesFromSlices} for a stream with accumulating panes. A stream with discarding panes keeps
+     * the one-stage combine: a slice's delta would reach its windows when the slice fires, not when
+     * they do.
+     */
+    SLICES,
+    /** Beam's {@code SlidingWindows} and one combine: each event combined once per window. */
+    ONE_STAGE
+  }
+
+  public static final Aggregation DEFAULT_AGGREGATION = Aggregation.SLICES;
+
   abstract Duration size();
 
   abstract Duration period();
@@ -125,6 +147,8 @@ public abstract class ComputeFeatures
   public abstract AccumulationMode accumulationMode();
 
   abstract int gateShards();
+
+  abstract Aggregation aggregation();
 
   /** What each pane's features are computed by. */
   abstract FeaturesFn featuresFn();
@@ -149,6 +173,8 @@ public abstract class ComputeFeatures
     abstract Builder setAccumulationMode(AccumulationMode mode);
 
     abstract Builder setGateShards(int shards);
+
+    abstract Builder setAggregation(Aggregation aggregation);
 
     abstract Builder setFeaturesFn(FeaturesFn fn);
 
@@ -217,6 +243,7 @@ public abstract class ComputeFeatures
         .setAllowedLateness(DEFAULT_ALLOWED_LATENESS)
         .setAccumulationMode(DEFAULT_ACCUMULATION_MODE)
         .setGateShards(DEFAULT_GATE_SHARDS)
+        .setAggregation(DEFAULT_AGGREGATION)
         .setFeaturesFn(new FeaturesFn(SpecFeaturesFn.of(BundledPayments.SPEC)))
         .setKeyName(BundledPayments.SPEC.events().key())
         .build();
@@ -302,6 +329,15 @@ public abstract class ComputeFeatures
     return toBuilder().setGateShards(shards).build();
   }
 
+  /** How sliding windows are aggregated: from slices (the default) or one combine per window. */
+  public ComputeFeatures withAggregation(Aggregation aggregation) {
+    if (aggregation == null) {
+      throw new IllegalArgumentException(
+          "aggregation must be SLICES or ONE_STAGE (--windowAggregation)");
+    }
+    return toBuilder().setAggregation(aggregation).build();
+  }
+
   private static void checkDelay(Duration delay, String what, String flag) {
     if (delay == null || delay.getMillis() < 0) {
       throw new IllegalArgumentException(
@@ -343,23 +379,35 @@ public abstract class ComputeFeatures
               .apply("PassBoundedInput", MapElements.via(new PassOnTimeFn()))
               .setCoder(inputCoder);
       features =
-          size().equals(period())
-              ? combine(keyed.apply("WindowFeatures", windowing(windowFn)))
-              : combineSlices(keyed);
+          sliced()
+              ? combineSlices(keyed)
+              : combine(keyed.apply("WindowFeatures", windowing(windowFn)));
       tooLate =
           events
               .getPipeline()
               .apply("NoTooLateEvents", Create.empty(TooLateRecord.TooLateRecordCoder.of()));
     } else {
       PCollectionTuple gates = gate(events, windowFn);
+      PCollection<KV<Instant, Event>> gated =
+          gates.get(GATED_TAG).setCoder(KvCoder.of(InstantCoder.of(), Event.EventCoder.of()));
       features =
-          combine(
-              gates
-                  .get(GATED_TAG)
-                  .setCoder(KvCoder.of(InstantCoder.of(), Event.EventCoder.of()))
-                  .apply("WindowFeatures", windowing(windowFn))
-                  .apply("DropMissedWindows", ParDo.of(new KeepOpenWindowsFn(allowedLateness())))
-                  .setCoder(inputCoder));
+          sliced() && accumulationMode() == AccumulationMode.ACCUMULATING_FIRED_PANES
+              ? gated.apply(
+                  "PanesFromSlices",
+                  new PanesFromSlices(
+                      size(),
+                      period(),
+                      allowedLateness(),
+                      trigger(),
+                      earlyFiringDelay(),
+                      featuresFn(),
+                      windowing(windowFn).getOutputStrategyInternal(events.getWindowingStrategy())))
+              : combine(
+                  gated
+                      .apply("WindowFeatures", windowing(windowFn))
+                      .apply(
+                          "DropMissedWindows", ParDo.of(new KeepOpenWindowsFn(allowedLateness())))
+                      .setCoder(inputCoder));
       tooLate = gates.get(TOO_LATE_TAG);
     }
     tooLate.setCoder(TooLateRecord.TooLateRecordCoder.of());
@@ -367,6 +415,11 @@ public abstract class ComputeFeatures
         PCollectionTuple.of(FEATURES_TAG, features).and(TOO_LATE_TAG, tooLate),
         FEATURES_TAG,
         TOO_LATE_TAG);
+  }
+
+  /** Whether sliding windows are built from slices. */
+  private boolean sliced() {
+    return aggregation() == Aggregation.SLICES && !size().equals(period());
   }
 
   /** The configured windows, trigger, allowed lateness and accumulation mode. */
@@ -390,8 +443,7 @@ public abstract class ComputeFeatures
    * slice (the fixed window of one period) it falls in, and each sliding window is built from the
    * accumulators of its {@code size / period} slices. This saves combining every event once per
    * window, and shuffling (on Flink, sorting) every event once per window: Beam assigns windows
-   * before it groups. Streams keep the one-stage combine: there early and late panes of a slice
-   * would reach a window more than once.
+   * before it groups.
    */
   private PCollection<KV<String, Features>> combineSlices(
       PCollection<KV<String, FieldValues>> keyed) {
