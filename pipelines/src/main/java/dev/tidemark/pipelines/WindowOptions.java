@@ -55,7 +55,8 @@ public interface WindowOptions extends PipelineOptions {
       "How sliding windows are aggregated: SLICES (each event combined once, into its slice of one"
           + " period, and each window merged from its slices) or ONE_STAGE (Beam's SlidingWindows:"
           + " each event combined once per window). A stream with DISCARDING panes always uses"
-          + " ONE_STAGE. See docs/semantics.md for how their panes differ.")
+          + " ONE_STAGE. A job restored from a savepoint must keep the aggregation it started"
+          + " with (releases up to 0.2.0: ONE_STAGE). See docs/sliding-windows.md.")
   @Default.Enum("SLICES")
   ComputeFeatures.Aggregation getWindowAggregation();
 

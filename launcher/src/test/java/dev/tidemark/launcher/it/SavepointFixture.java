@@ -103,6 +103,7 @@ public final class SavepointFixture {
           "--windowPeriod=PT30S",
           "--allowedLateness=PT1H",
           "--earlyFiringDelay=PT0S",
+          "--windowAggregation=SLICES",
           "--dedupHorizon=PT24H");
 
   /**
