@@ -74,10 +74,11 @@ import org.joda.time.Instant;
  *       gate bound of its events.
  *   <li>{@code BuildWindowPanes}: per key, the latest accumulator of every live slice and variant
  *       and the panes each window has fired. A slice pane fires a pane of every window it counts in
- *       that has not expired: early while the window's end is ahead of the watermark (if the
- *       trigger fires early panes; otherwise none), late after. An event-time timer at each
- *       window's end fires its on-time pane with every slice in it; then windows and slices past
- *       their allowed lateness are dropped.
+ *       that has not expired: late once the watermark passed the window's end; before it, an early
+ *       pane the early-firing delay later (a processing-time timer per key; at once for a zero
+ *       delay, never without early firings). An event-time timer at each window's end fires its
+ *       on-time pane with every slice in it; then windows and slices past their allowed lateness
+ *       are dropped.
  * </ol>
  *
  * <p>Output: {@code KV<key, Features>} in the sliding windows (the output's windowing strategy is
