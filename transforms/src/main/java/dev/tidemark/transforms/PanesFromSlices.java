@@ -549,7 +549,6 @@ final class PanesFromSlices
         @StateId(WINDOWS) ValueState<SortedMap<Long, KV<Integer, Integer>>> windowsState,
         @StateId(WATERMARK) ValueState<Long> watermarkState,
         @TimerId(ON_TIME) Timer onTime,
-        @TimerId(EARLY) Timer earlyTimer,
         OutputReceiver<KV<String, Features>> out) {
       long fired = context.fireTimestamp().getMillis();
       // A timer fires once the watermark is past its time.
@@ -558,7 +557,6 @@ final class PanesFromSlices
       NavigableMap<Long, SortedMap<Integer, KV<Long, Accumulator>>> slices =
           navigable(slicesState.read());
       NavigableMap<Long, KV<Integer, Integer>> windows = navigable(windowsState.read());
-      boolean earlyDue = anyEarlyDue(windows);
       for (Map.Entry<Long, KV<Integer, Integer>> window : windows.entrySet()) {
         long start = window.getKey();
         KV<Integer, Integer> panes = window.getValue();
@@ -574,11 +572,6 @@ final class PanesFromSlices
                 0);
         emit(key, start, slices, pane, out);
         window.setValue(KV.of(panes.getKey() + 1, 1));
-      }
-      if (earlyDue && !anyEarlyDue(windows)) {
-        // The on-time panes carried what the early ones were due for: a pending processing-time
-        // timer would only keep a finished pipeline waiting.
-        earlyTimer.clear();
       }
       prune(slices, windows, watermark);
       write(slicesState, windowsState, slices, windows);
