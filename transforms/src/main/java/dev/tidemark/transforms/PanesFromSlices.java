@@ -475,8 +475,9 @@ final class PanesFromSlices
       SlicePane slicePane = element.getValue();
       long slice = slicePane.start;
       int variant = slicePane.variant;
-      long watermark = Math.max(slicePane.bound, orMin(watermarkState.read()));
-      if (watermark > orMin(watermarkState.read())) {
+      long known = orMin(watermarkState.read());
+      long watermark = Math.max(slicePane.bound, known);
+      if (watermark > known) {
         watermarkState.write(watermark);
       }
       NavigableMap<Long, SortedMap<Integer, KV<Long, Accumulator>>> slices =
