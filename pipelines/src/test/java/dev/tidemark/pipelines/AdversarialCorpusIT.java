@@ -84,6 +84,8 @@ public class AdversarialCorpusIT {
   private static TidemarkOptions options(Path input, Path output) {
     return PipelineOptionsFactory.fromArgs(
             "--runner=DirectRunner",
+            "--enforceImmutability=false", // a graph walk per bundle
+            "--targetParallelism=1",
             "--source=backfill",
             "--input=" + input,
             "--output=" + output,

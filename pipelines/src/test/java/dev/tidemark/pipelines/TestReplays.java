@@ -72,6 +72,12 @@ final class TestReplays {
       args.add("--runner=DirectRunner");
     }
     args.add("--source=replay");
+    // The DirectRunner's immutability check walks the whole graph for every bundle, which costs
+    // more than the run itself on these graphs; the transforms' unit tests keep it on, and the
+    // encodability check (every output encoded) stays on here. One worker thread contends less
+    // with the DirectRunner's own driver.
+    args.add("--enforceImmutability=false");
+    args.add("--targetParallelism=1");
     args.add("--input=" + input);
     args.add("--output=" + output);
     args.addAll(List.of(extra));

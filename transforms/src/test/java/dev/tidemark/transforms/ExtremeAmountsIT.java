@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.beam.runners.direct.DirectOptions;
 import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.testing.PAssert;
 import org.apache.beam.sdk.testing.TestPipeline;
@@ -31,6 +32,7 @@ import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
 import org.joda.time.Duration;
 import org.joda.time.Instant;
+import org.junit.Before;
 import org.junit.Rule;
 import org.junit.Test;
 import org.junit.runner.RunWith;
@@ -43,6 +45,15 @@ import org.junit.runners.JUnit4;
 @RunWith(JUnit4.class)
 public class ExtremeAmountsIT {
   @Rule public final transient TestPipeline p = TestPipeline.create();
+
+  /**
+   * The DirectRunner's immutability check walks the whole graph for every bundle, which here costs
+   * more than the run; what this test proves is about values, and the unit tests keep the check.
+   */
+  @Before
+  public void withoutTheImmutabilityCheck() {
+    p.getOptions().as(DirectOptions.class).setEnforceImmutability(false);
+  }
 
   private static final int EVENTS = 1000;
 
