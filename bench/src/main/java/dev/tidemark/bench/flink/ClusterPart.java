@@ -50,13 +50,16 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.checkerframework.checker.nullness.qual.Nullable;
 
 /**
- * Tidemark against {@link NativeFlinkJob} on the local multi-process cluster ({@code ./tidemark
- * cluster up}): both jobs submitted to the same JobManager and TaskManagers, each reading the same
- * generated input from a Kafka topic of its own (two partitions) and writing its four outputs to
- * Kafka; exactly-once checkpoints every 5 s on both; state in RocksDB with incremental checkpoints
- * (the cluster's configuration) or on the heap (set per job); parallelism 2 and 1. Tidemark runs
- * with the {@code flink-cluster} profile, early firings off as in the native job, and its
- * idempotent sink; the transactional sink is measured against it on the same input.
+ * Tidemark against {@link NativeFlinkJob} and {@link FlinkSqlJob} on the local multi-process
+ * cluster ({@code ./tidemark cluster up}): the jobs submitted to the same JobManager and
+ * TaskManagers, each reading the same generated input from a Kafka topic of its own (two
+ * partitions) and writing its four outputs to Kafka; exactly-once checkpoints every 5 s on both;
+ * state in RocksDB with incremental checkpoints (the cluster's configuration) or on the heap (set
+ * per job); parallelism 2 and 1. Tidemark runs with the {@code flink-cluster} profile, early
+ * firings off as in the native job, and its idempotent sink; the transactional sink is measured
+ * against it on the same input. The Flink SQL job runs at parallelism 2 on both backends; Flink's
+ * table runtime, which the cluster's class path lacks (Flink's distribution keeps it in {@code
+ * lib/}), goes with its job jars.
  *
  * <p>Events/s = input lines / (submission to the moment a consumer of the output topics saw the
  * last output record; {@code read_committed} for the transactional sink). Job start-up is included
@@ -75,6 +78,9 @@ public final class ClusterPart implements BenchPart {
   static final String TIDEMARK = "tidemark";
 
   static final String NATIVE = "native";
+
+  /** The Flink SQL job ({@link FlinkSqlJob}: slices its hopping windows). */
+  static final String SQL = "sql";
 
   private static final AtomicInteger RUNS = new AtomicInteger();
 
@@ -160,6 +166,7 @@ public final class ClusterPart implements BenchPart {
     for (String key :
         List.of(
             "ratios.tidemarkVsNativeFlinkRocksDb",
+            "ratios.tidemarkVsFlinkSqlRocksDb",
             "ratios.eosThroughputCost",
             "scaling.speedupP2VsP1.tidemark",
             "scaling.speedupP2VsP1.native")) {
@@ -194,10 +201,11 @@ public final class ClusterPart implements BenchPart {
       for (int i = 0; i < profile.warmups + profile.repeats; i++) {
         boolean measured = i >= profile.warmups;
         for (Backend backend : Backend.values()) {
-          add(measured, NATIVE + "-" + backend.label + "-p2", nativeRun(backend, 2));
+          add(measured, NATIVE + "-" + backend.label + "-p2", nativeRun(backend, 2, false));
+          add(measured, SQL + "-" + backend.label + "-p2", nativeRun(backend, 2, true));
           add(measured, TIDEMARK + "-" + backend.label + "-p2", tidemarkRun(backend, 2, false));
         }
-        add(measured, NATIVE + "-rocksdb-p1", nativeRun(Backend.ROCKSDB, 1));
+        add(measured, NATIVE + "-rocksdb-p1", nativeRun(Backend.ROCKSDB, 1, false));
         add(measured, TIDEMARK + "-rocksdb-p1", tidemarkRun(Backend.ROCKSDB, 1, false));
         add(
             measured,
@@ -250,6 +258,8 @@ public final class ClusterPart implements BenchPart {
       results.ratio(
           "tidemarkVsNativeFlinkRocksDb",
           median("tidemark-rocksdb-p2") / median("native-rocksdb-p2"));
+      results.ratio(
+          "tidemarkVsFlinkSqlRocksDb", median("tidemark-rocksdb-p2") / median("sql-rocksdb-p2"));
       double heap = median("tidemark-heap-p2") / median("native-heap-p2");
       double tidemarkSpeedup = median("tidemark-rocksdb-p2") / median("tidemark-rocksdb-p1");
       double nativeSpeedup = median("native-rocksdb-p2") / median("native-rocksdb-p1");
@@ -275,11 +285,13 @@ public final class ClusterPart implements BenchPart {
           String.format(
               Locale.ROOT,
               "on the local cluster, heap state: Tidemark %.0f vs native %.0f events/s, ratio"
-                  + " %.3f (floor 0.2); speed-up from parallelism 1 to 2 on RocksDB: Tidemark"
-                  + " %.2f, native %.2f, relative %.2f (goal 0.9)",
+                  + " %.3f (floor 0.2), vs Flink SQL %.0f, ratio %.3f; speed-up from parallelism 1"
+                  + " to 2 on RocksDB: Tidemark %.2f, native %.2f, relative %.2f (goal 0.9)",
               median("tidemark-heap-p2"),
               median("native-heap-p2"),
               heap,
+              median("sql-heap-p2"),
+              median("tidemark-heap-p2") / median("sql-heap-p2"),
               tidemarkSpeedup,
               nativeSpeedup,
               tidemarkSpeedup / nativeSpeedup));
@@ -314,7 +326,8 @@ public final class ClusterPart implements BenchPart {
                   + " the cluster's EmbeddedRocksDBStateBackend with incremental checkpoints, heap"
                   + " = HashMapStateBackend set per job (each run checks the backend Flink"
                   + " reports); outputs to Kafka on both (Tidemark: the idempotent sink unless"
-                  + " 'transactional'; native: a plain producer flushed at each checkpoint);"
+                  + " 'transactional'; native and SQL: a plain producer flushed at each"
+                  + " checkpoint);"
                   + " events/s = input lines / (first to last output record seen; from"
                   + " submission in the '... from submission' measurements); windows 5 min / 30 s, allowed lateness 1 h, dedup"
                   + " horizon 24 h, early firings off on both; %d warm-up(s) + %d repeat(s)",
@@ -378,8 +391,9 @@ public final class ClusterPart implements BenchPart {
       }
     }
 
-    private Run nativeRun(Backend backend, int parallelism) throws Exception {
-      String prefix = prefix(NATIVE);
+    /** The DataStream job, or with {@code sql} the Flink SQL one. */
+    private Run nativeRun(Backend backend, int parallelism, boolean sql) throws Exception {
+      String prefix = prefix(sql ? SQL : NATIVE);
       Map<String, String> topics = topics(prefix);
       createTopics(topics);
       int markers = workload.produce(clients, topics.get("input"), PARTITIONS);
@@ -389,14 +403,18 @@ public final class ClusterPart implements BenchPart {
       }
       StreamExecutionEnvironment env =
           StreamExecutionEnvironment.createRemoteEnvironment(
-              ClusterSettings.HOST, cluster.restPort(), configuration, jobJars());
+              ClusterSettings.HOST, cluster.restPort(), configuration, jobJars(sql));
       env.setRuntimeMode(RuntimeExecutionMode.STREAMING);
       env.setParallelism(parallelism);
       env.enableCheckpointing(CHECKPOINT_INTERVAL_MILLIS, CheckpointingMode.EXACTLY_ONCE);
       env.getCheckpointConfig().setMinPauseBetweenCheckpoints(1000);
       NativeFlinkJob.Settings settings = new NativeFlinkJob.Settings();
       settings.parallelism = parallelism;
-      NativeFlinkJob.kafka(env, cluster.kafkaBootstrapServers(), topics.get("input"), settings)
+      (sql
+              ? FlinkSqlJob.kafka(
+                  env, cluster.kafkaBootstrapServers(), topics.get("input"), settings)
+              : NativeFlinkJob.kafka(
+                  env, cluster.kafkaBootstrapServers(), topics.get("input"), settings))
           .writeTo(cluster.kafkaBootstrapServers(), topics);
       long started = startClock();
       JobClient job = env.executeAsync(prefix);
@@ -592,20 +610,36 @@ public final class ClusterPart implements BenchPart {
   /**
    * The native job's classes for the cluster: the Flink job jar (Tidemark's transforms, model and
    * Beam coders, Flink provided), and this module's and the harness's classes (the source's
-   * partition listing), each as a jar.
+   * partition listing), each as a jar; with {@code sql} also Flink's table runtime (its operators
+   * and the Janino compiler of the planner's generated code), the table API and the CEP library the
+   * runtime links to. The planner itself stays in this JVM, which plans the query.
    */
-  static String[] jobJars() throws IOException, URISyntaxException {
+  static String[] jobJars(boolean sql) throws IOException, URISyntaxException {
     Path home = Paths.get(System.getProperty("tidemark.home", "."));
     Path flinkJobJar = home.resolve("pipelines/target/tidemark-flink-job.jar");
     if (!Files.isRegularFile(flinkJobJar)) {
       throw new IllegalStateException(
           flinkJobJar + " is missing: build it with 'mvn -pl pipelines -am package -DskipTests'");
     }
-    return new String[] {
-      flinkJobJar.toString(),
-      asJar(classesOf(ClusterPart.class)).toString(),
-      asJar(classesOf(dev.tidemark.launcher.KafkaFeed.class)).toString()
-    };
+    List<String> jars =
+        new ArrayList<>(
+            List.of(
+                flinkJobJar.toString(),
+                asJar(classesOf(ClusterPart.class)).toString(),
+                asJar(classesOf(dev.tidemark.launcher.KafkaFeed.class)).toString()));
+    if (sql) {
+      for (Class<?> type :
+          List.of(
+              org.apache.flink.table.runtime.typeutils.InternalTypeInfo.class,
+              org.apache.flink.table.data.RowData.class,
+              org.apache.flink.table.api.Table.class,
+              org.apache.flink.table.api.bridge.java.StreamTableEnvironment.class,
+              org.apache.flink.table.api.bridge.internal.AbstractStreamTableEnvironmentImpl.class,
+              org.apache.flink.cep.PatternStream.class)) {
+        jars.add(classesOf(type).toString());
+      }
+    }
+    return jars.toArray(new String[0]);
   }
 
   /** The jar or directory {@code type} was loaded from. */

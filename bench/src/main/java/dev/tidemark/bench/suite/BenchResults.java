@@ -35,6 +35,7 @@ public final class BenchResults {
           "dedupVsBeamDeduplicate",
           "featuresVsNaiveCombine",
           "tidemarkVsNativeFlinkRocksDb",
+          "tidemarkVsFlinkSqlRocksDb",
           "eosThroughputCost");
 
   /**
@@ -50,6 +51,7 @@ public final class BenchResults {
           "ratios.dedupVsBeamDeduplicate",
           "ratios.featuresVsNaiveCombine",
           "ratios.tidemarkVsNativeFlinkRocksDb",
+          "ratios.tidemarkVsFlinkSqlRocksDb",
           "ratios.eosThroughputCost",
           "scaling.throughput1MVs1kAccounts",
           "scaling.speedupP2VsP1.tidemark",

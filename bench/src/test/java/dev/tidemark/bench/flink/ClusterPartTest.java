@@ -33,6 +33,7 @@ public class ClusterPartTest {
     for (String key :
         new String[] {
           "ratios.tidemarkVsNativeFlinkRocksDb",
+          "ratios.tidemarkVsFlinkSqlRocksDb",
           "ratios.eosThroughputCost",
           "scaling.speedupP2VsP1.tidemark",
           "scaling.speedupP2VsP1.native"
