@@ -105,6 +105,20 @@ public class SpecCommandsTest {
   }
 
   @Test
+  public void trainFromDecisionsTakesBothDecisionsAndLabelsAndNamesWhatItLacks()
+      throws IOException {
+    Path labels = folder.newFile("labels.ndjson").toPath();
+    String err = stderr(() -> Tidemark.execute("train", "--decisions=" + labels.getParent()));
+    assertThat(err, containsString("both --decisions and --labels"));
+    assertThat(
+        Tidemark.execute("train", "--labels=" + labels, "--input=" + labels),
+        is(ExitCodes.USAGE_ERROR));
+    Path nowhere = folder.getRoot().toPath().resolve("no-decisions");
+    err = stderr(() -> Tidemark.execute("train", "--decisions=" + nowhere, "--labels=" + labels));
+    assertThat(err, containsString("no decisions at " + nowhere));
+  }
+
+  @Test
   public void trainForTheLoginsSpecWritesModelsTheSpecAccepts() throws IOException {
     Path dir = folder.getRoot().toPath().resolve("model");
     assertThat(

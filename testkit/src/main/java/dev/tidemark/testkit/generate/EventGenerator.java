@@ -138,6 +138,7 @@ public final class EventGenerator {
 
   private final GeneratorConfig config;
   private Stats stats;
+  private List<LabelStream.Subject> subjects;
 
   /** A generator for {@code config}; nothing is generated until {@code writeTo}. */
   public EventGenerator(GeneratorConfig config) {
@@ -174,6 +175,10 @@ public final class EventGenerator {
       buffered.write('\n');
     }
     buffered.flush();
+    subjects = new ArrayList<>(generation.events.size());
+    for (Event event : generation.events) {
+      subjects.add(generation.content.subject(event));
+    }
     stats =
         new Stats(
             generation.events.size(),
@@ -185,6 +190,19 @@ public final class EventGenerator {
             generation.tooLate,
             directives,
             lines.size() + directives);
+  }
+
+  /**
+   * The distinct valid events of the last {@code writeTo}, in event-time order, as labels name
+   * them: the input of {@link LabelStream}.
+   *
+   * @throws IllegalStateException if nothing has been written yet
+   */
+  public List<LabelStream.Subject> subjects() {
+    if (subjects == null) {
+      throw new IllegalStateException("no events yet: call writeTo(...) before subjects()");
+    }
+    return List.copyOf(subjects);
   }
 
   /**
@@ -296,6 +314,9 @@ public final class EventGenerator {
      * Malformed line {@code k} (from 0), with exactly one defect, arriving at {@code arrivalMs}.
      */
     byte[] malformedLine(int k, long arrivalMs);
+
+    /** A valid event as a label names it: identity, key, event time and true outcome. */
+    LabelStream.Subject subject(Event event);
   }
 
   /** A payment of the payments workload. */
@@ -813,9 +834,24 @@ public final class EventGenerator {
       return malformedLine(kinds[k % kinds.length], k, arrivalMs);
     }
 
+    @Override
+    public LabelStream.Subject subject(Event event) {
+      Txn txn = (Txn) event;
+      return new LabelStream.Subject(
+          SOURCES.get(txn.source),
+          id(txn),
+          accountId(txn.account),
+          txn.timeMs,
+          txn.positive ? "fraud" : "legit");
+    }
+
+    private static String id(Txn txn) {
+      return String.format(Locale.ROOT, "txn-%06d", txn.idNumber);
+    }
+
     private EventFields eventFields(Txn txn, long extraCents) {
       EventFields f = new EventFields();
-      f.id = String.format(Locale.ROOT, "txn-%06d", txn.idNumber);
+      f.id = id(txn);
       f.source = SOURCES.get(txn.source);
       f.time = RFC3339_MILLIS.format(Instant.ofEpochMilli(txn.timeMs));
       f.accountId = accountId(txn.account);

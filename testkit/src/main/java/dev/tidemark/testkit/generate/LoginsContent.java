@@ -317,10 +317,25 @@ final class LoginsContent implements EventGenerator.Content {
   }
 
   @Override
+  public LabelStream.Subject subject(Event event) {
+    Login login = (Login) event;
+    return new LabelStream.Subject(
+        SOURCES.get(login.source),
+        id(login),
+        userId(login.user),
+        login.timeMs,
+        login.positive ? POSITIVE_LABEL : NEGATIVE_LABEL);
+  }
+
+  private static String id(Login login) {
+    return String.format(Locale.ROOT, "login-%06d", login.idNumber);
+  }
+
+  @Override
   public byte[] json(Event event, boolean conflict) {
     Login login = (Login) event;
     LoginFields f = new LoginFields();
-    f.id = String.format(Locale.ROOT, "login-%06d", login.idNumber);
+    f.id = id(login);
     f.source = SOURCES.get(login.source);
     f.time = RFC3339_MILLIS.format(Instant.ofEpochMilli(login.timeMs));
     f.userId = userId(login.user);

@@ -174,7 +174,7 @@ public final class SpecTrainModel {
   }
 
   /** Refuses rows where a feature is absent: the logistic regression has no missing values. */
-  private static void requireEveryFeature(PipelineSpec spec, List<TrainingRow> rows, Path file) {
+  static void requireEveryFeature(PipelineSpec spec, List<TrainingRow> rows, Path file) {
     List<String> names = spec.featureNames();
     for (int j = 0; j < names.size(); j++) {
       long absent = 0;

@@ -331,6 +331,24 @@ public final class TrainModel {
       }
     }
     int purged = rows.size() - train.size() - eval.size();
+    return fitSlices(train, eval, split, purged, config, file);
+  }
+
+  /**
+   * Fits XGBoost and the logistic regression on {@code train} and evaluates both, and the baseline
+   * rule on the first feature, on {@code eval}; {@code split} and {@code purged} describe how the
+   * caller split its rows.
+   *
+   * @throws IllegalArgumentException if a slice lacks a class
+   */
+  static Fit fitSlices(
+      List<TrainingRow> train,
+      List<TrainingRow> eval,
+      Instant split,
+      int purged,
+      TrainConfig config,
+      Path file)
+      throws IOException {
     float[][] trainX = features(train);
     boolean[] trainY = positives(train);
     float[][] evalX = features(eval);

@@ -1,0 +1,148 @@
+package dev.tidemark.transforms.values;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.tidemark.transforms.util.Json;
+import dev.tidemark.transforms.util.Rfc3339;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.DateTimeException;
+import org.checkerframework.checker.nullness.qual.Nullable;
+import org.joda.time.Instant;
+
+/**
+ * The truth about one event, learnt after it was decided: a chargeback, a confirmed fraud report, a
+ * customer's "that was me". A label is a structured-mode CloudEvent of type {@value #TYPE} with an
+ * identity of its own ({@code source} + {@code id}, deduplicated like events) and its own {@code
+ * time} (when the truth became known); its {@code data} names the event it is about:
+ *
+ * <pre>{@code
+ * {"specversion":"1.0","id":"label-000001","source":"/tidemark/labels/chargebacks",
+ *  "type":"tidemark.label.v1","time":"2026-01-01T03:12:09.120Z","datacontenttype":"application/json",
+ *  "data":{"subject":{"source":"/tidemark/pos/eu-west","id":"txn-000123"},
+ *          "key":"acct-00042","eventTime":"2026-01-01T00:03:12.345Z","value":"fraud"}}
+ * }</pre>
+ *
+ * <p>{@code subject} is the labelled event's CloudEvents identity. {@code key} and {@code
+ * eventTime} (the event's key under the spec's key field, and its event time) are optional: with
+ * them a label can be matched to the windows that held its event without the event itself, as
+ * training from decisions does. {@code value} is the outcome, as the spec's label values name it
+ * ({@code fraud} or {@code legit} for payments).
+ */
+public record Label(
+    String source,
+    String id,
+    Instant time,
+    String subjectSource,
+    String subjectId,
+    @Nullable String key,
+    @Nullable Instant eventTime,
+    String value) {
+
+  /** The CloudEvent type of a label. */
+  public static final String TYPE = "tidemark.label.v1";
+
+  /** The label's own identity, {@code source} and {@code id} joined as dedup keys are. */
+  public String identity() {
+    return source + "\u0000" + id;
+  }
+
+  /** The labelled event's identity, in the same form. */
+  public String subject() {
+    return subjectSource + "\u0000" + subjectId;
+  }
+
+  /** The label as one line of a labels stream. */
+  public String toJsonLine() {
+    return Json.object(
+        out -> {
+          out.writeStringField("specversion", "1.0");
+          out.writeStringField("id", id);
+          out.writeStringField("source", source);
+          out.writeStringField("type", TYPE);
+          out.writeStringField("time", Json.instant(time));
+          out.writeStringField("datacontenttype", "application/json");
+          out.writeObjectFieldStart("data");
+          out.writeObjectFieldStart("subject");
+          out.writeStringField("source", subjectSource);
+          out.writeStringField("id", subjectId);
+          out.writeEndObject();
+          Json.optionalString(out, "key", key);
+          if (eventTime != null) {
+            out.writeStringField("eventTime", Json.instant(eventTime));
+          }
+          out.writeStringField("value", value);
+          out.writeEndObject();
+        });
+  }
+
+  /**
+   * Reads one line of a labels stream.
+   *
+   * @throws IllegalArgumentException naming the first defect: not JSON, not a label CloudEvent, a
+   *     missing or empty member, a time that is not RFC 3339
+   */
+  public static Label parse(String line) {
+    JsonNode node;
+    try {
+      node = Json.STRICT_READER.readTree(line);
+    } catch (JsonProcessingException e) {
+      throw new IllegalArgumentException("not JSON: " + e.getOriginalMessage(), e);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    if (node == null || !node.isObject()) {
+      throw new IllegalArgumentException("not a JSON object");
+    }
+    if (!"1.0".equals(text(node, "specversion"))) {
+      throw new IllegalArgumentException("specversion is not 1.0");
+    }
+    String type = required(node, "type");
+    if (!TYPE.equals(type)) {
+      throw new IllegalArgumentException("type is " + type + ", not " + TYPE);
+    }
+    JsonNode data = node.get("data");
+    if (data == null || !data.isObject()) {
+      throw new IllegalArgumentException("data is not an object");
+    }
+    JsonNode subject = data.get("subject");
+    if (subject == null || !subject.isObject()) {
+      throw new IllegalArgumentException("data.subject is not an object");
+    }
+    String eventTime = text(data, "eventTime");
+    return new Label(
+        required(node, "source"),
+        required(node, "id"),
+        time(required(node, "time"), "time"),
+        required(subject, "source", "data.subject.source"),
+        required(subject, "id", "data.subject.id"),
+        text(data, "key"),
+        eventTime == null ? null : time(eventTime, "data.eventTime"),
+        required(data, "value", "data.value"));
+  }
+
+  private static @Nullable String text(JsonNode node, String name) {
+    JsonNode value = node.get(name);
+    return value != null && value.isTextual() ? value.asText() : null;
+  }
+
+  private static String required(JsonNode node, String name) {
+    return required(node, name, name);
+  }
+
+  private static String required(JsonNode node, String name, String path) {
+    String value = text(node, name);
+    if (value == null || value.isEmpty()) {
+      throw new IllegalArgumentException(path + " is missing, empty or not a string");
+    }
+    return value;
+  }
+
+  private static Instant time(String text, String path) {
+    try {
+      return new Instant(Rfc3339.epochMillis(text));
+    } catch (DateTimeException e) {
+      throw new IllegalArgumentException(path + " is not an RFC 3339 time: " + text, e);
+    }
+  }
+}
