@@ -9,9 +9,12 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
+import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import org.apache.beam.sdk.coders.CannotProvideCoderException;
@@ -23,6 +26,7 @@ import org.apache.beam.sdk.coders.SortedMapCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.coders.VarIntCoder;
 import org.apache.beam.sdk.coders.VarLongCoder;
+import org.apache.beam.sdk.state.MapState;
 import org.apache.beam.sdk.state.StateSpec;
 import org.apache.beam.sdk.state.StateSpecs;
 import org.apache.beam.sdk.state.TimeDomain;
@@ -395,9 +399,12 @@ final class PanesFromSlices
 
   /**
    * Turns slice panes into window panes; see the class comment. State per key: the latest pane
-   * (index and accumulator) of each slice and variant; per window, the panes fired and the
-   * non-speculative (on-time and late) panes among them, or -1 before its on-time moment; the
-   * latest time the watermark is known to have passed.
+   * (index and accumulator) of each slice and variant, one map entry per slice (a slice pane reads
+   * and writes its own entry, a window pane reads its window's slices); per window, the panes fired
+   * and the non-speculative (on-time and late) panes among them, or -1 before its on-time moment;
+   * the latest time the watermark is known to have passed. A slice is kept exactly as long as the
+   * window starting at it (its last window): it is stored only when that window has not expired,
+   * which then holds an entry too, and it goes when that window does.
    */
   static final class BuildPanesFn extends DoFn<KV<String, SlicePane>, KV<String, Features>> {
     static final String SLICES = "slices";
@@ -408,8 +415,7 @@ final class PanesFromSlices
     static final String EARLY = "early";
 
     @StateId(SLICES)
-    private final StateSpec<ValueState<SortedMap<Long, SortedMap<Integer, KV<Long, Accumulator>>>>>
-        slicesSpec;
+    private final StateSpec<MapState<Long, SortedMap<Integer, KV<Long, Accumulator>>>> slicesSpec;
 
     @StateId(WINDOWS)
     private final StateSpec<ValueState<SortedMap<Long, KV<Integer, Integer>>>> windowsSpec =
@@ -435,11 +441,9 @@ final class PanesFromSlices
       this.layout = layout;
       this.fn = fn;
       this.slicesSpec =
-          StateSpecs.value(
-              SortedMapCoder.of(
-                  VarLongCoder.of(),
-                  SortedMapCoder.of(
-                      VarIntCoder.of(), KvCoder.of(VarLongCoder.of(), accumulatorCoder))));
+          StateSpecs.map(
+              VarLongCoder.of(),
+              SortedMapCoder.of(VarIntCoder.of(), KvCoder.of(VarLongCoder.of(), accumulatorCoder)));
     }
 
     /** A window's panes before its on-time moment: none non-speculative yet. */
@@ -463,8 +467,7 @@ final class PanesFromSlices
     @ProcessElement
     public void processElement(
         @Element KV<String, SlicePane> element,
-        @StateId(SLICES)
-            ValueState<SortedMap<Long, SortedMap<Integer, KV<Long, Accumulator>>>> slicesState,
+        @StateId(SLICES) MapState<Long, SortedMap<Integer, KV<Long, Accumulator>>> slicesState,
         @StateId(WINDOWS) ValueState<SortedMap<Long, KV<Integer, Integer>>> windowsState,
         @StateId(WATERMARK) ValueState<Long> watermarkState,
         @TimerId(ON_TIME) Timer onTime,
@@ -480,10 +483,16 @@ final class PanesFromSlices
       if (watermark > known) {
         watermarkState.write(watermark);
       }
-      NavigableMap<Long, SortedMap<Integer, KV<Long, Accumulator>>> slices =
-          navigable(slicesState.read());
-      SortedMap<Integer, KV<Long, Accumulator>> variants =
-          slices.computeIfAbsent(slice, s -> new TreeMap<>());
+      if (layout.expired(slice, watermark)) {
+        // Its last window, and so every window over it, has expired.
+        return;
+      }
+      Slices slices = new Slices(slicesState);
+      SortedMap<Integer, KV<Long, Accumulator>> variants = slices.get(slice);
+      if (variants == null) {
+        variants = new TreeMap<>();
+        slices.put(slice, variants);
+      }
       KV<Long, Accumulator> latest = variants.get(variant);
       if (latest != null && latest.getKey() >= slicePane.index) {
         // A runner that does not keep a key's elements in order delivered an older pane late:
@@ -491,6 +500,7 @@ final class PanesFromSlices
         return;
       }
       variants.put(variant, KV.of(slicePane.index, slicePane.accumulator));
+      slicesState.put(slice, variants);
       NavigableMap<Long, KV<Integer, Integer>> windows = navigable(windowsState.read());
       Long earliestPending = earliestBeforeOnTime(windows);
       boolean earlyDue = anyEarlyDue(windows);
@@ -526,7 +536,6 @@ final class PanesFromSlices
         windows.put(
             start, KV.of(panes.getKey() + 1, early ? BEFORE_ON_TIME : panes.getValue() + 1));
       }
-      slicesState.write(slices);
       windowsState.write(windows);
       if (!earlyDue && anyEarlyDue(windows)) {
         earlyTimer.offset(Duration.millis(layout.earlyDelay)).withNoOutputTimestamp().setRelative();
@@ -545,8 +554,7 @@ final class PanesFromSlices
     public void onTime(
         OnTimerContext context,
         @Key String key,
-        @StateId(SLICES)
-            ValueState<SortedMap<Long, SortedMap<Integer, KV<Long, Accumulator>>>> slicesState,
+        @StateId(SLICES) MapState<Long, SortedMap<Integer, KV<Long, Accumulator>>> slicesState,
         @StateId(WINDOWS) ValueState<SortedMap<Long, KV<Integer, Integer>>> windowsState,
         @StateId(WATERMARK) ValueState<Long> watermarkState,
         @TimerId(ON_TIME) Timer onTime,
@@ -555,8 +563,7 @@ final class PanesFromSlices
       // A timer fires once the watermark is past its time.
       long watermark = Math.max(orMin(watermarkState.read()), fired + 1);
       watermarkState.write(watermark);
-      NavigableMap<Long, SortedMap<Integer, KV<Long, Accumulator>>> slices =
-          navigable(slicesState.read());
+      Slices slices = new Slices(slicesState);
       NavigableMap<Long, KV<Integer, Integer>> windows = navigable(windowsState.read());
       for (Map.Entry<Long, KV<Integer, Integer>> window : windows.entrySet()) {
         long start = window.getKey();
@@ -574,8 +581,8 @@ final class PanesFromSlices
         emit(key, start, slices, pane, out);
         window.setValue(KV.of(panes.getKey() + 1, 1));
       }
-      prune(slices, windows, watermark);
-      write(slicesState, windowsState, slices, windows);
+      prune(slicesState, windows, watermark);
+      write(windowsState, windows);
       Long pending = earliestBeforeOnTime(windows);
       if (pending != null) {
         onTime.set(new Instant(layout.maxTimestamp(pending)));
@@ -589,16 +596,14 @@ final class PanesFromSlices
     @OnTimer(EARLY)
     public void onEarly(
         @Key String key,
-        @StateId(SLICES)
-            ValueState<SortedMap<Long, SortedMap<Integer, KV<Long, Accumulator>>>> slicesState,
+        @StateId(SLICES) MapState<Long, SortedMap<Integer, KV<Long, Accumulator>>> slicesState,
         @StateId(WINDOWS) ValueState<SortedMap<Long, KV<Integer, Integer>>> windowsState,
         OutputReceiver<KV<String, Features>> out) {
       NavigableMap<Long, KV<Integer, Integer>> windows = navigable(windowsState.read());
       if (!anyEarlyDue(windows)) {
         return;
       }
-      NavigableMap<Long, SortedMap<Integer, KV<Long, Accumulator>>> slices =
-          navigable(slicesState.read());
+      Slices slices = new Slices(slicesState);
       for (Map.Entry<Long, KV<Integer, Integer>> window : windows.entrySet()) {
         KV<Integer, Integer> panes = window.getValue();
         if (panes.getValue() == EARLY_DUE) {
@@ -625,23 +630,20 @@ final class PanesFromSlices
     @OnTimer(EXPIRY)
     public void onExpiry(
         OnTimerContext context,
-        @StateId(SLICES)
-            ValueState<SortedMap<Long, SortedMap<Integer, KV<Long, Accumulator>>>> slicesState,
+        @StateId(SLICES) MapState<Long, SortedMap<Integer, KV<Long, Accumulator>>> slicesState,
         @StateId(WINDOWS) ValueState<SortedMap<Long, KV<Integer, Integer>>> windowsState,
         @StateId(WATERMARK) ValueState<Long> watermarkState) {
       long watermark =
           Math.max(orMin(watermarkState.read()), context.fireTimestamp().getMillis() + 1);
-      NavigableMap<Long, SortedMap<Integer, KV<Long, Accumulator>>> slices =
-          navigable(slicesState.read());
       NavigableMap<Long, KV<Integer, Integer>> windows = navigable(windowsState.read());
-      prune(slices, windows, watermark);
+      prune(slicesState, windows, watermark);
       if (windows.isEmpty()) {
         slicesState.clear();
         windowsState.clear();
         watermarkState.clear();
       } else {
         watermarkState.write(watermark);
-        write(slicesState, windowsState, slices, windows);
+        write(windowsState, windows);
       }
     }
 
@@ -649,26 +651,28 @@ final class PanesFromSlices
       return GateTooLateFn.saturatedAdd(layout.maxTimestamp(windowStart), layout.lateness);
     }
 
-    /** Drops the windows that have expired and the slices whose every window has. */
+    /**
+     * Drops the windows that have expired and the slices whose every window has: the slice at each
+     * expired window's start (a slice's last window starts at the slice).
+     */
     private void prune(
-        NavigableMap<Long, SortedMap<Integer, KV<Long, Accumulator>>> slices,
+        MapState<Long, SortedMap<Integer, KV<Long, Accumulator>>> slicesState,
         NavigableMap<Long, KV<Integer, Integer>> windows,
         long watermark) {
-      windows.keySet().removeIf(start -> layout.expired(start, watermark));
-      // A slice's last window starts at the slice.
-      slices.keySet().removeIf(slice -> layout.expired(slice, watermark));
+      Iterator<Long> starts = windows.keySet().iterator();
+      while (starts.hasNext()) {
+        long start = starts.next();
+        if (!layout.expired(start, watermark)) {
+          break; // windows expire in start order
+        }
+        starts.remove();
+        slicesState.remove(start);
+      }
     }
 
     private static void write(
-        ValueState<SortedMap<Long, SortedMap<Integer, KV<Long, Accumulator>>>> slicesState,
         ValueState<SortedMap<Long, KV<Integer, Integer>>> windowsState,
-        SortedMap<Long, SortedMap<Integer, KV<Long, Accumulator>>> slices,
         SortedMap<Long, KV<Integer, Integer>> windows) {
-      if (slices.isEmpty()) {
-        slicesState.clear();
-      } else {
-        slicesState.write(slices);
-      }
       if (windows.isEmpty()) {
         windowsState.clear();
       } else {
@@ -680,15 +684,18 @@ final class PanesFromSlices
     private void emit(
         String key,
         long start,
-        NavigableMap<Long, SortedMap<Integer, KV<Long, Accumulator>>> slices,
+        Slices slices,
         PaneInfo pane,
         OutputReceiver<KV<String, Features>> out) {
       List<Accumulator> window = new ArrayList<>();
       window.add(fn.createAccumulator());
-      for (Map.Entry<Long, SortedMap<Integer, KV<Long, Accumulator>>> slice :
-          slices.subMap(start, true, start + layout.size, false).entrySet()) {
-        int index = layout.indexOver(slice.getKey(), start);
-        for (Map.Entry<Integer, KV<Long, Accumulator>> variant : slice.getValue().entrySet()) {
+      for (long slice = start; slice < start + layout.size; slice += layout.period) {
+        SortedMap<Integer, KV<Long, Accumulator>> variants = slices.get(slice);
+        if (variants == null) {
+          continue;
+        }
+        int index = layout.indexOver(slice, start);
+        for (Map.Entry<Integer, KV<Long, Accumulator>> variant : variants.entrySet()) {
           if (variant.getKey() <= index) {
             window.add(variant.getValue().getValue());
           }
@@ -700,6 +707,26 @@ final class PanesFromSlices
           maxTimestamp,
           List.of(new IntervalWindow(new Instant(start), maxTimestamp.plus(Duration.millis(1)))),
           pane);
+    }
+
+    /** A key's slices as one call reads them: each entry read from state at most once. */
+    private static final class Slices {
+      private final MapState<Long, SortedMap<Integer, KV<Long, Accumulator>>> state;
+      private final Map<Long, Optional<SortedMap<Integer, KV<Long, Accumulator>>>> read =
+          new HashMap<>();
+
+      Slices(MapState<Long, SortedMap<Integer, KV<Long, Accumulator>>> state) {
+        this.state = state;
+      }
+
+      @Nullable SortedMap<Integer, KV<Long, Accumulator>> get(long slice) {
+        return read.computeIfAbsent(slice, s -> Optional.ofNullable(state.get(s).read()))
+            .orElse(null);
+      }
+
+      void put(long slice, SortedMap<Integer, KV<Long, Accumulator>> variants) {
+        read.put(slice, Optional.of(variants));
+      }
     }
 
     private static @Nullable Long earliestBeforeOnTime(
