@@ -18,7 +18,8 @@ import picocli.CommandLine.Option;
     description = {
       "Run the benchmark suite: Tidemark against native Flink and Beam's own building blocks,"
           + " scaling curves, state size, scoring and its batching, latency and the Kafka sinks."
-          + " Prints one table and writes <output>/latest.json and PNG charts.",
+          + " Prints one table and writes the run's own dated JSON, the same as"
+          + " <output>/latest.json, and PNG charts.",
       "With more than one part, each part runs in a JVM of its own (this one's options and"
           + " class path), so that no part is measured on a heap and JIT profiles the parts"
           + " before it shaped."
@@ -56,7 +57,8 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(
       names = "--output",
       defaultValue = "bench-results",
-      description = "Directory of latest.json and the charts (default: ${DEFAULT-VALUE}).")
+      description =
+          "Directory of the run's JSON, latest.json and the charts (default: ${DEFAULT-VALUE}).")
   Path output;
 
   @Option(

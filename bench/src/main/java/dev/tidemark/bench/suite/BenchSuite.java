@@ -19,14 +19,19 @@ import java.nio.charset.Charset;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
 /**
  * The benchmark suite ({@code ./tidemark bench --profile=small|full}): runs every {@link BenchPart}
- * in turn, prints one table, writes {@code bench-results/latest.json} and the PNG charts next to
- * it. A part that fails is noted and its figures stay null; the suite still writes its results.
+ * in turn, prints one table, writes its own dated JSON and {@code bench-results/latest.json}, and
+ * the PNG charts next to it. A part that fails is noted and its figures stay null; the suite still
+ * writes its results.
  *
  * <p>{@link #forkingEachPart() Forking}, each part runs in a JVM of its own, as a JMH fork does: in
  * one JVM the parts run later were measured markedly slower than alone, on both sides of their
@@ -103,9 +108,30 @@ public final class BenchSuite {
     return selected;
   }
 
-  /** Runs the parts and writes {@code latest.json} and the charts under {@code outputDirectory}. */
+  /**
+   * The file name of a run's own JSON: its start in UTC, the profile and the parts, e.g. {@code
+   * 2026-12-06T23-09-31Z-full-flink-cluster.json}; runs never overwrite each other's.
+   */
+  String datedName(Instant started, BenchProfile profile) {
+    StringBuilder name =
+        new StringBuilder(
+            DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH-mm-ss'Z'")
+                .withZone(ZoneOffset.UTC)
+                .format(started));
+    name.append('-').append(profile.id());
+    for (BenchPart part : parts) {
+      name.append('-').append(part.name());
+    }
+    return name.append(".json").toString();
+  }
+
+  /**
+   * Runs the parts and writes, under {@code outputDirectory}, the run's own JSON ({@link
+   * #datedName}), the same as {@code latest.json}, and the charts.
+   */
   public BenchResults run(BenchProfile profile, Path outputDirectory, PrintStream out)
       throws Exception {
+    String dated = datedName(Instant.now(), profile);
     unshareJarFiles();
     String machine = BenchResults.machine();
     BenchResults results = new BenchResults(profile);
@@ -136,7 +162,12 @@ public final class BenchSuite {
     }
     results.noteUnmeasured("suite");
     results.print(out);
-    results.writeJson(outputDirectory.resolve("latest.json"), machine);
+    results.writeJson(outputDirectory.resolve(dated), machine);
+    Files.copy(
+        outputDirectory.resolve(dated),
+        outputDirectory.resolve("latest.json"),
+        StandardCopyOption.REPLACE_EXISTING);
+    out.println("bench: wrote " + outputDirectory.resolve(dated) + " and latest.json");
     for (Path chart : Charts.write(results, outputDirectory)) {
       out.println("bench: chart " + chart);
     }

@@ -27,6 +27,7 @@ import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.stream.Stream;
 import org.junit.ClassRule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
@@ -68,6 +69,18 @@ public class BenchSuiteSmokeIT {
     new BenchSuite(parts).run(profile, out, new PrintStream(log, true, StandardCharsets.UTF_8));
 
     JsonNode root = Json.MAPPER.readTree(Files.readAllBytes(out.resolve("latest.json")));
+    // The run's own JSON, named by its start, profile and parts, is latest.json's twin.
+    List<Path> dated;
+    try (Stream<Path> files = Files.list(out)) {
+      dated =
+          files
+              .filter(
+                  f ->
+                      f.getFileName().toString().matches("\\d{4}-\\d\\d-\\d\\dT.*-smoke-.*\\.json"))
+              .toList();
+    }
+    assertThat(dated.toString(), dated.size(), is(1));
+    assertThat(Files.readString(dated.get(0)), is(Files.readString(out.resolve("latest.json"))));
     String printed = log.toString(StandardCharsets.UTF_8);
     System.out.print(printed);
     JsonNode notes = root.path("notes");
