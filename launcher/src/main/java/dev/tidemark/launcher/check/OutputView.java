@@ -244,7 +244,7 @@ public final class OutputView {
       }
       JsonToken token;
       while ((token = parser.nextToken()) == JsonToken.FIELD_NAME) {
-        String name = parser.getCurrentName();
+        String name = parser.currentName();
         JsonToken value = parser.nextToken();
         if (value == JsonToken.VALUE_STRING && ("source".equals(name) || "id".equals(name))) {
           String text = parser.getText();

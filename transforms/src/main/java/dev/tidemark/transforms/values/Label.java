@@ -4,8 +4,6 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.Rfc3339;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.DateTimeException;
 import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Instant;
@@ -88,8 +86,6 @@ public record Label(
       node = Json.STRICT_READER.readTree(line);
     } catch (JsonProcessingException e) {
       throw new IllegalArgumentException("not JSON: " + e.getOriginalMessage(), e);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
     }
     if (node == null || !node.isObject()) {
       throw new IllegalArgumentException("not a JSON object");
