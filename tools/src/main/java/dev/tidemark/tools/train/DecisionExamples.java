@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.Rfc3339;
+import dev.tidemark.transforms.values.Evaluation;
 import dev.tidemark.transforms.values.Label;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -128,7 +129,7 @@ public final class DecisionExamples {
           decisionLines++;
           Edition edition = edition(line, keyField, names, file + ":" + number);
           seenWindows.put(edition.decisionId(), Boolean.TRUE);
-          if (edition.timing().equals("EARLY")) {
+          if (!Evaluation.Edition.counts(edition.timing())) {
             continue;
           }
           inForce.merge(edition.decisionId(), edition, DecisionExamples::earlierFinal);
@@ -211,7 +212,7 @@ public final class DecisionExamples {
       if (positive == null) {
         continue;
       }
-      if (edition.timing().equals("ON_TIME")) {
+      if (edition.timing().equals(Evaluation.Edition.ON_TIME)) {
         onTime++;
       } else {
         late++;
@@ -246,14 +247,11 @@ public final class DecisionExamples {
         values);
   }
 
-  /** Of two non-early editions of one window, the one in force: on-time, else the first late. */
+  /** Of two non-early editions of one window, the one in force, by the pipeline's own rule. */
   private static Edition earlierFinal(Edition a, Edition b) {
-    boolean aOnTime = a.timing().equals("ON_TIME");
-    boolean bOnTime = b.timing().equals("ON_TIME");
-    if (aOnTime != bOnTime) {
-      return aOnTime ? a : b;
-    }
-    return a.version() <= b.version() ? a : b;
+    return Evaluation.Edition.isInForceOver(a.timing(), a.version(), b.timing(), b.version())
+        ? a
+        : b;
   }
 
   private static Edition edition(String line, String keyField, List<String> names, String where) {

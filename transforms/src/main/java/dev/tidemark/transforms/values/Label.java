@@ -4,7 +4,14 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.Rfc3339;
+import java.io.DataInputStream;
+import java.io.DataOutput;
+import java.io.IOException;
 import java.time.DateTimeException;
+import org.apache.beam.sdk.coders.CoderProvider;
+import org.apache.beam.sdk.coders.CoderProviders;
+import org.apache.beam.sdk.coders.DefaultCoder;
+import org.apache.beam.sdk.values.TypeDescriptor;
 import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Instant;
 
@@ -27,6 +34,7 @@ import org.joda.time.Instant;
  * training from decisions does. {@code value} is the outcome, as the spec's label values name it
  * ({@code fraud} or {@code legit} for payments).
  */
+@DefaultCoder(Label.LabelCoder.class)
 public record Label(
     String source,
     String id,
@@ -139,6 +147,53 @@ public record Label(
       return new Instant(Rfc3339.epochMillis(text));
     } catch (DateTimeException e) {
       throw new IllegalArgumentException(path + " is not an RFC 3339 time: " + text, e);
+    }
+  }
+
+  /** Compact, deterministic coder. */
+  public static final class LabelCoder extends Codec.DataCoder<Label> {
+    private static final long serialVersionUID = 1L;
+
+    private static final LabelCoder INSTANCE = new LabelCoder();
+
+    public static LabelCoder of() {
+      return INSTANCE;
+    }
+
+    /** Makes {@code @DefaultCoder} work for {@link Label}. */
+    public static CoderProvider getCoderProvider() {
+      return CoderProviders.forCoder(TypeDescriptor.of(Label.class), INSTANCE);
+    }
+
+    /** Version 1: the fields {@link #write} writes, in its order. */
+    @Override
+    protected int version() {
+      return 1;
+    }
+
+    @Override
+    protected void write(Label value, DataOutput out) throws IOException {
+      Codec.writeString(value.source, out);
+      Codec.writeString(value.id, out);
+      Codec.writeInstant(value.time, out);
+      Codec.writeString(value.subjectSource, out);
+      Codec.writeString(value.subjectId, out);
+      Codec.writeNullableString(value.key, out);
+      Codec.writeNullableInstant(value.eventTime, out);
+      Codec.writeString(value.value, out);
+    }
+
+    @Override
+    protected Label read(int version, DataInputStream in) throws IOException {
+      return new Label(
+          Codec.readString(in),
+          Codec.readString(in),
+          Codec.readInstant(in),
+          Codec.readString(in),
+          Codec.readString(in),
+          Codec.readNullableString(in),
+          Codec.readNullableInstant(in),
+          Codec.readString(in));
     }
   }
 }
