@@ -1,0 +1,205 @@
+package dev.tidemark.transforms;
+
+import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.Evaluation;
+import dev.tidemark.transforms.values.EvaluationCounts;
+import dev.tidemark.transforms.values.EvaluationSummary;
+import java.util.Objects;
+import org.apache.beam.sdk.coders.Coder;
+import org.apache.beam.sdk.coders.CoderRegistry;
+import org.apache.beam.sdk.coders.KvCoder;
+import org.apache.beam.sdk.coders.StringUtf8Coder;
+import org.apache.beam.sdk.transforms.Combine;
+import org.apache.beam.sdk.transforms.Combine.CombineFn;
+import org.apache.beam.sdk.transforms.DoFn;
+import org.apache.beam.sdk.transforms.PTransform;
+import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.transforms.windowing.AfterPane;
+import org.apache.beam.sdk.transforms.windowing.AfterWatermark;
+import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
+import org.apache.beam.sdk.transforms.windowing.IntervalWindow;
+import org.apache.beam.sdk.transforms.windowing.PaneInfo;
+import org.apache.beam.sdk.transforms.windowing.SlidingWindows;
+import org.apache.beam.sdk.transforms.windowing.Window;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollection;
+import org.joda.time.Duration;
+
+/**
+ * Online evaluation per model version: {@link Evaluation}s in rolling windows of the time they were
+ * judged at (sliding windows of {@code size} every {@code period}), summed per model version into
+ * {@link EvaluationSummary EvaluationSummaries} (precision, recall and review rate at the
+ * threshold, label delay, calibration by score bin). A decision scored beside a shadow model counts
+ * for the shadow model too, with the shadow's score and verdict.
+ *
+ * <p>Panes: one when the watermark passes the window's end, then one per late evaluation within the
+ * allowed lateness, accumulating (each pane holds the whole window so far).
+ */
+public final class SummarizeEvaluations
+    extends PTransform<PCollection<Evaluation>, PCollection<EvaluationSummary>> {
+  public static final Duration DEFAULT_SIZE = Duration.standardDays(1);
+  public static final Duration DEFAULT_PERIOD = Duration.standardHours(1);
+
+  private final Duration size;
+  private final Duration period;
+  private final Duration allowedLateness;
+  private final String flaggedDecision;
+
+  private SummarizeEvaluations(
+      Duration size, Duration period, Duration allowedLateness, String flaggedDecision) {
+    this.size = size;
+    this.period = period;
+    this.allowedLateness = allowedLateness;
+    this.flaggedDecision = flaggedDecision;
+  }
+
+  /**
+   * Day-long windows every hour, no allowed lateness; {@code flaggedDecision} is the verdict at or
+   * above the threshold ({@code review} for payments).
+   */
+  public static SummarizeEvaluations flagging(String flaggedDecision) {
+    return new SummarizeEvaluations(
+        DEFAULT_SIZE,
+        DEFAULT_PERIOD,
+        Duration.ZERO,
+        Objects.requireNonNull(flaggedDecision, "flaggedDecision"));
+  }
+
+  /** Rolling windows of {@code size} every {@code period}. */
+  public SummarizeEvaluations withWindows(Duration size, Duration period) {
+    if (size.getMillis() <= 0 || period.getMillis() <= 0 || period.isLongerThan(size)) {
+      throw new IllegalArgumentException(
+          "evaluation windows of "
+              + size
+              + " every "
+              + period
+              + ": both positive, the period at most the size");
+    }
+    return new SummarizeEvaluations(size, period, allowedLateness, flaggedDecision);
+  }
+
+  /** How long after a window's end a late evaluation still updates it. */
+  public SummarizeEvaluations withAllowedLateness(Duration allowedLateness) {
+    if (allowedLateness.getMillis() < 0) {
+      throw new IllegalArgumentException("negative allowed lateness " + allowedLateness);
+    }
+    return new SummarizeEvaluations(size, period, allowedLateness, flaggedDecision);
+  }
+
+  @Override
+  public PCollection<EvaluationSummary> expand(PCollection<Evaluation> evaluations) {
+    return evaluations
+        .apply(
+            "LabelTimeWindows",
+            Window.<Evaluation>into(SlidingWindows.of(size).every(period))
+                .triggering(
+                    AfterWatermark.pastEndOfWindow()
+                        .withLateFirings(AfterPane.elementCountAtLeast(1)))
+                .withAllowedLateness(allowedLateness)
+                .accumulatingFiredPanes())
+        .apply("ByModelVersion", ParDo.of(new ByModelFn(flaggedDecision)))
+        .setCoder(KvCoder.of(StringUtf8Coder.of(), EvaluationCounts.CountsCoder.of()))
+        .apply("SumCounts", Combine.perKey(new SumCountsFn()))
+        .apply("Summaries", ParDo.of(new SummaryFn()))
+        .setCoder(EvaluationSummary.SummaryCoder.of());
+  }
+
+  private static final char SEPARATOR = '\u0000';
+
+  /** The key of a model version in a role: role, name and version. */
+  static String modelKey(String role, String name, String version) {
+    return role + SEPARATOR + name + SEPARATOR + version;
+  }
+
+  /** One judged decision's counts under its model, and under its shadow model if it had one. */
+  static final class ByModelFn extends DoFn<Evaluation, KV<String, EvaluationCounts>> {
+    private final String flaggedDecision;
+
+    ByModelFn(String flaggedDecision) {
+      this.flaggedDecision = flaggedDecision;
+    }
+
+    @ProcessElement
+    public void processElement(
+        @Element Evaluation evaluation, OutputReceiver<KV<String, EvaluationCounts>> out) {
+      Evaluation.Edition edition = evaluation.edition();
+      long delay = evaluation.labelDelayMillis();
+      out.output(
+          KV.of(
+              modelKey(EvaluationSummary.DECIDING, edition.modelName(), edition.modelVersion()),
+              EvaluationCounts.of(
+                  edition.score(),
+                  flaggedDecision.equals(edition.decision()),
+                  evaluation.positive(),
+                  delay)));
+      Decision.Shadow shadow = edition.shadow();
+      if (shadow != null) {
+        out.output(
+            KV.of(
+                modelKey(EvaluationSummary.SHADOW, shadow.model().name(), shadow.model().version()),
+                EvaluationCounts.of(
+                    shadow.score(),
+                    flaggedDecision.equals(shadow.decision()),
+                    evaluation.positive(),
+                    delay)));
+      }
+    }
+  }
+
+  /** Sums counts. */
+  static final class SumCountsFn
+      extends CombineFn<EvaluationCounts, EvaluationCounts, EvaluationCounts> {
+    @Override
+    public EvaluationCounts createAccumulator() {
+      return new EvaluationCounts();
+    }
+
+    @Override
+    public EvaluationCounts addInput(EvaluationCounts accumulator, EvaluationCounts input) {
+      return accumulator.merge(input);
+    }
+
+    @Override
+    public EvaluationCounts mergeAccumulators(Iterable<EvaluationCounts> accumulators) {
+      EvaluationCounts sum = new EvaluationCounts();
+      for (EvaluationCounts counts : accumulators) {
+        sum.merge(counts);
+      }
+      return sum;
+    }
+
+    @Override
+    public EvaluationCounts extractOutput(EvaluationCounts accumulator) {
+      return accumulator;
+    }
+
+    @Override
+    public Coder<EvaluationCounts> getAccumulatorCoder(
+        CoderRegistry registry, Coder<EvaluationCounts> inputCoder) {
+      return EvaluationCounts.CountsCoder.of();
+    }
+  }
+
+  /** A model version's counts in its window and pane. */
+  static final class SummaryFn extends DoFn<KV<String, EvaluationCounts>, EvaluationSummary> {
+    @ProcessElement
+    public void processElement(
+        @Element KV<String, EvaluationCounts> element,
+        BoundedWindow window,
+        PaneInfo pane,
+        OutputReceiver<EvaluationSummary> out) {
+      String[] parts = element.getKey().split(String.valueOf(SEPARATOR), 3);
+      IntervalWindow interval = (IntervalWindow) window;
+      out.output(
+          new EvaluationSummary(
+              parts[0],
+              parts[1],
+              parts[2],
+              interval.start(),
+              interval.end(),
+              pane.getTiming().name(),
+              pane.getIndex(),
+              element.getValue()));
+    }
+  }
+}
