@@ -4,11 +4,13 @@ import dev.tidemark.transforms.util.Sha256;
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.DuplicateRecord;
 import dev.tidemark.transforms.values.Event;
+import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.security.MessageDigest;
 import java.util.Arrays;
 import org.apache.beam.sdk.coders.BigEndianLongCoder;
 import org.apache.beam.sdk.coders.ByteArrayCoder;
+import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.VarIntCoder;
 import org.apache.beam.sdk.coders.VarLongCoder;
@@ -119,44 +121,123 @@ public final class DeduplicateEvents
 
   @Override
   public Result expand(PCollection<Event> input) {
-    if (!(input.getWindowingStrategy().getWindowFn() instanceof GlobalWindows)) {
-      throw new IllegalArgumentException(
-          "DeduplicateEvents needs its input in the global window; apply it before windowing");
-    }
     TupleTag<Event> eventsTag = new TupleTag<Event>() {};
     TupleTag<DuplicateRecord> duplicatesTag = new TupleTag<DuplicateRecord>() {};
+    return new Result(
+        firstCopies(input, Records.EVENTS, horizon, eventsTag, duplicatesTag),
+        eventsTag,
+        duplicatesTag);
+  }
+
+  /**
+   * What deduplication needs of a record type: its identity, the time its horizon runs from, its
+   * content fingerprint, its coder, and the names its counters take. Events are one such type,
+   * labels ({@link DeduplicateLabels}) another; both are deduplicated by the same steps.
+   */
+  abstract static class Records<T> implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    static final Records<Event> EVENTS =
+        new Records<>() {
+          private static final long serialVersionUID = 1L;
+
+          @Override
+          String source(Event record) {
+            return record.source();
+          }
+
+          @Override
+          String id(Event record) {
+            return record.id();
+          }
+
+          @Override
+          Instant time(Event record) {
+            return record.eventTime();
+          }
+
+          @Override
+          Instant ingestionTime(Event record) {
+            return record.ingestionTime();
+          }
+
+          @Override
+          byte[] fingerprint(Event record) {
+            return record.fingerprint();
+          }
+
+          @Override
+          Coder<Event> coder() {
+            return Event.EventCoder.of();
+          }
+
+          @Override
+          String counterPrefix() {
+            return "";
+          }
+        };
+
+    abstract String source(T record);
+
+    abstract String id(T record);
+
+    /** The record's time: the horizon runs from it, and the watermark judges it. */
+    abstract Instant time(T record);
+
+    abstract Instant ingestionTime(T record);
+
+    /** A digest of the record's content: copies with other content are conflicts. */
+    abstract byte[] fingerprint(T record);
+
+    abstract Coder<T> coder();
+
+    /** Prefixed to the counters' names: empty for events, so their names stay as they were. */
+    abstract String counterPrefix();
+  }
+
+  /**
+   * The first copies of {@code input}'s records (under {@code firstTag}) and their later copies
+   * (under {@code duplicatesTag}), each counted.
+   */
+  static <T> PCollectionTuple firstCopies(
+      PCollection<T> input,
+      Records<T> records,
+      Duration horizon,
+      TupleTag<T> firstTag,
+      TupleTag<DuplicateRecord> duplicatesTag) {
+    if (!(input.getWindowingStrategy().getWindowFn() instanceof GlobalWindows)) {
+      throw new IllegalArgumentException(
+          "deduplication needs its input in the global window; apply it before windowing");
+    }
     PCollectionTuple outputs =
         input.isBounded() == PCollection.IsBounded.UNBOUNDED
             ? input
-                .apply("KeyByIdentityDigest", ParDo.of(new KeyByIdentityDigestFn()))
-                .setCoder(KvCoder.of(ByteArrayCoder.of(), Event.EventCoder.of()))
+                .apply("KeyByIdentityDigest", ParDo.of(new KeyByIdentityDigestFn<>(records)))
+                .setCoder(KvCoder.of(ByteArrayCoder.of(), records.coder()))
                 .apply(
                     "FirstCopyPerIdentity",
-                    ParDo.of(new DeduplicateFn(horizon, eventsTag, duplicatesTag))
-                        .withOutputTags(eventsTag, TupleTagList.of(duplicatesTag)))
+                    ParDo.of(new DeduplicateFn<>(records, horizon, firstTag, duplicatesTag))
+                        .withOutputTags(firstTag, TupleTagList.of(duplicatesTag)))
             : input
-                .apply("KeyByIdentityBucket", ParDo.of(new KeyByIdentityBucketFn()))
-                .setCoder(KvCoder.of(VarIntCoder.of(), Event.EventCoder.of()))
+                .apply("KeyByIdentityBucket", ParDo.of(new KeyByIdentityBucketFn<>(records)))
+                .setCoder(KvCoder.of(VarIntCoder.of(), records.coder()))
                 .apply(
                     "FirstCopyPerIdentity",
-                    ParDo.of(new DeduplicateBoundedFn(eventsTag, duplicatesTag))
-                        .withOutputTags(eventsTag, TupleTagList.of(duplicatesTag)));
-    PCollection<Event> firstCopies =
+                    ParDo.of(new DeduplicateBoundedFn<>(records, firstTag, duplicatesTag))
+                        .withOutputTags(firstTag, TupleTagList.of(duplicatesTag)));
+    PCollection<T> firstCopies =
         outputs
-            .get(eventsTag)
-            .setCoder(Event.EventCoder.of())
-            .apply("CountFirstCopies", ParDo.of(new CountFirstCopiesFn()))
-            .setCoder(Event.EventCoder.of());
+            .get(firstTag)
+            .setCoder(records.coder())
+            .apply("CountFirstCopies", ParDo.of(new CountFirstCopiesFn<T>(records.counterPrefix())))
+            .setCoder(records.coder());
     PCollection<DuplicateRecord> duplicates =
         outputs
             .get(duplicatesTag)
             .setCoder(DuplicateRecord.DuplicateRecordCoder.of())
-            .apply("CountDuplicates", ParDo.of(new CountDuplicatesFn()))
+            .apply("CountDuplicates", ParDo.of(new CountDuplicatesFn(records.counterPrefix())))
             .setCoder(DuplicateRecord.DuplicateRecordCoder.of());
-    return new Result(
-        PCollectionTuple.of(eventsTag, firstCopies).and(duplicatesTag, duplicates),
-        eventsTag,
-        duplicatesTag);
+    return PCollectionTuple.of(firstTag, firstCopies).and(duplicatesTag, duplicates);
   }
 
   /**
@@ -164,20 +245,29 @@ public final class DeduplicateEvents
    * stateful one: in batch, Flink runs a stateful DoFn as one bundle per key and pushes every
    * counter of its step to Flink after each, a cost per identity.
    */
-  static final class CountFirstCopiesFn extends DoFn<Event, Event> {
-    private final Counter unique = TidemarkMetrics.counter(TidemarkMetrics.UNIQUE);
+  static final class CountFirstCopiesFn<T> extends DoFn<T, T> {
+    private final Counter unique;
+
+    CountFirstCopiesFn(String prefix) {
+      unique = TidemarkMetrics.counter(prefix + TidemarkMetrics.UNIQUE);
+    }
 
     @ProcessElement
-    public void processElement(@Element Event event, OutputReceiver<Event> out) {
+    public void processElement(@Element T record, OutputReceiver<T> out) {
       unique.inc();
-      out.output(event);
+      out.output(record);
     }
   }
 
   /** Counts the diverted copies ({@code duplicates}) and those among them with other content. */
   static final class CountDuplicatesFn extends DoFn<DuplicateRecord, DuplicateRecord> {
-    private final Counter duplicates = TidemarkMetrics.counter(TidemarkMetrics.DUPLICATES);
-    private final Counter conflicts = TidemarkMetrics.counter(TidemarkMetrics.CONFLICTS);
+    private final Counter duplicates;
+    private final Counter conflicts;
+
+    CountDuplicatesFn(String prefix) {
+      duplicates = TidemarkMetrics.counter(prefix + TidemarkMetrics.DUPLICATES);
+      conflicts = TidemarkMetrics.counter(prefix + TidemarkMetrics.CONFLICTS);
+    }
 
     @ProcessElement
     public void processElement(
@@ -216,13 +306,18 @@ public final class DeduplicateEvents
    * cell, the expiry timer and Beam's timer index), so a short fixed-size key keeps the state per
    * live identity smaller than the pair itself would.
    */
-  static byte[] identityKey(MessageDigest sha256, Event event) {
-    return Sha256.prefix128(sha256, event.source(), event.id());
+  static <T> byte[] identityKey(MessageDigest sha256, Records<T> records, T record) {
+    return Sha256.prefix128(sha256, records.source(record), records.id(record));
   }
 
-  /** Keys every event by {@link #identityKey}. */
-  static final class KeyByIdentityDigestFn extends DoFn<Event, KV<byte[], Event>> {
+  /** Keys every record by {@link #identityKey}. */
+  static final class KeyByIdentityDigestFn<T> extends DoFn<T, KV<byte[], T>> {
+    private final Records<T> records;
     private transient MessageDigest sha256;
+
+    KeyByIdentityDigestFn(Records<T> records) {
+      this.records = records;
+    }
 
     @Setup
     public void setup() {
@@ -230,8 +325,8 @@ public final class DeduplicateEvents
     }
 
     @ProcessElement
-    public void processElement(@Element Event event, OutputReceiver<KV<byte[], Event>> out) {
-      out.output(KV.of(identityKey(sha256, event), event));
+    public void processElement(@Element T record, OutputReceiver<KV<byte[], T>> out) {
+      out.output(KV.of(identityKey(sha256, records, record), record));
     }
   }
 
@@ -239,7 +334,7 @@ public final class DeduplicateEvents
    * For an unbounded input: keeps, per identity, the first copy's content fingerprint and event
    * time, and expires them with an event-time timer that does not hold the watermark.
    */
-  static final class DeduplicateFn extends DoFn<KV<byte[], Event>, Event> {
+  static final class DeduplicateFn<T> extends DoFn<KV<byte[], T>, T> {
     static final String FIRST_SEEN_STATE = "firstSeen";
     static final String EXPIRY_TIMER = "expiry";
 
@@ -250,18 +345,24 @@ public final class DeduplicateEvents
     @TimerId(EXPIRY_TIMER)
     private final TimerSpec expirySpec = TimerSpecs.timer(TimeDomain.EVENT_TIME);
 
+    private final Records<T> records;
     private final Duration horizon;
-    private final TupleTag<Event> eventsTag;
+    private final TupleTag<T> firstTag;
     private final TupleTag<DuplicateRecord> duplicatesTag;
+    private final Counter liveIdentities;
 
     DeduplicateFn(
-        Duration horizon, TupleTag<Event> eventsTag, TupleTag<DuplicateRecord> duplicatesTag) {
+        Records<T> records,
+        Duration horizon,
+        TupleTag<T> firstTag,
+        TupleTag<DuplicateRecord> duplicatesTag) {
+      this.records = records;
       this.horizon = horizon;
-      this.eventsTag = eventsTag;
+      this.firstTag = firstTag;
       this.duplicatesTag = duplicatesTag;
+      this.liveIdentities =
+          TidemarkMetrics.counter(records.counterPrefix() + TidemarkMetrics.LIVE_IDENTITIES);
     }
-
-    private final Counter liveIdentities = TidemarkMetrics.counter(TidemarkMetrics.LIVE_IDENTITIES);
 
     /** Identities stored minus identities expired in this bundle, added to the counter once. */
     private transient long liveDelta;
@@ -280,20 +381,20 @@ public final class DeduplicateEvents
 
     @ProcessElement
     public void processElement(
-        @Element KV<byte[], Event> element,
+        @Element KV<byte[], T> element,
         @StateId(FIRST_SEEN_STATE) ValueState<KV<byte[], Long>> firstSeen,
         @TimerId(EXPIRY_TIMER) Timer expiry,
         MultiOutputReceiver out) {
-      Event event = element.getValue();
+      T record = element.getValue();
       KV<byte[], Long> first = firstSeen.read();
       if (first == null) {
         liveDelta++;
-        firstSeen.write(firstSeenOf(event));
-        expiry.withNoOutputTimestamp().set(expiryOf(event.eventTime(), horizon));
-        out.get(eventsTag).output(event);
+        firstSeen.write(firstSeenOf(records, record));
+        expiry.withNoOutputTimestamp().set(expiryOf(records.time(record), horizon));
+        out.get(firstTag).output(record);
         return;
       }
-      out.get(duplicatesTag).output(duplicateOf(event, first));
+      out.get(duplicatesTag).output(duplicateOf(records, record, first));
     }
 
     /**
@@ -317,19 +418,19 @@ public final class DeduplicateEvents
   /**
    * The audit record of {@code copy}, a later copy of the first one seen ({@link #firstSeenOf}).
    */
-  static DuplicateRecord duplicateOf(Event copy, KV<byte[], Long> first) {
+  static <T> DuplicateRecord duplicateOf(Records<T> records, T copy, KV<byte[], Long> first) {
     return new DuplicateRecord(
-        copy.source(),
-        copy.id(),
-        copy.eventTime(),
-        Arrays.equals(first.getKey(), copy.fingerprint()),
+        records.source(copy),
+        records.id(copy),
+        records.time(copy),
+        Arrays.equals(first.getKey(), records.fingerprint(copy)),
         Instant.ofEpochMilli(first.getValue()),
-        copy.ingestionTime());
+        records.ingestionTime(copy));
   }
 
-  /** What dedup state keeps of a first copy: its content fingerprint and event time. */
-  static KV<byte[], Long> firstSeenOf(Event first) {
-    return KV.of(first.fingerprint(), first.eventTime().getMillis());
+  /** What dedup state keeps of a first copy: its content fingerprint and time. */
+  static <T> KV<byte[], Long> firstSeenOf(Records<T> records, T first) {
+    return KV.of(records.fingerprint(first), records.time(first).getMillis());
   }
 
   /** Buckets of identities in a bounded input ({@link KeyByIdentityBucketFn}). */
@@ -340,11 +441,17 @@ public final class DeduplicateEvents
    * same on every JVM) of {@code source} and {@code id}, modulo {@link #IDENTITY_BUCKETS}. A bucket
    * only groups state; identities in it stay apart by their {@link #identityKey}.
    */
-  static final class KeyByIdentityBucketFn extends DoFn<Event, KV<Integer, Event>> {
+  static final class KeyByIdentityBucketFn<T> extends DoFn<T, KV<Integer, T>> {
+    private final Records<T> records;
+
+    KeyByIdentityBucketFn(Records<T> records) {
+      this.records = records;
+    }
+
     @ProcessElement
-    public void processElement(@Element Event event, OutputReceiver<KV<Integer, Event>> out) {
-      int hash = 31 * event.source().hashCode() + event.id().hashCode();
-      out.output(KV.of(Math.floorMod(hash, IDENTITY_BUCKETS), event));
+    public void processElement(@Element T record, OutputReceiver<KV<Integer, T>> out) {
+      int hash = 31 * records.source(record).hashCode() + records.id(record).hashCode();
+      out.output(KV.of(Math.floorMod(hash, IDENTITY_BUCKETS), record));
     }
   }
 
@@ -356,7 +463,7 @@ public final class DeduplicateEvents
    * cost per key that, with a key per identity, rivals the deduplication itself. A bucket holds
    * about one in {@link #IDENTITY_BUCKETS} of the identities.
    */
-  static final class DeduplicateBoundedFn extends DoFn<KV<Integer, Event>, Event> {
+  static final class DeduplicateBoundedFn<T> extends DoFn<KV<Integer, T>, T> {
     static final String FIRST_SEEN_STATE = "firstSeenInBucket";
 
     @StateId(FIRST_SEEN_STATE)
@@ -365,12 +472,15 @@ public final class DeduplicateEvents
             KvCoder.of(BigEndianLongCoder.of(), BigEndianLongCoder.of()),
             KvCoder.of(ByteArrayCoder.of(), VarLongCoder.of()));
 
-    private final TupleTag<Event> eventsTag;
+    private final Records<T> records;
+    private final TupleTag<T> firstTag;
     private final TupleTag<DuplicateRecord> duplicatesTag;
     private transient MessageDigest sha256;
 
-    DeduplicateBoundedFn(TupleTag<Event> eventsTag, TupleTag<DuplicateRecord> duplicatesTag) {
-      this.eventsTag = eventsTag;
+    DeduplicateBoundedFn(
+        Records<T> records, TupleTag<T> firstTag, TupleTag<DuplicateRecord> duplicatesTag) {
+      this.records = records;
+      this.firstTag = firstTag;
       this.duplicatesTag = duplicatesTag;
     }
 
@@ -381,20 +491,20 @@ public final class DeduplicateEvents
 
     @ProcessElement
     public void processElement(
-        @Element KV<Integer, Event> element,
+        @Element KV<Integer, T> element,
         @StateId(FIRST_SEEN_STATE) MapState<KV<Long, Long>, KV<byte[], Long>> firstSeenInBucket,
         MultiOutputReceiver out) {
-      Event event = element.getValue();
+      T record = element.getValue();
       // The 128-bit key as two longs: a map key that compares by value, unlike a byte[].
-      ByteBuffer key = ByteBuffer.wrap(identityKey(sha256, event));
+      ByteBuffer key = ByteBuffer.wrap(identityKey(sha256, records, record));
       KV<byte[], Long> first =
           firstSeenInBucket
-              .putIfAbsent(KV.of(key.getLong(0), key.getLong(8)), firstSeenOf(event))
+              .putIfAbsent(KV.of(key.getLong(0), key.getLong(8)), firstSeenOf(records, record))
               .read();
       if (first == null) {
-        out.get(eventsTag).output(event);
+        out.get(firstTag).output(record);
       } else {
-        out.get(duplicatesTag).output(duplicateOf(event, first));
+        out.get(duplicatesTag).output(duplicateOf(records, record, first));
       }
     }
   }

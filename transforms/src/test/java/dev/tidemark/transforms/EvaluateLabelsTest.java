@@ -4,7 +4,6 @@ import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.is;
 import static org.junit.Assert.assertThrows;
 
-import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.Evaluation;
 import dev.tidemark.transforms.values.Features;
@@ -14,10 +13,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import org.apache.beam.sdk.PipelineResult;
-import org.apache.beam.sdk.metrics.MetricNameFilter;
-import org.apache.beam.sdk.metrics.MetricQueryResults;
-import org.apache.beam.sdk.metrics.MetricResult;
-import org.apache.beam.sdk.metrics.MetricsFilter;
 import org.apache.beam.sdk.testing.CoderProperties;
 import org.apache.beam.sdk.testing.PAssert;
 import org.apache.beam.sdk.testing.TestPipeline;
@@ -309,23 +304,9 @@ public class EvaluateLabelsTest {
   private static void assertCounters(
       PipelineResult result, long evaluations, long unmatched, long withoutKeyOrTime) {
     result.waitUntilFinish();
-    assertThat(counter(result, EvaluateLabels.EVALUATIONS), is(evaluations));
-    assertThat(counter(result, EvaluateLabels.UNMATCHED), is(unmatched));
-    assertThat(counter(result, EvaluateLabels.WITHOUT_KEY_OR_TIME), is(withoutKeyOrTime));
-  }
-
-  private static long counter(PipelineResult result, String name) {
-    MetricQueryResults metrics =
-        result
-            .metrics()
-            .queryMetrics(
-                MetricsFilter.builder()
-                    .addNameFilter(MetricNameFilter.named(TidemarkMetrics.NAMESPACE, name))
-                    .build());
-    long sum = 0;
-    for (MetricResult<Long> counter : metrics.getCounters()) {
-      sum += counter.getAttempted();
-    }
-    return sum;
+    assertThat(TestEvents.counter(result, EvaluateLabels.EVALUATIONS), is(evaluations));
+    assertThat(TestEvents.counter(result, EvaluateLabels.UNMATCHED), is(unmatched));
+    assertThat(
+        TestEvents.counter(result, EvaluateLabels.WITHOUT_KEY_OR_TIME), is(withoutKeyOrTime));
   }
 }
