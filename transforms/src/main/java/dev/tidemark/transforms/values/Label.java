@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.Rfc3339;
+import dev.tidemark.transforms.util.Sha256;
 import java.io.DataInputStream;
 import java.io.DataOutput;
 import java.io.IOException;
@@ -58,6 +59,14 @@ public record Label(
     return subjectSource + "\u0000" + subjectId;
   }
 
+  /**
+   * A 128-bit digest of the label's whole content ({@link Sha256#prefix128} of its JSON line): two
+   * copies of one label identity with other digests are a conflict, as with events.
+   */
+  public byte[] fingerprint() {
+    return Sha256.prefix128(Sha256.threadDigest(), toJsonLine());
+  }
+
   /** The label as one line of a labels stream. */
   public String toJsonLine() {
     return Json.object(
@@ -85,33 +94,35 @@ public record Label(
   /**
    * Reads one line of a labels stream.
    *
-   * @throws IllegalArgumentException naming the first defect: not JSON, not a label CloudEvent, a
-   *     missing or empty member, a time that is not RFC 3339
+   * @throws Invalid (an {@link IllegalArgumentException}) with its dead-letter reason, naming the
+   *     first defect: not JSON, not a label CloudEvent, a missing or empty member, a time that is
+   *     not RFC 3339
    */
   public static Label parse(String line) {
     JsonNode node;
     try {
       node = Json.STRICT_READER.readTree(line);
     } catch (JsonProcessingException e) {
-      throw new IllegalArgumentException("not JSON: " + e.getOriginalMessage(), e);
+      throw new Invalid(DeadLetterReason.INVALID_JSON, "not JSON: " + e.getOriginalMessage(), e);
     }
     if (node == null || !node.isObject()) {
-      throw new IllegalArgumentException("not a JSON object");
+      throw new Invalid(DeadLetterReason.NOT_A_CLOUDEVENT, "not a JSON object", null);
     }
     if (!"1.0".equals(text(node, "specversion"))) {
-      throw new IllegalArgumentException("specversion is not 1.0");
+      throw new Invalid(DeadLetterReason.UNSUPPORTED_SPECVERSION, "specversion is not 1.0", null);
     }
     String type = required(node, "type");
     if (!TYPE.equals(type)) {
-      throw new IllegalArgumentException("type is " + type + ", not " + TYPE);
+      throw new Invalid(
+          DeadLetterReason.UNSUPPORTED_TYPE, "type is " + type + ", not " + TYPE, null);
     }
     JsonNode data = node.get("data");
     if (data == null || !data.isObject()) {
-      throw new IllegalArgumentException("data is not an object");
+      throw new Invalid(DeadLetterReason.INVALID_DATA, "data is not an object", null);
     }
     JsonNode subject = data.get("subject");
     if (subject == null || !subject.isObject()) {
-      throw new IllegalArgumentException("data.subject is not an object");
+      throw new Invalid(DeadLetterReason.INVALID_DATA, "data.subject is not an object", null);
     }
     String eventTime = text(data, "eventTime");
     return new Label(
@@ -123,6 +134,22 @@ public record Label(
         text(data, "key"),
         eventTime == null ? null : time(eventTime, "data.eventTime"),
         required(data, "value", "data.value"));
+  }
+
+  /** A line that is not a label, with the dead-letter reason that says why. */
+  public static final class Invalid extends IllegalArgumentException {
+    private static final long serialVersionUID = 1L;
+
+    private final DeadLetterReason reason;
+
+    Invalid(DeadLetterReason reason, String message, @Nullable Throwable cause) {
+      super(message, cause);
+      this.reason = reason;
+    }
+
+    public DeadLetterReason reason() {
+      return reason;
+    }
   }
 
   private static @Nullable String text(JsonNode node, String name) {
@@ -137,7 +164,12 @@ public record Label(
   private static String required(JsonNode node, String name, String path) {
     String value = text(node, name);
     if (value == null || value.isEmpty()) {
-      throw new IllegalArgumentException(path + " is missing, empty or not a string");
+      throw new Invalid(
+          path.startsWith("data.")
+              ? DeadLetterReason.INVALID_DATA
+              : DeadLetterReason.MISSING_ATTRIBUTE,
+          path + " is missing, empty or not a string",
+          null);
     }
     return value;
   }
@@ -146,7 +178,10 @@ public record Label(
     try {
       return new Instant(Rfc3339.epochMillis(text));
     } catch (DateTimeException e) {
-      throw new IllegalArgumentException(path + " is not an RFC 3339 time: " + text, e);
+      throw new Invalid(
+          path.startsWith("data.") ? DeadLetterReason.INVALID_DATA : DeadLetterReason.INVALID_TIME,
+          path + " is not an RFC 3339 time: " + text,
+          e);
     }
   }
 
