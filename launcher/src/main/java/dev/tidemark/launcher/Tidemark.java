@@ -646,8 +646,7 @@ public final class Tidemark implements Callable<Integer> {
     @Option(
         names = "--positiveLabels",
         split = ",",
-        defaultValue = "fraud,takeover",
-        description = "Label values of the positive class (default: ${DEFAULT-VALUE}).")
+        description = "Label values of the positive class (default: the spec's labels.positive).")
     List<String> positiveLabels;
 
     @Override
@@ -699,7 +698,8 @@ public final class Tidemark implements Callable<Integer> {
               pipelineSpec,
               decisions,
               labels,
-              new java.util.LinkedHashSet<>(positiveLabels),
+              new java.util.LinkedHashSet<>(
+                  positiveLabels != null ? positiveLabels : pipelineSpec.labels().positive()),
               output,
               dev.tidemark.tools.train.SpecTrainModel.configFor(pipelineSpec)
                   .withSeed(seed)

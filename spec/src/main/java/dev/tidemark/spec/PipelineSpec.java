@@ -19,6 +19,7 @@ import org.checkerframework.checker.nullness.qual.Nullable;
  * @param format the format version, {@value #FORMAT}
  * @param name the spec's name, e.g. {@code payments}
  * @param description free text, may be empty
+ * @param labels how the truth about decided events, learnt later, is read and evaluated
  */
 public record PipelineSpec(
     int format,
@@ -30,6 +31,7 @@ public record PipelineSpec(
     Windows windows,
     List<Feature> features,
     Model model,
+    Labels labels,
     Map<String, Output> outputs)
     implements Serializable {
 
@@ -303,6 +305,35 @@ public record PipelineSpec(
       String positiveLabel,
       String negativeLabel)
       implements Serializable {}
+
+  /**
+   * The labels stream: the truth about decided events, learnt after the decisions (a chargeback, a
+   * confirmed report), as CloudEvents of type {@code tidemark.label.v1} naming the event they are
+   * about. Not to be confused with {@link Model}'s decision names.
+   *
+   * @param positive the label values of the positive class (what the model should flag); any other
+   *     value is negative
+   * @param horizon how long after a window's end its decisions wait for labels, and how long a
+   *     label's identity is remembered to deduplicate it
+   * @param evaluationWindow the length of the rolling windows of judgement time that online
+   *     evaluation sums per model version
+   * @param evaluationPeriod how often a new evaluation window starts
+   * @param evaluationLateness how long after its end an evaluation window takes late judgements
+   */
+  public record Labels(
+      List<String> positive,
+      Duration horizon,
+      Duration evaluationWindow,
+      Duration evaluationPeriod,
+      Duration evaluationLateness)
+      implements Serializable {
+    /** The positive values when a spec has no {@code labels} section. */
+    public static final List<String> DEFAULT_POSITIVE = List.of("fraud");
+
+    public Labels {
+      positive = List.copyOf(positive);
+    }
+  }
 
   /** A sink kind. */
   public enum Sink {

@@ -16,6 +16,7 @@ import dev.tidemark.spec.PipelineSpec.Feature;
 import dev.tidemark.spec.PipelineSpec.Field;
 import dev.tidemark.spec.PipelineSpec.FieldType;
 import dev.tidemark.spec.PipelineSpec.Identity;
+import dev.tidemark.spec.PipelineSpec.Labels;
 import dev.tidemark.spec.PipelineSpec.Model;
 import dev.tidemark.spec.PipelineSpec.Output;
 import dev.tidemark.spec.PipelineSpec.Sink;
@@ -234,6 +235,7 @@ public final class SpecLoader {
           "windows",
           "features",
           "model",
+          "labels",
           "outputs")) {
         return null;
       }
@@ -256,6 +258,7 @@ public final class SpecLoader {
       Windows windows = windows(root.get("windows"));
       List<Feature> features = features(root.get("features"), events);
       Model model = model(root.get("model"));
+      Labels labels = labels(root.get("labels"), windows);
       Map<String, Output> outputs = outputs(root.get("outputs"));
       if (!problems.isEmpty()
           || name == null
@@ -265,6 +268,7 @@ public final class SpecLoader {
           || windows == null
           || features == null
           || model == null
+          || labels == null
           || outputs == null) {
         return null;
       }
@@ -278,6 +282,7 @@ public final class SpecLoader {
           windows,
           features,
           model,
+          labels,
           outputs);
     }
 
@@ -890,6 +895,59 @@ public final class SpecLoader {
         return null;
       }
       return new Model(uri, engine, threshold, positive, negative);
+    }
+
+    @Nullable Labels labels(@Nullable JsonNode node, @Nullable Windows windows) {
+      JsonNode section = section(node, "labels", "positive", "horizon", "evaluation");
+      if (section == null) {
+        return null;
+      }
+      List<String> positive = new ArrayList<>();
+      JsonNode values = section.get("positive");
+      if (values == null) {
+        positive.addAll(Labels.DEFAULT_POSITIVE);
+      } else if (!values.isArray() || values.isEmpty()) {
+        problem("labels.positive", "must be a non-empty list of label values such as [fraud]");
+      } else {
+        for (JsonNode value : values) {
+          if (!value.isTextual() || value.asText().isEmpty()) {
+            problem("labels.positive", "must list label values as strings, got " + describe(value));
+          } else if (positive.contains(value.asText())) {
+            problem("labels.positive", "'" + value.asText() + "' is listed twice");
+          } else {
+            positive.add(value.asText());
+          }
+        }
+      }
+      Duration horizon = duration(section, "horizon", "labels.horizon", "P7D", true);
+      if (horizon != null && windows != null && horizon.compareTo(windows.allowedLateness()) <= 0) {
+        problem(
+            "labels.horizon",
+            horizon
+                + " must be longer than windows.allowedLateness ("
+                + windows.allowedLateness()
+                + "): a window's decisions must outlive its last pane");
+      }
+      JsonNode evaluation =
+          section(
+              section.get("evaluation"), "labels.evaluation", "window", "every", "allowedLateness");
+      if (evaluation == null) {
+        return null;
+      }
+      Duration window = duration(evaluation, "window", "labels.evaluation.window", "P1D", true);
+      Duration every = duration(evaluation, "every", "labels.evaluation.every", "PT1H", true);
+      Duration lateness =
+          duration(
+              evaluation, "allowedLateness", "labels.evaluation.allowedLateness", "PT0S", false);
+      if (window != null && every != null && every.compareTo(window) > 0) {
+        problem(
+            "labels.evaluation.every",
+            every + " is longer than the window " + window + ": some labels would fall in none");
+      }
+      if (horizon == null || window == null || every == null || lateness == null) {
+        return null;
+      }
+      return new Labels(positive, horizon, window, every, lateness);
     }
 
     @Nullable Map<String, Output> outputs(@Nullable JsonNode node) {

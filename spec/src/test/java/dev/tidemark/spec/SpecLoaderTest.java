@@ -280,6 +280,48 @@ public class SpecLoaderTest {
                 + " spec's order"));
   }
 
+  @Test
+  public void theLabelsSectionNamesThePositiveValuesTheHorizonAndTheEvaluationWindows() {
+    PipelineSpec.Labels payments = BundledSpecs.load("payments").labels();
+    assertThat(payments.positive(), contains("fraud"));
+    assertThat(payments.horizon(), is(Duration.ofDays(7)));
+    assertThat(payments.evaluationWindow(), is(Duration.ofDays(1)));
+    assertThat(payments.evaluationPeriod(), is(Duration.ofHours(1)));
+    assertThat(payments.evaluationLateness(), is(Duration.ZERO));
+    assertThat(BundledSpecs.load("logins").labels().positive(), contains("takeover"));
+    // Without the section, the defaults.
+    String text = BundledSpecs.text("payments");
+    String without =
+        text.substring(0, text.indexOf("labels:\n  positive"))
+            + text.substring(text.indexOf("outputs:"));
+    PipelineSpec.Labels defaults = SpecLoader.parse(without, "p.yaml").labels();
+    assertThat(defaults.positive(), is(PipelineSpec.Labels.DEFAULT_POSITIVE));
+    assertThat(defaults.horizon(), is(Duration.ofDays(7)));
+  }
+
+  @Test
+  public void aLabelsSectionThatCannotWorkIsRefused() {
+    assertThat(
+        problems("payments", "horizon: P7D", "horizon: PT30M"),
+        contains(
+            "labels.horizon: PT30M must be longer than windows.allowedLateness (PT1H): a window's"
+                + " decisions must outlive its last pane"));
+    assertThat(
+        problems("payments", "every: PT1H", "every: P2D"),
+        contains(
+            "labels.evaluation.every: PT48H is longer than the window PT24H: some labels would"
+                + " fall in none"));
+    assertThat(
+        problems("payments", "positive: [fraud]", "positive: [fraud, fraud]"),
+        contains("labels.positive: 'fraud' is listed twice"));
+    assertThat(
+        problems("payments", "positive: [fraud]", "positive: []"),
+        contains("labels.positive: must be a non-empty list of label values such as [fraud]"));
+    assertThat(
+        problems("payments", "horizon: P7D", "horizn: P7D").get(0),
+        containsString("labels.horizn: unknown key 'horizn'"));
+  }
+
   static List<String> problems(String bundled, String find, String replace) {
     String text = BundledSpecs.text(bundled);
     if (!text.contains(find)) {
