@@ -21,6 +21,15 @@ public interface SourceOptions extends PipelineOptions {
   void setInput(String input);
 
   @Description(
+      "Labels: NDJSON files (a glob) of tidemark.label.v1 CloudEvents, the truth learnt after the"
+          + " decisions. Each is judged against the decision in force for its event's windows,"
+          + " and the run writes online evaluation per model version (docs/labels.md). Files"
+          + " sink only.")
+  String getLabelsInput();
+
+  void setLabelsInput(String glob);
+
+  @Description(
       "Bounded out-of-orderness of the watermark (replay without watermark directives, kafka):"
           + " it trails the latest event time seen by this duration (ISO-8601). Unless given, the spec's clocks.maxOutOfOrderness.")
   @Default.InstanceFactory(SpecDefaults.MaxOutOfOrderness.class)

@@ -41,8 +41,25 @@ public final class TidemarkPipeline {
     PCollection<RawRecord> raw =
         source == null ? Sources.read(pipeline, options) : pipeline.apply("ReadReplay", source);
     Outputs outputs = expand(raw, options);
+    if (options.getLabelsInput() != null) {
+      Sinks.writeLabels(
+          Sources.readLabels(pipeline, options)
+              .apply("EvaluateDecisions", evaluation(outputs, options)),
+          outputs,
+          options);
+    }
     Sinks.write(outputs, options);
     return outputs;
+  }
+
+  /** {@link EvaluateDecisions} of {@code outputs}' decisions, with the run's windows. */
+  static EvaluateDecisions evaluation(Outputs outputs, TidemarkOptions options) {
+    return EvaluateDecisions.of(outputs.decisions, RunSpecs.of(options))
+        .withWindows(
+            Durations.parse("windowSize", options.getWindowSize()),
+            Durations.parse("windowPeriod", options.getWindowPeriod()),
+            Durations.parse("allowedLateness", options.getAllowedLateness()))
+        .withDeadLetterBound(deadLetterBound(options));
   }
 
   /** Applies {@link ScoreCloudEvents}, configured from {@code options}, to {@code raw}. */

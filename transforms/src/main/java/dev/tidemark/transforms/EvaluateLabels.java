@@ -66,7 +66,8 @@ import org.joda.time.Instant;
  *   <li>A label none of whose windows has an edition in force (its event was too late, or the
  *       horizon passed, or the key or event time is not one the run decided) goes to {@link
  *       Result#unmatched()}, as does a label without a key or event time; it is counted, never
- *       dropped.
+ *       dropped. So every label judged is counted once: {@code labels.matched} (one evaluation or
+ *       more), {@code labels.unmatched} or {@code labels.withoutKeyOrTime}.
  * </ul>
  *
  * <p>Input: labels, each copy once (deduplicate them first, as events are). The decisions are given
@@ -78,6 +79,7 @@ public final class EvaluateLabels extends PTransform<PCollection<Label>, Evaluat
 
   static final String EVALUATIONS = "labels.evaluations";
   static final String UNMATCHED = "labels.unmatched";
+  static final String MATCHED = "labels.matched";
   static final String WITHOUT_KEY_OR_TIME = "labels.withoutKeyOrTime";
 
   private final PCollection<Decision> decisions;
@@ -276,6 +278,7 @@ public final class EvaluateLabels extends PTransform<PCollection<Label>, Evaluat
 
     private final Counter evaluations = Metrics.counter(TidemarkMetrics.NAMESPACE, EVALUATIONS);
     private final Counter unmatched = Metrics.counter(TidemarkMetrics.NAMESPACE, UNMATCHED);
+    private final Counter matched = Metrics.counter(TidemarkMetrics.NAMESPACE, MATCHED);
 
     @StateId(EDITIONS)
     private final StateSpec<MapState<Long, Edition>> editionsSpec =
@@ -371,7 +374,9 @@ public final class EvaluateLabels extends PTransform<PCollection<Label>, Evaluat
             context.output(EVALUATED, new Evaluation(label, positive, edition));
           }
         }
-        if (!matched) {
+        if (matched) {
+          this.matched.inc();
+        } else {
           unmatched.inc();
           context.output(UNEVALUATED, label);
         }

@@ -141,7 +141,7 @@ public class EvaluateLabelsTest {
             "a acct-1@0 ON_TIME v1 0.20 allow positive m:1 delay=1710s at=1800s",
             "a acct-1@1 ON_TIME v0 0.70 review positive m:1 delay=1710s at=1800s");
     PAssert.that(unmatchedIds(result)).empty();
-    assertCounters(p.run(), 2, 0, 0);
+    assertCounters(p.run(), 2, 1, 0, 0);
   }
 
   @Test
@@ -215,7 +215,7 @@ public class EvaluateLabelsTest {
     PAssert.that(described(result))
         .containsInAnyOrder(
             "kept acct-3@0 ON_TIME v0 0.10 allow positive m:1 delay=3630s at=3660s");
-    assertCounters(p.run(), 1, 3, 1);
+    assertCounters(p.run(), 1, 1, 3, 1);
   }
 
   @Test
@@ -302,11 +302,16 @@ public class EvaluateLabelsTest {
 
   /** Checks the counters the step exports, as a run's summary reads them. */
   private static void assertCounters(
-      PipelineResult result, long evaluations, long unmatched, long withoutKeyOrTime) {
+      PipelineResult result,
+      long evaluations,
+      long matched,
+      long unmatched,
+      long withoutKeyOrTime) {
     result.waitUntilFinish();
     assertThat(TestEvents.counter(result, EvaluateLabels.EVALUATIONS), is(evaluations));
     assertThat(TestEvents.counter(result, EvaluateLabels.UNMATCHED), is(unmatched));
     assertThat(
         TestEvents.counter(result, EvaluateLabels.WITHOUT_KEY_OR_TIME), is(withoutKeyOrTime));
+    assertThat(TestEvents.counter(result, EvaluateLabels.MATCHED), is(matched));
   }
 }

@@ -1,6 +1,7 @@
 package dev.tidemark.pipelines.io;
 
 import dev.tidemark.pipelines.Durations;
+import dev.tidemark.pipelines.EvaluateDecisions;
 import dev.tidemark.pipelines.Outputs;
 import dev.tidemark.pipelines.SpecDefaults;
 import dev.tidemark.pipelines.TidemarkOptions;
@@ -12,6 +13,8 @@ import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.DuplicateRecord;
+import dev.tidemark.transforms.values.EvaluationSummary;
+import dev.tidemark.transforms.values.Label;
 import dev.tidemark.transforms.values.TooLateRecord;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -161,5 +164,66 @@ public final class Sinks {
             rollInterval == null
                 ? NdjsonFiles.write(lines, outputDirectory)
                 : NdjsonFiles.write(lines, outputDirectory).withRollInterval(rollInterval));
+  }
+
+  /** The directories of the label outputs under {@code --output}: none without labels. */
+  public static List<String> labelFileNames(TidemarkOptions options) {
+    return options.getLabelsInput() == null ? List.of() : EvaluateDecisions.NAMES;
+  }
+
+  /**
+   * Writes the label outputs where {@code --sink} says: so far only files have them.
+   *
+   * @throws IllegalArgumentException for another sink
+   */
+  public static void writeLabels(
+      EvaluateDecisions.Result labels, Outputs outputs, TidemarkOptions options) {
+    if (options.getSink() != TidemarkOptions.SinkKind.files) {
+      throw new IllegalArgumentException(
+          "--labelsInput: labels are evaluated with --sink=files only so far; the Kafka and"
+              + " BigQuery sinks have no evaluations output yet. Run with --sink=files, or"
+              + " without --labelsInput");
+    }
+    writeLabelFiles(
+        labels,
+        options.getOutput(),
+        rollsFiles(options, outputs) ? fileRollIntervalOf(options) : null);
+  }
+
+  /**
+   * Writes the label outputs as NDJSON under {@code --output}, in the directories {@link
+   * EvaluateDecisions#NAMES} gives: the evaluation summaries, the unmatched labels, the labels'
+   * duplicates and dead letters; once, or with a {@code rollInterval} a set per interval.
+   */
+  public static void writeLabelFiles(
+      EvaluateDecisions.Result labels, String outputDirectory, @Nullable Duration rollInterval) {
+    List<String> names = EvaluateDecisions.NAMES;
+    Map<String, PCollection<String>> lines = new LinkedHashMap<>();
+    lines.put(
+        names.get(0),
+        labels.summaries.apply(
+            "EvaluationsToJson",
+            MapElements.into(TypeDescriptors.strings()).via(EvaluationSummary::toJsonLine)));
+    lines.put(
+        names.get(1),
+        labels.unmatched.apply(
+            "UnmatchedLabelsToJson",
+            MapElements.into(TypeDescriptors.strings()).via(Label::toJsonLine)));
+    lines.put(
+        names.get(2),
+        labels.duplicates.apply(
+            "LabelDuplicatesToJson",
+            MapElements.into(TypeDescriptors.strings()).via(DuplicateRecord::toJson)));
+    lines.put(
+        names.get(3),
+        labels.deadLetters.apply(
+            "LabelDeadLettersToJson",
+            MapElements.into(TypeDescriptors.strings()).via(DeadLetter::toJson)));
+    NdjsonFiles files = NdjsonFiles.write(lines, outputDirectory);
+    labels
+        .summaries
+        .getPipeline()
+        .apply(
+            "WriteLabelFiles", rollInterval == null ? files : files.withRollInterval(rollInterval));
   }
 }

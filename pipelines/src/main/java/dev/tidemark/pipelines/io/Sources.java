@@ -7,6 +7,7 @@ import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.io.kafka.KafkaSource;
 import dev.tidemark.pipelines.io.pubsub.PubsubSource;
+import dev.tidemark.transforms.ParseLabels;
 import dev.tidemark.transforms.values.RawRecord;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -65,6 +66,14 @@ public final class Sources {
       default:
         throw new IllegalArgumentException("unknown --source=" + options.getSource());
     }
+  }
+
+  /** The labels {@code --labelsInput} names: NDJSON files, read as a bounded input. */
+  public static PCollection<RawRecord> readLabels(Pipeline pipeline, TidemarkOptions options) {
+    return pipeline.apply(
+        "ReadLabels",
+        BackfillSource.from(options.getLabelsInput())
+            .withMaxEventBytes(ParseLabels.MAX_LABEL_BYTES));
   }
 
   /** The Kafka source the options describe. */

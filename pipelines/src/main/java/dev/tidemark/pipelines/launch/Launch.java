@@ -98,6 +98,7 @@ public final class Launch {
     Summary summary = Summary.from(result, wallTime).withRun(options);
     if (options.getSink() == TidemarkOptions.SinkKind.files) {
       OutputDirectory.touchEmptyOutputs(output, Sinks.fileNames(options));
+      OutputDirectory.touchEmptyOutputs(output, Sinks.labelFileNames(options));
     }
     summary.writeTo(output.resolve("summary.json"));
     return summary;
@@ -117,6 +118,7 @@ public final class Launch {
       System.err.println("tidemark: warning: " + warning);
     }
     OutputDirectory.clear(Paths.get(options.getOutput()), Sinks.fileNames(options));
+    OutputDirectory.clear(Paths.get(options.getOutput()), Sinks.labelFileNames(options));
     Pipeline pipeline = Pipeline.create(options);
     TidemarkPipeline.build(pipeline, options, source);
     return pipeline;
