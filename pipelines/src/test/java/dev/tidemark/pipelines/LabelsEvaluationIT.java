@@ -104,6 +104,20 @@ public class LabelsEvaluationIT {
     assertThat(lines(output.resolve("label-duplicates")).size(), is((int) expected.repeatedCopies));
     assertThat(expected.repeatedCopies, greaterThan(0L));
     assertThat(lines(output.resolve("label-dead-letters")).size(), is(0));
+
+    // summary.json accounts for every label and sums the evaluation per model version.
+    JsonNode labelCounts = Json.MAPPER.readTree(summary.toJson()).get("labels");
+    long records = Files.readAllLines(labels).stream().filter(l -> !l.isBlank()).count();
+    assertThat(labelCounts.toString(), labelCounts.get("read").asLong(), is(records));
+    assertThat(labelCounts.get("duplicates").asLong(), is(expected.repeatedCopies));
+    assertThat(
+        labelCounts.get("unmatched").asLong() + labelCounts.get("withoutKeyOrTime").asLong(),
+        is(expected.unmatched));
+    assertThat(labelCounts.get("evaluations").asLong(), is(expected.evaluations));
+    JsonNode model = labelCounts.at("/byModel/deciding/tidemark-fraud-xgb:1");
+    assertThat(labelCounts.toString(), model.get("labels").asLong(), is(expected.evaluations));
+    assertThat(model.get("truePositives").asLong(), is(expected.truePositives));
+    assertThat(model.get("flagged").asLong(), is(expected.flagged));
   }
 
   @Test

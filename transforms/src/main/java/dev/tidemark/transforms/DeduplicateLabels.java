@@ -1,5 +1,6 @@
 package dev.tidemark.transforms;
 
+import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.DuplicateRecord;
 import dev.tidemark.transforms.values.Label;
 import org.apache.beam.sdk.coders.Coder;
@@ -21,7 +22,7 @@ import org.joda.time.Instant;
 public final class DeduplicateLabels
     extends PTransform<PCollection<Label>, DeduplicateLabels.Result> {
   /** Prefixed to the dedup counters' names. */
-  static final String COUNTER_PREFIX = "labels.";
+  static final String COUNTER_PREFIX = TidemarkMetrics.LABELS_PREFIX;
 
   private final Duration horizon;
 

@@ -77,10 +77,10 @@ public final class EvaluateLabels extends PTransform<PCollection<Label>, Evaluat
   /** How long a window's decisions wait for labels after the window's end. */
   public static final Duration DEFAULT_HORIZON = Duration.standardDays(7);
 
-  static final String EVALUATIONS = "labels.evaluations";
-  static final String UNMATCHED = "labels.unmatched";
-  static final String MATCHED = "labels.matched";
-  static final String WITHOUT_KEY_OR_TIME = "labels.withoutKeyOrTime";
+  static final String EVALUATIONS = TidemarkMetrics.LABELS_EVALUATIONS;
+  static final String UNMATCHED = TidemarkMetrics.LABELS_UNMATCHED;
+  static final String MATCHED = TidemarkMetrics.LABELS_MATCHED;
+  static final String WITHOUT_KEY_OR_TIME = TidemarkMetrics.LABELS_WITHOUT_KEY_OR_TIME;
 
   private final PCollection<Decision> decisions;
   private final Duration size;

@@ -32,9 +32,9 @@ public final class ParseLabels
   /** The step name written in dead letters from this transform. */
   public static final String STEP = "ParseLabels";
 
-  static final String READ = "labels." + TidemarkMetrics.READ;
-  static final String VALID = "labels." + TidemarkMetrics.VALID;
-  static final String DEAD_LETTERS = "labels." + TidemarkMetrics.DEAD_LETTERS;
+  static final String READ = TidemarkMetrics.LABELS_PREFIX + TidemarkMetrics.READ;
+  static final String VALID = TidemarkMetrics.LABELS_PREFIX + TidemarkMetrics.VALID;
+  static final String DEAD_LETTERS = TidemarkMetrics.LABELS_PREFIX + TidemarkMetrics.DEAD_LETTERS;
 
   /** The largest label record read; a larger one is dead-lettered as oversized. */
   public static final int MAX_LABEL_BYTES = 65_536;

@@ -1,14 +1,18 @@
 package dev.tidemark.transforms;
 
+import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.Evaluation;
 import dev.tidemark.transforms.values.EvaluationCounts;
 import dev.tidemark.transforms.values.EvaluationSummary;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Objects;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.CoderRegistry;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
+import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.transforms.Combine;
 import org.apache.beam.sdk.transforms.Combine.CombineFn;
 import org.apache.beam.sdk.transforms.DoFn;
@@ -89,6 +93,8 @@ public final class SummarizeEvaluations
   @Override
   public PCollection<EvaluationSummary> expand(PCollection<Evaluation> evaluations) {
     return evaluations
+        .apply("CountByModel", ParDo.of(new CountByModelFn(flaggedDecision)))
+        .setCoder(Evaluation.EvaluationCoder.of())
         .apply(
             "LabelTimeWindows",
             Window.<Evaluation>into(SlidingWindows.of(size).every(period))
@@ -143,6 +149,62 @@ public final class SummarizeEvaluations
                     evaluation.positive(),
                     delay)));
       }
+    }
+  }
+
+  /**
+   * Counts each evaluation under its model version and role, over the whole run ({@link
+   * TidemarkMetrics#EVALUATIONS_BY_MODEL_PREFIX}): the run's summary reads them. Before the
+   * windows, so each evaluation counts once.
+   */
+  static final class CountByModelFn extends DoFn<Evaluation, Evaluation> {
+    private final String flaggedDecision;
+    private transient Map<String, Counter> counters;
+
+    CountByModelFn(String flaggedDecision) {
+      this.flaggedDecision = flaggedDecision;
+    }
+
+    @Setup
+    public void setup() {
+      counters = new HashMap<>();
+    }
+
+    @ProcessElement
+    public void processElement(@Element Evaluation evaluation, OutputReceiver<Evaluation> out) {
+      Evaluation.Edition edition = evaluation.edition();
+      count(
+          EvaluationSummary.DECIDING,
+          edition.modelName() + ":" + edition.modelVersion(),
+          flaggedDecision.equals(edition.decision()),
+          evaluation.positive());
+      Decision.Shadow shadow = edition.shadow();
+      if (shadow != null) {
+        count(
+            EvaluationSummary.SHADOW,
+            shadow.model().name() + ":" + shadow.model().version(),
+            flaggedDecision.equals(shadow.decision()),
+            evaluation.positive());
+      }
+      out.output(evaluation);
+    }
+
+    private void count(String role, String model, boolean flagged, boolean positive) {
+      String prefix = TidemarkMetrics.EVALUATIONS_BY_MODEL_PREFIX + role + "/" + model + "/";
+      counter(prefix + "labels").inc();
+      if (positive) {
+        counter(prefix + "positives").inc();
+      }
+      if (flagged) {
+        counter(prefix + "flagged").inc();
+      }
+      if (flagged && positive) {
+        counter(prefix + "truePositives").inc();
+      }
+    }
+
+    private Counter counter(String name) {
+      return counters.computeIfAbsent(name, TidemarkMetrics::counter);
     }
   }
 

@@ -140,6 +140,48 @@ public class RunReportTest {
   }
 
   @Test
+  public void aRunWithLabelsShowsTheEvaluationPerModelVersion() throws IOException {
+    Path out =
+        outputs(
+            SUMMARY.replace(
+                "\"identityHolds\"",
+                "\"labels\": {\"read\": 7, \"deadLetters\": 1, \"duplicates\": 1,"
+                    + " \"unmatched\": 1, \"withoutKeyOrTime\": 1, \"byModel\": {\"deciding\":"
+                    + " {\"m:1\": {\"labels\": 12, \"positives\": 3, \"flagged\": 4,"
+                    + " \"truePositives\": 3, \"precision\": 0.75, \"recall\": 1.0,"
+                    + " \"reviewRate\": 0.333333}}, \"shadow\": {\"s:2\": {\"labels\": 12,"
+                    + " \"positives\": 3, \"flagged\": 0, \"truePositives\": 0, \"precision\":"
+                    + " null, \"recall\": 0.0, \"reviewRate\": 0.0}}}}, \"identityHolds\""));
+    RunReport.write(out, ReportSettings.DEFAULTS);
+    String page = Files.readString(out.resolve(RunReport.FILE_NAME), StandardCharsets.UTF_8);
+    assertThat(page, containsString("Online evaluation per model version"));
+    assertThat(page, containsString("labels read 7, dead-lettered 1, repeated 1, unmatched 2"));
+    assertThat(
+        page,
+        containsString(
+            "<tr data-model=\"m:1\"><td>deciding</td><td>m:1</td><td>12</td><td>3</td><td>4</td>"
+                + "<td>3</td><td>0.750</td><td>1.000</td><td>0.333</td></tr>"));
+    assertThat(page, containsString("<td>shadow</td><td>s:2</td>"));
+    assertThat(page, containsString("<td>n/a</td>"));
+    // A run without labels has no evaluation section.
+    Path plain = withoutLabels();
+    RunReport.write(plain, ReportSettings.DEFAULTS);
+    assertThat(
+        Files.readString(plain.resolve(RunReport.FILE_NAME), StandardCharsets.UTF_8),
+        not(containsString("Online evaluation")));
+  }
+
+  private Path withoutLabels() throws IOException {
+    Path out = folder.newFolder("plain").toPath();
+    Files.writeString(out.resolve("summary.json"), SUMMARY, StandardCharsets.UTF_8);
+    for (String name : List.of("decisions", "dead-letters", "duplicates", "too-late")) {
+      Files.createDirectories(out.resolve(name));
+      Files.createFile(out.resolve(name).resolve(name + "-00000-of-00001.ndjson"));
+    }
+    return out;
+  }
+
+  @Test
   public void aBrokenIdentityLineSaysNo() throws IOException {
     Path out = outputs(SUMMARY.replace("\"read\": 10", "\"read\": 11"));
     RunReport.write(out, ReportSettings.DEFAULTS);

@@ -239,7 +239,103 @@ public final class Summary {
     if (droppedByRunner != 0) {
       violations.add("the runner dropped " + droppedByRunner + " late event-windows itself");
     }
+    if (readLabels()) {
+      long read = label(TidemarkMetrics.READ);
+      long valid = label(TidemarkMetrics.VALID);
+      long deadLetters = label(TidemarkMetrics.DEAD_LETTERS);
+      long unique = label(TidemarkMetrics.UNIQUE);
+      long duplicates = label(TidemarkMetrics.DUPLICATES);
+      long judged =
+          counter(TidemarkMetrics.LABELS_MATCHED)
+              + counter(TidemarkMetrics.LABELS_UNMATCHED)
+              + counter(TidemarkMetrics.LABELS_WITHOUT_KEY_OR_TIME);
+      if (read != valid + deadLetters) {
+        violations.add(
+            String.format(
+                "labels: read %d != valid %d + deadLetters %d", read, valid, deadLetters));
+      }
+      if (valid != unique + duplicates) {
+        violations.add(
+            String.format(
+                "labels: valid %d != unique %d + duplicates %d", valid, unique, duplicates));
+      }
+      if (unique != judged) {
+        violations.add(
+            String.format(
+                "labels: unique %d != matched + unmatched + withoutKeyOrTime %d", unique, judged));
+      }
+    }
     return violations;
+  }
+
+  /** Whether the run read a labels stream ({@code --labelsInput}). */
+  private boolean readLabels() {
+    return counters.containsKey(TidemarkMetrics.LABELS_PREFIX + TidemarkMetrics.READ);
+  }
+
+  private long label(String name) {
+    return counter(TidemarkMetrics.LABELS_PREFIX + name);
+  }
+
+  private long counter(String name) {
+    return counters.getOrDefault(name, 0L);
+  }
+
+  /**
+   * The labels stream's accounting and the evaluation per model version over the whole run, by role
+   * ({@code deciding}, {@code shadow}) and {@code name:version}.
+   */
+  private void writeLabels(ObjectNode labels) {
+    for (String name :
+        List.of(
+            TidemarkMetrics.READ,
+            TidemarkMetrics.VALID,
+            TidemarkMetrics.DEAD_LETTERS,
+            TidemarkMetrics.UNIQUE,
+            TidemarkMetrics.DUPLICATES,
+            TidemarkMetrics.CONFLICTS)) {
+      labels.put(name, label(name));
+    }
+    labels.put("matched", counter(TidemarkMetrics.LABELS_MATCHED));
+    labels.put("unmatched", counter(TidemarkMetrics.LABELS_UNMATCHED));
+    labels.put("withoutKeyOrTime", counter(TidemarkMetrics.LABELS_WITHOUT_KEY_OR_TIME));
+    labels.put("evaluations", counter(TidemarkMetrics.LABELS_EVALUATIONS));
+    ObjectNode byModel = labels.putObject("byModel");
+    String prefix = TidemarkMetrics.EVALUATIONS_BY_MODEL_PREFIX;
+    for (String name : counters.keySet()) {
+      if (!name.startsWith(prefix) || !name.endsWith("/labels")) {
+        continue;
+      }
+      String roleAndModel = name.substring(prefix.length(), name.length() - "/labels".length());
+      int slash = roleAndModel.indexOf('/');
+      String base = prefix + roleAndModel + "/";
+      long judged = counter(base + "labels");
+      long positives = counter(base + "positives");
+      long flagged = counter(base + "flagged");
+      long truePositives = counter(base + "truePositives");
+      ObjectNode model =
+          (byModel.has(roleAndModel.substring(0, slash))
+                  ? (ObjectNode) byModel.get(roleAndModel.substring(0, slash))
+                  : byModel.putObject(roleAndModel.substring(0, slash)))
+              .putObject(roleAndModel.substring(slash + 1));
+      model.put("labels", judged);
+      model.put("positives", positives);
+      model.put("flagged", flagged);
+      model.put("truePositives", truePositives);
+      model.put("falsePositives", flagged - truePositives);
+      model.put("falseNegatives", positives - truePositives);
+      rate(model, "precision", truePositives, flagged);
+      rate(model, "recall", truePositives, positives);
+      rate(model, "reviewRate", flagged, judged);
+    }
+  }
+
+  private static void rate(ObjectNode out, String name, long part, long whole) {
+    if (whole == 0) {
+      out.putNull(name);
+    } else {
+      out.put(name, (double) part / whole);
+    }
   }
 
   /** Records the source delivered. */
@@ -311,6 +407,9 @@ public final class Summary {
       json.set("shadowModels", shadow);
     }
     writeSignals(json.putObject("signals"));
+    if (readLabels()) {
+      writeLabels(json.putObject("labels"));
+    }
     json.put("identityHolds", identityHolds());
     json.put("wallTimeMillis", wallTime.getMillis());
     try {

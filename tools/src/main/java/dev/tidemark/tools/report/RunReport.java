@@ -1,5 +1,6 @@
 package dev.tidemark.tools.report;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.tools.report.Charts.Chart;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -110,6 +111,23 @@ public final class RunReport {
         .append("<p class=\"caption\">From summary.json: every record read is used, a")
         .append(" duplicate, too late or dead-lettered.</p>\n")
         .append(identityTable(data));
+    JsonNode labels = data.summary.path("labels");
+    if (labels.isObject()) {
+      page.append("<h2 id=\"evaluation-heading\">Online evaluation per model version</h2>\n")
+          .append("<p class=\"caption\">From summary.json: labels read ")
+          .append(count(labels.path("read").asLong()))
+          .append(", dead-lettered ")
+          .append(count(labels.path("deadLetters").asLong()))
+          .append(", repeated ")
+          .append(count(labels.path("duplicates").asLong()))
+          .append(", unmatched ")
+          .append(
+              count(labels.path("unmatched").asLong() + labels.path("withoutKeyOrTime").asLong()))
+          .append("; each label judged by the decision in force for every window that held its")
+          .append(" event (docs/labels.md). The rolling windows are in the evaluations")
+          .append(" output.</p>\n")
+          .append(evaluationTable(labels.path("byModel")));
+    }
     for (Chart chart : charts) {
       page.append("<h2>")
           .append(Html.escape(chart.title()))
@@ -176,6 +194,52 @@ public final class RunReport {
         .append(holds)
         .append("</b></p>\n")
         .toString();
+  }
+
+  /** One row per model version and role: its judged decisions and the rates at its threshold. */
+  static String evaluationTable(JsonNode byModel) {
+    StringBuilder table =
+        new StringBuilder(
+            "<table id=\"evaluation\"><thead><tr><th>role</th><th>model</th><th>judged</th>"
+                + "<th>positives</th><th>flagged</th><th>true positives</th><th>precision</th>"
+                + "<th>recall</th><th>review rate</th></tr></thead><tbody>\n");
+    byModel
+        .fields()
+        .forEachRemaining(
+            role ->
+                role.getValue()
+                    .fields()
+                    .forEachRemaining(
+                        model -> {
+                          JsonNode m = model.getValue();
+                          table
+                              .append("<tr data-model=\"")
+                              .append(Html.escape(model.getKey()))
+                              .append("\"><td>")
+                              .append(Html.escape(role.getKey()))
+                              .append("</td><td>")
+                              .append(Html.escape(model.getKey()))
+                              .append("</td><td>")
+                              .append(count(m.path("labels").asLong()))
+                              .append("</td><td>")
+                              .append(count(m.path("positives").asLong()))
+                              .append("</td><td>")
+                              .append(count(m.path("flagged").asLong()))
+                              .append("</td><td>")
+                              .append(count(m.path("truePositives").asLong()))
+                              .append("</td><td>")
+                              .append(rate(m.path("precision")))
+                              .append("</td><td>")
+                              .append(rate(m.path("recall")))
+                              .append("</td><td>")
+                              .append(rate(m.path("reviewRate")))
+                              .append("</td></tr>\n");
+                        }));
+    return table.append("</tbody></table>\n").toString();
+  }
+
+  private static String rate(JsonNode value) {
+    return value.isNumber() ? String.format(Locale.ROOT, "%.3f", value.asDouble()) : "n/a";
   }
 
   private static String term(String name, String value) {

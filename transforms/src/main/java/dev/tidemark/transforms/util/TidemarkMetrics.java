@@ -68,6 +68,26 @@ public final class TidemarkMetrics {
   public static final String LIVE_IDENTITIES = "dedup.liveIdentities";
 
   /**
+   * Prefixed to the counters of the labels stream, which count as the events' do: {@code
+   * labels.read}, {@code labels.valid}, {@code labels.deadLetters}, {@code labels.unique}, {@code
+   * labels.duplicates}, {@code labels.conflicts}, and, once judged, {@code labels.matched}, {@code
+   * labels.unmatched}, {@code labels.withoutKeyOrTime}, {@code labels.evaluations}.
+   */
+  public static final String LABELS_PREFIX = "labels.";
+
+  public static final String LABELS_MATCHED = LABELS_PREFIX + "matched";
+  public static final String LABELS_UNMATCHED = LABELS_PREFIX + "unmatched";
+  public static final String LABELS_WITHOUT_KEY_OR_TIME = LABELS_PREFIX + "withoutKeyOrTime";
+  public static final String LABELS_EVALUATIONS = LABELS_PREFIX + "evaluations";
+
+  /**
+   * Counters of the evaluations per model version, named {@code
+   * labels.byModel/<role>/<name>:<version>/<figure>} with role {@code deciding} or {@code shadow}
+   * and figure {@code labels}, {@code positives}, {@code flagged} or {@code truePositives}.
+   */
+  public static final String EVALUATIONS_BY_MODEL_PREFIX = LABELS_PREFIX + "byModel/";
+
+  /**
    * A counter that rises with a window's first edition and falls when the window expires: windows
    * that fired and can still be revised (accumulating panes only).
    */
