@@ -1,14 +1,11 @@
 package dev.tidemark.transforms;
 
 import dev.tidemark.transforms.util.TidemarkMetrics;
+import dev.tidemark.transforms.util.Utf8;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.DeadLetterReason;
 import dev.tidemark.transforms.values.Label;
 import dev.tidemark.transforms.values.RawRecord;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import org.apache.beam.sdk.metrics.Counter;
 import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.PTransform;
@@ -76,16 +73,19 @@ public final class ParseLabels
       read.inc();
       DeadLetter rejected = rejection(record);
       if (rejected == null) {
-        try {
-          Label label = Label.parse(text(record.payload()));
-          valid.inc();
-          out.get(labelsTag).outputWithTimestamp(label, label.time());
-          return;
-        } catch (Label.Invalid e) {
-          rejected = deadLetter(record, e.reason(), e.getMessage(), e.getCause());
-        } catch (CharacterCodingException e) {
+        String text = Utf8.decodeOrNull(record.payload());
+        if (text == null) {
           rejected =
               deadLetter(record, DeadLetterReason.INVALID_UTF8, "the record is not UTF-8", null);
+        } else {
+          try {
+            Label label = Label.parse(text);
+            valid.inc();
+            out.get(labelsTag).outputWithTimestamp(label, label.time());
+            return;
+          } catch (Label.Invalid e) {
+            rejected = deadLetter(record, e.reason(), e.getMessage(), e.getCause());
+          }
         }
       }
       deadLetters.inc();
@@ -123,15 +123,6 @@ public final class ParseLabels
           record.origin(),
           record.payload(),
           cause == null ? null : cause.toString());
-    }
-
-    private static String text(byte[] payload) throws CharacterCodingException {
-      return StandardCharsets.UTF_8
-          .newDecoder()
-          .onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(payload))
-          .toString();
     }
   }
 }

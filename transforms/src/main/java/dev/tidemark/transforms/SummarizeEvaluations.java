@@ -6,6 +6,7 @@ import dev.tidemark.transforms.values.Evaluation;
 import dev.tidemark.transforms.values.EvaluationCounts;
 import dev.tidemark.transforms.values.EvaluationSummary;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import org.apache.beam.sdk.coders.Coder;
@@ -128,28 +129,46 @@ public final class SummarizeEvaluations
     @ProcessElement
     public void processElement(
         @Element Evaluation evaluation, OutputReceiver<KV<String, EvaluationCounts>> out) {
-      Evaluation.Edition edition = evaluation.edition();
       long delay = evaluation.labelDelayMillis();
-      out.output(
-          KV.of(
-              modelKey(EvaluationSummary.DECIDING, edition.modelName(), edition.modelVersion()),
-              EvaluationCounts.of(
-                  edition.score(),
-                  flaggedDecision.equals(edition.decision()),
-                  evaluation.positive(),
-                  delay)));
-      Decision.Shadow shadow = edition.shadow();
-      if (shadow != null) {
+      for (Verdict verdict : verdicts(evaluation, flaggedDecision)) {
         out.output(
             KV.of(
-                modelKey(EvaluationSummary.SHADOW, shadow.model().name(), shadow.model().version()),
+                modelKey(verdict.role(), verdict.modelName(), verdict.modelVersion()),
                 EvaluationCounts.of(
-                    shadow.score(),
-                    flaggedDecision.equals(shadow.decision()),
-                    evaluation.positive(),
-                    delay)));
+                    verdict.score(), verdict.flagged(), evaluation.positive(), delay)));
       }
     }
+  }
+
+  /** What one model in one role made of the judged decision. */
+  record Verdict(
+      String role, String modelName, String modelVersion, double score, boolean flagged) {}
+
+  /**
+   * The verdicts an evaluation judges: the deciding model's, and its shadow model's when the
+   * decision was scored beside one.
+   */
+  static List<Verdict> verdicts(Evaluation evaluation, String flaggedDecision) {
+    Evaluation.Edition edition = evaluation.edition();
+    Verdict deciding =
+        new Verdict(
+            EvaluationSummary.DECIDING,
+            edition.modelName(),
+            edition.modelVersion(),
+            edition.score(),
+            flaggedDecision.equals(edition.decision()));
+    Decision.Shadow shadow = edition.shadow();
+    if (shadow == null) {
+      return List.of(deciding);
+    }
+    return List.of(
+        deciding,
+        new Verdict(
+            EvaluationSummary.SHADOW,
+            shadow.model().name(),
+            shadow.model().version(),
+            shadow.score(),
+            flaggedDecision.equals(shadow.decision())));
   }
 
   /**
@@ -172,35 +191,28 @@ public final class SummarizeEvaluations
 
     @ProcessElement
     public void processElement(@Element Evaluation evaluation, OutputReceiver<Evaluation> out) {
-      Evaluation.Edition edition = evaluation.edition();
-      count(
-          EvaluationSummary.DECIDING,
-          edition.modelName() + ":" + edition.modelVersion(),
-          flaggedDecision.equals(edition.decision()),
-          evaluation.positive());
-      Decision.Shadow shadow = edition.shadow();
-      if (shadow != null) {
-        count(
-            EvaluationSummary.SHADOW,
-            shadow.model().name() + ":" + shadow.model().version(),
-            flaggedDecision.equals(shadow.decision()),
-            evaluation.positive());
+      boolean positive = evaluation.positive();
+      for (Verdict verdict : verdicts(evaluation, flaggedDecision)) {
+        String prefix =
+            TidemarkMetrics.EVALUATIONS_BY_MODEL_PREFIX
+                + verdict.role()
+                + "/"
+                + verdict.modelName()
+                + ":"
+                + verdict.modelVersion()
+                + "/";
+        counter(prefix + "labels").inc();
+        if (positive) {
+          counter(prefix + "positives").inc();
+        }
+        if (verdict.flagged()) {
+          counter(prefix + "flagged").inc();
+        }
+        if (verdict.flagged() && positive) {
+          counter(prefix + "truePositives").inc();
+        }
       }
       out.output(evaluation);
-    }
-
-    private void count(String role, String model, boolean flagged, boolean positive) {
-      String prefix = TidemarkMetrics.EVALUATIONS_BY_MODEL_PREFIX + role + "/" + model + "/";
-      counter(prefix + "labels").inc();
-      if (positive) {
-        counter(prefix + "positives").inc();
-      }
-      if (flagged) {
-        counter(prefix + "flagged").inc();
-      }
-      if (flagged && positive) {
-        counter(prefix + "truePositives").inc();
-      }
     }
 
     private Counter counter(String name) {

@@ -308,16 +308,15 @@ public final class Summary {
       }
       String roleAndModel = name.substring(prefix.length(), name.length() - "/labels".length());
       int slash = roleAndModel.indexOf('/');
+      String role = roleAndModel.substring(0, slash);
       String base = prefix + roleAndModel + "/";
       long judged = counter(base + "labels");
       long positives = counter(base + "positives");
       long flagged = counter(base + "flagged");
       long truePositives = counter(base + "truePositives");
-      ObjectNode model =
-          (byModel.has(roleAndModel.substring(0, slash))
-                  ? (ObjectNode) byModel.get(roleAndModel.substring(0, slash))
-                  : byModel.putObject(roleAndModel.substring(0, slash)))
-              .putObject(roleAndModel.substring(slash + 1));
+      ObjectNode models =
+          byModel.has(role) ? (ObjectNode) byModel.get(role) : byModel.putObject(role);
+      ObjectNode model = models.putObject(roleAndModel.substring(slash + 1));
       model.put("labels", judged);
       model.put("positives", positives);
       model.put("flagged", flagged);
