@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import java.io.DataInputStream;
 import java.io.DataOutput;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 import org.apache.beam.sdk.coders.CoderProvider;
 import org.apache.beam.sdk.coders.CoderProviders;
@@ -251,19 +252,30 @@ public final class EvaluationCounts {
       }
     }
 
+    /** The bytes {@link #write} writes: six longs, then three numbers of eight bytes per bin. */
+    private static final int BYTES = 8 * (6 + 3 * BINS);
+
+    /**
+     * Reads the fields from one array: a window's counts are decoded each time a runner copies its
+     * state, and one read of {@value #BYTES} bytes costs a fraction of {@code 6 + 3 * BINS} reads
+     * of eight through the stream.
+     */
     @Override
     protected EvaluationCounts read(int version, DataInputStream in) throws IOException {
+      byte[] bytes = new byte[BYTES];
+      in.readFully(bytes);
+      ByteBuffer fields = ByteBuffer.wrap(bytes);
       EvaluationCounts counts = new EvaluationCounts();
-      counts.labels = in.readLong();
-      counts.positives = in.readLong();
-      counts.flagged = in.readLong();
-      counts.truePositives = in.readLong();
-      counts.delayMillisSum = in.readLong();
-      counts.delayMillisMax = in.readLong();
+      counts.labels = fields.getLong();
+      counts.positives = fields.getLong();
+      counts.flagged = fields.getLong();
+      counts.truePositives = fields.getLong();
+      counts.delayMillisSum = fields.getLong();
+      counts.delayMillisMax = fields.getLong();
       for (int i = 0; i < BINS; i++) {
-        counts.binCounts[i] = in.readLong();
-        counts.binScores[i] = in.readDouble();
-        counts.binPositives[i] = in.readLong();
+        counts.binCounts[i] = fields.getLong();
+        counts.binScores[i] = fields.getDouble();
+        counts.binPositives[i] = fields.getLong();
       }
       return counts;
     }

@@ -286,6 +286,10 @@ public class FormatVersionsTest {
                 .nullableStr(null)
                 .bool(false)),
         new Case<>(
+            EvaluationCounts.CountsCoder.of(),
+            EvaluationCounts.of(0.75, true, true, 7_200_000L),
+            evaluationCountsFields(FormatBytes.version(1))),
+        new Case<>(
             Decision.DecisionCoder.of(),
             decision,
             decisionFields(FormatBytes.version(2), 2)
@@ -301,6 +305,15 @@ public class FormatVersionsTest {
                 .str("tidemark-fraud-logreg")
                 .str("2")
                 .str("OnnxRuntime")));
+  }
+
+  /** One flagged positive scored 0.75, labelled two hours after its event: bin 7 of ten. */
+  private static FormatBytes evaluationCountsFields(FormatBytes bytes) {
+    bytes.i64(1).i64(1).i64(1).i64(1).i64(7_200_000L).i64(7_200_000L);
+    for (int bin = 0; bin < EvaluationCounts.BINS; bin++) {
+      bytes.i64(bin == 7 ? 1 : 0).f64(bin == 7 ? 0.75 : 0).i64(bin == 7 ? 1 : 0);
+    }
+    return bytes;
   }
 
   @Test
