@@ -859,7 +859,7 @@ public final class Tidemark implements Callable<Integer> {
         names = "--labels",
         description =
             "Also write the events' labels, as their own stream, to this file: one label per"
-                + " event, arriving after it (median 2 h, a fifth around 36 h), 2 % sent twice.")
+                + " event, arriving after it (median 2 h, a fifth around 36 h), 2 %% sent twice.")
     Path labels;
 
     @Override
