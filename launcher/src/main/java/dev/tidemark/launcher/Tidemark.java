@@ -862,6 +862,17 @@ public final class Tidemark implements Callable<Integer> {
                 + " event, arriving after it (median 2 h, a fifth around 36 h), 2 %% sent twice.")
     Path labels;
 
+    @Option(
+        names = "--inlineLabels",
+        negatable = true,
+        defaultValue = "true",
+        fallbackValue = "true",
+        description =
+            "Also put each event's label in its data (data.label), as './tidemark train --input'"
+                + " reads it (default). --no-inlineLabels leaves it out, as a real source does:"
+                + " the bundled samples carry their labels only in their --labels stream.")
+    boolean inlineLabels;
+
     @Override
     public Integer call() throws Exception {
       GeneratorConfig.Builder builder =
@@ -878,7 +889,8 @@ public final class Tidemark implements Callable<Integer> {
               .conflictFraction(conflictFraction)
               .malformedFraction(malformedFraction)
               .cardTestingBurstsPerThousand(cardTesting)
-              .takeoverBurstsPerThousand(takeover);
+              .takeoverBurstsPerThousand(takeover)
+              .inlineLabels(inlineLabels);
       if (specFile != null) {
         PipelineSpec pipelineSpec = loadSpec(specFile);
         forSpec(builder, pipelineSpec);

@@ -59,12 +59,19 @@ public class SpecCommandsTest {
             "generate",
             spec("logins"),
             "--output=" + out,
+            "--labels=" + out.resolveSibling("logins-labels.ndjson"),
+            "--no-inlineLabels",
             "--events=2000",
             "--accounts=200",
             "--eventsPerSecond=0.3",
             "--takeoverBurstsPerThousand=3"),
         is(0));
     assertThat(Files.mismatch(out, HOME.resolve("samples/logins-replay.ndjson")), is(-1L));
+    assertThat(
+        Files.mismatch(
+            out.resolveSibling("logins-labels.ndjson"),
+            HOME.resolve("samples/logins-labels.ndjson")),
+        is(-1L));
   }
 
   @Test
@@ -121,13 +128,20 @@ public class SpecCommandsTest {
   @Test
   public void trainForTheLoginsSpecWritesModelsTheSpecAccepts() throws IOException {
     Path dir = folder.getRoot().toPath().resolve("model");
+    // The bundled sample's labels are a stream apart; train --input reads them in data.label.
+    Path labelled = folder.getRoot().toPath().resolve("labelled-logins.ndjson");
     assertThat(
         Tidemark.execute(
-            "train",
+            "generate",
             spec("logins"),
-            "--input=" + HOME.resolve("samples/logins-replay.ndjson"),
-            "--output=" + dir),
+            "--output=" + labelled,
+            "--events=2000",
+            "--accounts=200",
+            "--eventsPerSecond=0.3",
+            "--takeoverBurstsPerThousand=3"),
         is(0));
+    assertThat(
+        Tidemark.execute("train", spec("logins"), "--input=" + labelled, "--output=" + dir), is(0));
     PipelineSpec logins = SpecLoader.load(HOME.resolve("specs/logins.yaml"));
     for (String model :
         new String[] {"tidemark-logins-xgb-v1.ubj", "tidemark-logins-logreg-v1.onnx"}) {

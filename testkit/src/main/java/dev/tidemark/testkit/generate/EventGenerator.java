@@ -44,7 +44,8 @@ import java.util.SplittableRandom;
  *       "application/json","data":{"accountId":"acct-00042","amount":12.34,"currency":"GBP",
  *       "merchantId":"m-0071","country":"GB","label":"legit"}}}. The {@code id} is {@code txn-} and
  *       a counter per source, so the same id under two sources is not a duplicate. {@code label} is
- *       the ground truth, {@code fraud} or {@code legit};
+ *       the ground truth, {@code fraud} or {@code legit}, unless the config leaves it out ({@link
+ *       GeneratorConfig#inlineLabels()});
  *   <li>a directive {@code {"advanceProcessingTime":"PT1.5S"}}: written before a line whenever the
  *       arrival clock moved forward by at least one second since the last directive, with the exact
  *       delta as seconds ({@code PT<s>[.<fraction>]S}, parseable by both {@link
@@ -858,7 +859,7 @@ public final class EventGenerator {
       f.amount = BigDecimal.valueOf(txn.cents + extraCents, 2);
       f.merchantId = merchantId(txn.merchant);
       f.country = txn.country;
-      f.label = txn.positive ? "fraud" : "legit";
+      f.label = !config.inlineLabels() ? null : txn.positive ? "fraud" : "legit";
       return f;
     }
 

@@ -51,6 +51,9 @@ import java.util.Objects;
  *       takeoverBurstsPerThousand}.
  *   <li>{@code workload}: what the events are ({@link Workload}): payments (the default) or logins.
  *       With logins, {@code numAccounts} is the number of users.
+ *   <li>{@code inlineLabels}: whether each valid event carries its true outcome in {@code
+ *       data.label}, as the training files have it (the default). No real source does: a stream
+ *       meant to be evaluated gets its labels as a stream of their own ({@link LabelStream}).
  * </ul>
  */
 public record GeneratorConfig(
@@ -70,7 +73,8 @@ public record GeneratorConfig(
     double malformedFraction,
     double cardTestingBurstsPerThousand,
     double takeoverBurstsPerThousand,
-    Workload workload) {
+    Workload workload,
+    boolean inlineLabels) {
 
   public static final long DEFAULT_SEED = 42L;
   public static final int DEFAULT_NUM_ACCOUNTS = 200;
@@ -88,6 +92,7 @@ public record GeneratorConfig(
   public static final double DEFAULT_MALFORMED_FRACTION = 0.01;
   public static final double DEFAULT_CARD_TESTING_BURSTS_PER_THOUSAND = 2.0;
   public static final double DEFAULT_TAKEOVER_BURSTS_PER_THOUSAND = 1.0;
+  public static final boolean DEFAULT_INLINE_LABELS = true;
   public static final Workload DEFAULT_WORKLOAD = Workload.PAYMENTS;
 
   /** Margin past the window end (or past the out-of-orderness) before an event counts as late. */
@@ -299,6 +304,7 @@ public record GeneratorConfig(
     private double cardTestingBurstsPerThousand = DEFAULT_CARD_TESTING_BURSTS_PER_THOUSAND;
     private double takeoverBurstsPerThousand = DEFAULT_TAKEOVER_BURSTS_PER_THOUSAND;
     private Workload workload = DEFAULT_WORKLOAD;
+    private boolean inlineLabels = DEFAULT_INLINE_LABELS;
 
     private Builder() {}
 
@@ -320,6 +326,7 @@ public record GeneratorConfig(
       cardTestingBurstsPerThousand = config.cardTestingBurstsPerThousand;
       takeoverBurstsPerThousand = config.takeoverBurstsPerThousand;
       workload = config.workload;
+      inlineLabels = config.inlineLabels;
     }
 
     public Builder seed(long seed) {
@@ -407,6 +414,11 @@ public record GeneratorConfig(
       return this;
     }
 
+    public Builder inlineLabels(boolean inlineLabels) {
+      this.inlineLabels = inlineLabels;
+      return this;
+    }
+
     /** Validates and returns the config; throws {@link IllegalArgumentException} if invalid. */
     public GeneratorConfig build() {
       return new GeneratorConfig(
@@ -426,7 +438,8 @@ public record GeneratorConfig(
           malformedFraction,
           cardTestingBurstsPerThousand,
           takeoverBurstsPerThousand,
-          workload);
+          workload,
+          inlineLabels);
     }
   }
 }

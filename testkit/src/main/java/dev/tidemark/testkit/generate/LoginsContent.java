@@ -343,7 +343,7 @@ final class LoginsContent implements EventGenerator.Content {
     f.success = conflict != login.success;
     f.country = login.country;
     f.device = login.device;
-    f.label = login.positive ? POSITIVE_LABEL : NEGATIVE_LABEL;
+    f.label = !config.inlineLabels() ? null : login.positive ? POSITIVE_LABEL : NEGATIVE_LABEL;
     return f.toJson();
   }
 

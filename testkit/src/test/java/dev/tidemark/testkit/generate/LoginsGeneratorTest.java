@@ -54,6 +54,7 @@ public class LoginsGeneratorTest {
   /** {@code ./tidemark generate --spec=specs/logins.yaml} with the bundled sample's flags. */
   static final String LOGINS_SAMPLE_COMMAND =
       "./tidemark generate --spec=specs/logins.yaml --output=samples/logins-replay.ndjson"
+          + " --labels=samples/logins-labels.ndjson --no-inlineLabels"
           + " --events=2000 --accounts=200 --eventsPerSecond=0.3 --takeoverBurstsPerThousand=3";
 
   private static PipelineSpec spec;
@@ -75,11 +76,17 @@ public class LoginsGeneratorTest {
             .windowSize(spec.windows().size())
             .allowedLateness(spec.windows().allowedLateness())
             .maxOutOfOrderness(spec.clocks().maxOutOfOrderness())
+            .inlineLabels(false)
             .build();
     EventGenerator generator = new EventGenerator(config);
     output = generate(generator);
     stats = generator.stats();
-    read = new Read(spec, config, output);
+    // The stream's truth is read from data.label: the same stream with its labels inline.
+    read =
+        new Read(
+            spec,
+            config,
+            generate(new EventGenerator(config.toBuilder().inlineLabels(true).build())));
   }
 
   private static byte[] generate(EventGenerator generator) throws IOException {
@@ -96,17 +103,50 @@ public class LoginsGeneratorTest {
             + LOGINS_SAMPLE_COMMAND,
         Arrays.equals(bundled, output),
         is(true));
+    assertThat(
+        "samples/logins-labels.ndjson differs from the generator's output; regenerate it with "
+            + LOGINS_SAMPLE_COMMAND,
+        Arrays.equals(
+            Files.readAllBytes(HOME.resolve("samples/logins-labels.ndjson")),
+            labels(new EventGenerator(config))),
+        is(true));
+  }
+
+  /** The labels stream of a generator's events, as {@code generate --labels} writes it. */
+  private static byte[] labels(EventGenerator generator) throws IOException {
+    generate(generator);
+    Path file = Files.createTempFile("labels", ".ndjson");
+    try {
+      LabelStream.write(
+          generator.subjects(), LabelStream.Config.defaults(GeneratorConfig.DEFAULT_SEED), file);
+      return Files.readAllBytes(file);
+    } finally {
+      Files.delete(file);
+    }
+  }
+
+  @Test
+  public void theBundledSamplesCarryNoLabelInTheirEvents() {
+    assertThat(new String(output, StandardCharsets.UTF_8).contains("\"label\""), is(false));
   }
 
   @Test
   public void paymentsStayTheDefaultWorkloadAndTheBundledPaymentsSampleIsUnchanged()
       throws IOException {
     GeneratorConfig payments =
-        GeneratorConfig.builder().numEvents(2000).numAccounts(200).eventsPerSecond(0.3).build();
+        GeneratorConfig.builder()
+            .numEvents(2000)
+            .numAccounts(200)
+            .eventsPerSecond(0.3)
+            .inlineLabels(false)
+            .build();
     assertThat(payments.workload(), equalTo(Workload.PAYMENTS));
     assertArrayEquals(
         Files.readAllBytes(HOME.resolve("samples/sample-replay.ndjson")),
         generate(new EventGenerator(payments)));
+    assertArrayEquals(
+        Files.readAllBytes(HOME.resolve("samples/sample-labels.ndjson")),
+        labels(new EventGenerator(payments)));
   }
 
   @Test
