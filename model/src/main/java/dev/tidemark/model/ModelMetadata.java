@@ -8,7 +8,9 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.auto.value.AutoValue;
+import dev.tidemark.transforms.values.DriftReference;
 import dev.tidemark.transforms.values.PaymentFeatures;
+import dev.tidemark.transforms.values.ScoreReference;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -37,7 +39,9 @@ import org.checkerframework.checker.nullness.qual.Nullable;
  *   "threshold": 0.5,                    // the threshold the metrics were measured at
  *   "trainingData": {...},               // fingerprint of the training data (free form)
  *   "training": {...},                   // trainer and parameters (free form)
- *   "metrics": {...}                     // evaluation (free form)
+ *   "metrics": {...},                    // evaluation (free form)
+ *   "scoreReference": {"rows": 19783, "mean": 0.0131, "binWidth": 0.1,
+ *                      "counts": [...]}  // optional: scores on the evaluation rows, 10 bins
  * }
  * }</pre>
  *
@@ -81,6 +85,12 @@ public abstract class ModelMetadata {
   /** The evaluation, held as {@link #trainingDataNode()} is. */
   abstract ObjectNode metricsNode();
 
+  /**
+   * The model's score distribution on its evaluation rows at training time; absent for a model
+   * trained before it was recorded, which then gets no score drift test.
+   */
+  public abstract @Nullable ScoreReference scoreReference();
+
   abstract Builder toBuilder();
 
   @AutoValue.Builder
@@ -106,6 +116,8 @@ public abstract class ModelMetadata {
     abstract Builder setTrainingNode(ObjectNode training);
 
     abstract Builder setMetricsNode(ObjectNode metrics);
+
+    abstract Builder setScoreReference(@Nullable ScoreReference scoreReference);
 
     abstract ModelMetadata build();
   }
@@ -152,6 +164,30 @@ public abstract class ModelMetadata {
     return toBuilder().setMetricsNode(metrics.deepCopy()).build();
   }
 
+  public ModelMetadata withScoreReference(@Nullable ScoreReference scoreReference) {
+    return toBuilder().setScoreReference(scoreReference).build();
+  }
+
+  /**
+   * What the drift tests compare with: the {@link #scoreReference()} and the error rate at the
+   * threshold on the evaluation rows, {@code (falsePositives + falseNegatives) / rows} of {@code
+   * metrics.model} when the sidecar has them.
+   */
+  public DriftReference driftReference() {
+    JsonNode model = metricsNode().get("model");
+    Double errorRate = null;
+    if (model != null
+        && model.path("rows").isNumber()
+        && model.path("falsePositives").isNumber()
+        && model.path("falseNegatives").isNumber()
+        && model.path("rows").asLong() > 0) {
+      errorRate =
+          (double) (model.path("falsePositives").asLong() + model.path("falseNegatives").asLong())
+              / model.path("rows").asLong();
+    }
+    return new DriftReference(scoreReference(), errorRate);
+  }
+
   public ObjectNode trainingData() {
     return trainingDataNode().deepCopy();
   }
@@ -190,6 +226,15 @@ public abstract class ModelMetadata {
     root.set("trainingData", trainingDataNode());
     root.set("training", trainingNode());
     root.set("metrics", metricsNode());
+    ScoreReference reference = scoreReference();
+    if (reference != null) {
+      ObjectNode node = root.putObject("scoreReference");
+      node.put("rows", reference.rows());
+      node.put("mean", reference.mean());
+      node.put("binWidth", 1.0 / ScoreReference.BINS);
+      ArrayNode counts = node.putArray("counts");
+      reference.counts().forEach(counts::add);
+    }
     try {
       return MAPPER.writeValueAsString(root) + "\n";
     } catch (JsonProcessingException e) {
@@ -270,7 +315,42 @@ public abstract class ModelMetadata {
         .setTrainingDataNode(object(root, "trainingData"))
         .setTrainingNode(object(root, "training"))
         .setMetricsNode(object(root, "metrics"))
+        .setScoreReference(scoreReference(root, where))
         .build();
+  }
+
+  private static @Nullable ScoreReference scoreReference(JsonNode root, String where) {
+    JsonNode node = root.get("scoreReference");
+    if (node == null || node.isNull()) {
+      return null;
+    }
+    JsonNode counts = node.get("counts");
+    if (!node.isObject()
+        || counts == null
+        || !counts.isArray()
+        || !node.path("rows").canConvertToLong()
+        || !node.path("mean").isNumber()) {
+      throw new ModelLoadException(
+          "model sidecar "
+              + where
+              + ": scoreReference needs rows, mean and "
+              + ScoreReference.BINS
+              + " bin counts, found "
+              + node);
+    }
+    List<Long> values = new ArrayList<>();
+    for (JsonNode count : counts) {
+      if (!count.canConvertToLong()) {
+        throw new ModelLoadException(
+            "model sidecar " + where + ": scoreReference counts are integers, found " + count);
+      }
+      values.add(count.asLong());
+    }
+    try {
+      return new ScoreReference(values, node.get("mean").asDouble(), node.get("rows").asLong());
+    } catch (IllegalArgumentException e) {
+      throw new ModelLoadException("model sidecar " + where + ": " + e.getMessage(), e);
+    }
   }
 
   private static @Nullable String text(

@@ -84,6 +84,11 @@ public class DefaultModelTest {
       assertThat(
           metadata.metrics().get("model").get("aucPr").asDouble(),
           greaterThan(metadata.metrics().get("baseline").get("aucPr").asDouble()));
+      // The drift tests' reference: the scores on the same evaluation rows as the metrics.
+      assertThat(
+          metadata.scoreReference().rows(),
+          equalTo(metadata.metrics().get("model").get("rows").asLong()));
+      assertThat(metadata.driftReference().errorRate(), greaterThan(0.0));
     }
     try (InputStream report =
         DefaultModel.class.getResourceAsStream(DefaultModel.REPORT_RESOURCE)) {

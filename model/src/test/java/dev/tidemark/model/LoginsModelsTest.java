@@ -43,6 +43,9 @@ public class LoginsModelsTest {
       assertThat(metadata.featureNames(), equalTo(LOGINS_FEATURES));
       assertThat(metadata.modelSha256(), equalTo(LoadedModel.sha256(model)));
       assertThat(metadata.trainingData().get("spec").asText(), equalTo("logins"));
+      assertThat(
+          metadata.scoreReference().rows(),
+          equalTo(metadata.metrics().get("model").get("rows").asLong()));
     }
   }
 

@@ -9,6 +9,7 @@ import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.Features;
 import dev.tidemark.transforms.values.PaymentFeatures;
+import dev.tidemark.transforms.values.ScoreReference;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -199,6 +200,7 @@ public final class TrainModel {
         .withTrainingData(trainingData)
         .withTraining(xgboostTraining(config))
         .withMetrics(metricsJson(fit.xgboost(), fit.baseline(), rule))
+        .withScoreReference(fit.xgboostReference())
         .writeTo(ModelMetadata.sidecarOf(xgbFile));
     ModelMetadata.of(
             config.onnxName(), config.modelVersion(), ModelEngine.ONNX_RUNTIME, featureNames)
@@ -208,6 +210,7 @@ public final class TrainModel {
         .withTrainingData(trainingData)
         .withTraining(logisticTraining(config, fit.logistic(), featureNames))
         .withMetrics(metricsJson(fit.logisticMetrics(), fit.baseline(), rule))
+        .withScoreReference(fit.logisticReference())
         .writeTo(ModelMetadata.sidecarOf(onnxFile));
     return new String[] {xgbSha, onnxSha};
   }
@@ -295,6 +298,8 @@ public final class TrainModel {
    *     starting at or after it
    * @param purged windows straddling the split, in neither slice
    * @param baselineThreshold the baseline rule: flag when the first feature is at least this
+   * @param xgboostReference XGBoost's scores on the evaluation slice, for the drift test
+   * @param logisticReference the logistic regression's scores on the evaluation slice
    */
   record Fit(
       Instant split,
@@ -306,7 +311,9 @@ public final class TrainModel {
       ClassificationMetrics xgboost,
       ClassificationMetrics logisticMetrics,
       ClassificationMetrics baseline,
-      double baselineThreshold) {}
+      double baselineThreshold,
+      ScoreReference xgboostReference,
+      ScoreReference logisticReference) {}
 
   /**
    * Splits {@code rows} (in {@link TrainingRow#TIME_ORDER}) by time, fits XGBoost and the logistic
@@ -391,7 +398,18 @@ public final class TrainModel {
     }
     ClassificationMetrics baseline = ClassificationMetrics.of(baselineScores, evalY, k);
     return new Fit(
-        split, purged, trainY, evalY, xgbBytes, logistic, xgbMetrics, lrMetrics, baseline, k);
+        split,
+        purged,
+        trainY,
+        evalY,
+        xgbBytes,
+        logistic,
+        xgbMetrics,
+        lrMetrics,
+        baseline,
+        k,
+        ScoreReference.of(xgbScores),
+        ScoreReference.of(lrScores));
   }
 
   /**
