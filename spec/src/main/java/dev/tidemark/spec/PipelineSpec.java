@@ -319,13 +319,15 @@ public record PipelineSpec(
    *     evaluation sums per model version
    * @param evaluationPeriod how often a new evaluation window starts
    * @param evaluationLateness how long after its end an evaluation window takes late judgements
+   * @param drift the thresholds of the drift alarms
    */
   public record Labels(
       List<String> positive,
       Duration horizon,
       Duration evaluationWindow,
       Duration evaluationPeriod,
-      Duration evaluationLateness)
+      Duration evaluationLateness,
+      Drift drift)
       implements Serializable {
     /** The positive values when a spec has no {@code labels} section. */
     public static final List<String> DEFAULT_POSITIVE = List.of("fraud");
@@ -333,6 +335,33 @@ public record PipelineSpec(
     public Labels {
       positive = List.copyOf(positive);
     }
+  }
+
+  /**
+   * The drift alarms' CUSUM settings, per model version and role. The score test sums {@code score
+   * - referenceMean - scoreDelta} over decisions (and, for a fall, {@code referenceMean - score -
+   * scoreDelta}), never below 0, and alarms when a sum exceeds {@code scoreThreshold}; the error
+   * test does the same with 1 for a misclassified evaluation and 0 otherwise, against the training
+   * error rate, with {@code errorDelta} and {@code errorThreshold}.
+   *
+   * @param scoreDelta the allowance of the score test: about half the smallest shift of the mean
+   *     score worth an alarm
+   * @param scoreThreshold the score test's alarm level, in score units summed over decisions
+   * @param errorDelta the allowance of the error test: about half the smallest rise of the error
+   *     rate worth an alarm
+   * @param errorThreshold the error test's alarm level, in errors summed over evaluations
+   * @param baselineEvaluations for a model whose sidecar has no error rate, how many first
+   *     evaluations make its baseline error rate
+   */
+  public record Drift(
+      double scoreDelta,
+      double scoreThreshold,
+      double errorDelta,
+      double errorThreshold,
+      int baselineEvaluations)
+      implements Serializable {
+    /** The settings of a spec that names none. */
+    public static final Drift DEFAULT = new Drift(0.02, 50, 0.02, 30, 1000);
   }
 
   /** A sink kind. */

@@ -11,6 +11,7 @@ import dev.tidemark.spec.PipelineSpec.Accumulation;
 import dev.tidemark.spec.PipelineSpec.Aggregation;
 import dev.tidemark.spec.PipelineSpec.Clocks;
 import dev.tidemark.spec.PipelineSpec.Condition;
+import dev.tidemark.spec.PipelineSpec.Drift;
 import dev.tidemark.spec.PipelineSpec.Events;
 import dev.tidemark.spec.PipelineSpec.Feature;
 import dev.tidemark.spec.PipelineSpec.Field;
@@ -898,7 +899,7 @@ public final class SpecLoader {
     }
 
     @Nullable Labels labels(@Nullable JsonNode node, @Nullable Windows windows) {
-      JsonNode section = section(node, "labels", "positive", "horizon", "evaluation");
+      JsonNode section = section(node, "labels", "positive", "horizon", "evaluation", "drift");
       if (section == null) {
         return null;
       }
@@ -944,10 +945,79 @@ public final class SpecLoader {
             "labels.evaluation.every",
             every + " is longer than the window " + window + ": some labels would fall in none");
       }
-      if (horizon == null || window == null || every == null || lateness == null) {
+      Drift drift = drift(section.get("drift"));
+      if (horizon == null || window == null || every == null || lateness == null || drift == null) {
         return null;
       }
-      return new Labels(positive, horizon, window, every, lateness);
+      return new Labels(positive, horizon, window, every, lateness, drift);
+    }
+
+    @Nullable Drift drift(@Nullable JsonNode node) {
+      JsonNode section =
+          section(
+              node,
+              "labels.drift",
+              "scoreDelta",
+              "scoreThreshold",
+              "errorDelta",
+              "errorThreshold",
+              "baselineEvaluations");
+      if (section == null) {
+        return null;
+      }
+      Drift defaults = Drift.DEFAULT;
+      Double scoreDelta = fraction(section, "scoreDelta", defaults.scoreDelta());
+      Double scoreThreshold = positive(section, "scoreThreshold", defaults.scoreThreshold());
+      Double errorDelta = fraction(section, "errorDelta", defaults.errorDelta());
+      Double errorThreshold = positive(section, "errorThreshold", defaults.errorThreshold());
+      Integer baseline =
+          integer(
+              section,
+              "baselineEvaluations",
+              "labels.drift.baselineEvaluations",
+              defaults.baselineEvaluations(),
+              1,
+              Integer.MAX_VALUE);
+      if (scoreDelta == null
+          || scoreThreshold == null
+          || errorDelta == null
+          || errorThreshold == null
+          || baseline == null) {
+        return null;
+      }
+      return new Drift(scoreDelta, scoreThreshold, errorDelta, errorThreshold, baseline);
+    }
+
+    /** A drift allowance: a number from 0 (inclusive) to 1 (exclusive). */
+    @Nullable Double fraction(JsonNode node, String key, double fallback) {
+      JsonNode value = node.get(key);
+      if (value == null) {
+        return fallback;
+      }
+      if (!value.isNumber() || value.asDouble() < 0 || value.asDouble() >= 1) {
+        problem(
+            "labels.drift." + key,
+            "must be a number from 0 up to 1 (a shift of a score or an error rate), got "
+                + describe(value));
+        return null;
+      }
+      return value.asDouble();
+    }
+
+    /** A drift alarm level: a number above 0. */
+    @Nullable Double positive(JsonNode node, String key, double fallback) {
+      JsonNode value = node.get(key);
+      if (value == null) {
+        return fallback;
+      }
+      if (!value.isNumber() || !(value.asDouble() > 0) || Double.isInfinite(value.asDouble())) {
+        problem(
+            "labels.drift." + key,
+            "must be a number above 0 (the CUSUM sum that raises an alarm), got "
+                + describe(value));
+        return null;
+      }
+      return value.asDouble();
     }
 
     @Nullable Map<String, Output> outputs(@Nullable JsonNode node) {

@@ -297,6 +297,40 @@ public class SpecLoaderTest {
     PipelineSpec.Labels defaults = SpecLoader.parse(without, "p.yaml").labels();
     assertThat(defaults.positive(), is(PipelineSpec.Labels.DEFAULT_POSITIVE));
     assertThat(defaults.horizon(), is(Duration.ofDays(7)));
+    assertThat(defaults.drift(), is(PipelineSpec.Drift.DEFAULT));
+  }
+
+  @Test
+  public void theDriftSectionSetsTheCusumAllowancesAndLevels() {
+    assertThat(BundledSpecs.load("payments").labels().drift(), is(PipelineSpec.Drift.DEFAULT));
+    assertThat(BundledSpecs.load("logins").labels().drift(), is(PipelineSpec.Drift.DEFAULT));
+    String text = BundledSpecs.text("payments");
+    String changed =
+        text.replace(
+            "drift: {scoreDelta: 0.02, scoreThreshold: 50,",
+            "drift: {scoreDelta: 0.1, scoreThreshold: 12.5,");
+    PipelineSpec.Drift drift = SpecLoader.parse(changed, "p.yaml").labels().drift();
+    assertThat(drift, is(new PipelineSpec.Drift(0.1, 12.5, 0.02, 30, 1000)));
+  }
+
+  @Test
+  public void aDriftSectionThatCannotWorkIsRefused() {
+    assertThat(
+        problems("payments", "scoreDelta: 0.02", "scoreDelta: 1.5"),
+        contains(
+            "labels.drift.scoreDelta: must be a number from 0 up to 1 (a shift of a score or an"
+                + " error rate), got 1.5"));
+    assertThat(
+        problems("payments", "errorThreshold: 30", "errorThreshold: 0"),
+        contains(
+            "labels.drift.errorThreshold: must be a number above 0 (the CUSUM sum that raises an"
+                + " alarm), got 0"));
+    assertThat(
+        problems("payments", "baselineEvaluations: 1000", "baselineEvaluations: 0"),
+        contains("labels.drift.baselineEvaluations: 0 is not from 1 to 2147483647"));
+    assertThat(
+        problems("payments", "scoreThreshold: 50", "scoreLimit: 50").get(0),
+        containsString("labels.drift.scoreLimit: unknown key 'scoreLimit'"));
   }
 
   @Test
