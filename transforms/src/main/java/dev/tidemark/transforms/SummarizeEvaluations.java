@@ -111,7 +111,7 @@ public final class SummarizeEvaluations
         .setCoder(EvaluationSummary.SummaryCoder.of());
   }
 
-  private static final char SEPARATOR = '\u0000';
+  static final char SEPARATOR = '\u0000';
 
   /** The key of a model version in a role: role, name and version. */
   static String modelKey(String role, String name, String version) {

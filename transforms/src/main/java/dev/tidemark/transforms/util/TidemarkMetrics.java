@@ -75,6 +75,12 @@ public final class TidemarkMetrics {
    */
   public static final String LABELS_PREFIX = "labels.";
 
+  /**
+   * Prefix of the drift alarm counters, one per role, model version and test: {@code
+   * drift.alarms/deciding/tidemark-fraud-xgb:1/score} ({@code score} or {@code error}).
+   */
+  public static final String DRIFT_ALARMS_PREFIX = "drift.alarms/";
+
   public static final String LABELS_MATCHED = LABELS_PREFIX + "matched";
   public static final String LABELS_UNMATCHED = LABELS_PREFIX + "unmatched";
   public static final String LABELS_WITHOUT_KEY_OR_TIME = LABELS_PREFIX + "withoutKeyOrTime";
