@@ -4,9 +4,11 @@ import com.google.auto.value.AutoValue;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.DeadLetterReason;
 import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.DriftReference;
 import dev.tidemark.transforms.values.Features;
 import dev.tidemark.transforms.values.PaymentFeatures;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.VarIntCoder;
@@ -576,6 +578,27 @@ public abstract class ScoreFeatures
     return sidecar == null
         ? null
         : ModelMetadata.parse(sidecar, ModelLocation.sidecarUri(uri)).featureNames();
+  }
+
+  /**
+   * The drift reference ({@link ModelMetadata#driftReference()}) of the model at {@code modelUri}
+   * ({@code default}: the shipped model), by {@code name:version}, read where it is cheap: a local
+   * or classpath model file. Empty for a watched directory or pattern and for a model on a remote
+   * filesystem: their versions get the error test on a baseline from their first evaluations.
+   *
+   * @throws ModelLoadException when the model file or its sidecar is missing or not valid
+   */
+  public static Map<String, DriftReference> driftReferences(String modelUri) {
+    String uri = DEFAULT_MODEL.equals(modelUri) ? DefaultModel.XGBOOST_URI : checkUri(modelUri);
+    if (ModelDirectory.isWatched(uri)) {
+      return Map.of();
+    }
+    byte[] sidecar = ModelLocation.readSidecarIfCheap(uri);
+    if (sidecar == null) {
+      return Map.of();
+    }
+    ModelMetadata metadata = ModelMetadata.parse(sidecar, ModelLocation.sidecarUri(uri));
+    return Map.of(metadata.name() + ":" + metadata.version(), metadata.driftReference());
   }
 
   /** Fails at construction, on the launcher, for a model whose sidecar is cheap to read. */

@@ -3,11 +3,14 @@ package dev.tidemark.pipelines;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.transforms.BoundDeadLetters;
 import dev.tidemark.transforms.DeduplicateLabels;
+import dev.tidemark.transforms.DetectDrift;
 import dev.tidemark.transforms.EvaluateLabels;
 import dev.tidemark.transforms.ParseLabels;
 import dev.tidemark.transforms.SummarizeEvaluations;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.DriftAlarm;
+import dev.tidemark.transforms.values.DriftReference;
 import dev.tidemark.transforms.values.DuplicateRecord;
 import dev.tidemark.transforms.values.Evaluation;
 import dev.tidemark.transforms.values.EvaluationSummary;
@@ -36,10 +39,11 @@ import org.joda.time.Duration;
  * DeduplicateLabels} (first copy of each label identity within the spec's {@code labels.horizon}),
  * {@link EvaluateLabels} (each label against the edition in force of every window that held its
  * event) and {@link SummarizeEvaluations} (per model version and role, over the spec's evaluation
- * windows). Counters: {@code labels.read} = {@code labels.valid} + {@code labels.deadLetters};
- * {@code labels.valid} = {@code labels.unique} + {@code labels.duplicates}; every unique label,
- * once judged, is {@code labels.matched}, {@code labels.unmatched} or {@code
- * labels.withoutKeyOrTime}.
+ * windows), and {@link DetectDrift} on the decisions' scores and the evaluations (the spec's {@code
+ * labels.drift}; a run without labels applies {@link #detectDrift} to its decisions alone).
+ * Counters: {@code labels.read} = {@code labels.valid} + {@code labels.deadLetters}; {@code
+ * labels.valid} = {@code labels.unique} + {@code labels.duplicates}; every unique label, once
+ * judged, is {@code labels.matched}, {@code labels.unmatched} or {@code labels.withoutKeyOrTime}.
  *
  * <pre>{@code
  * Outputs outputs = events.apply("ScoreCloudEvents", ScoreCloudEvents.of(spec));
@@ -54,7 +58,11 @@ public final class EvaluateDecisions
   public static final List<String> NAMES =
       List.of("evaluations", "unmatched-labels", "label-duplicates", "label-dead-letters");
 
+  /** The file sink's directory of the drift alarms, written with or without labels. */
+  public static final String DRIFT = "drift";
+
   private final PCollection<Decision> decisions;
+  private final Map<String, DriftReference> driftReferences;
   private final PipelineSpec.Labels labels;
   private final String flaggedDecision;
   private final Duration windowSize;
@@ -64,6 +72,7 @@ public final class EvaluateDecisions
 
   private EvaluateDecisions(
       PCollection<Decision> decisions,
+      Map<String, DriftReference> driftReferences,
       PipelineSpec.Labels labels,
       String flaggedDecision,
       Duration windowSize,
@@ -71,6 +80,7 @@ public final class EvaluateDecisions
       Duration allowedLateness,
       BoundDeadLetters deadLetterBound) {
     this.decisions = decisions;
+    this.driftReferences = driftReferences;
     this.labels = labels;
     this.flaggedDecision = flaggedDecision;
     this.windowSize = windowSize;
@@ -83,6 +93,7 @@ public final class EvaluateDecisions
   public static EvaluateDecisions of(PCollection<Decision> decisions, PipelineSpec spec) {
     return new EvaluateDecisions(
         Objects.requireNonNull(decisions, "decisions"),
+        Map.of(),
         spec.labels(),
         spec.model().positiveLabel(),
         joda(spec.windows().size()),
@@ -94,13 +105,53 @@ public final class EvaluateDecisions
   /** The decisions' windows, when a run's options changed the spec's. */
   public EvaluateDecisions withWindows(Duration size, Duration period, Duration allowedLateness) {
     return new EvaluateDecisions(
-        decisions, labels, flaggedDecision, size, period, allowedLateness, deadLetterBound);
+        decisions,
+        driftReferences,
+        labels,
+        flaggedDecision,
+        size,
+        period,
+        allowedLateness,
+        deadLetterBound);
+  }
+
+  /**
+   * The drift tests' references by model version ({@code name:version}), from the sidecars; a model
+   * version without one gets the error test on a baseline from its first evaluations.
+   */
+  public EvaluateDecisions withDriftReferences(Map<String, DriftReference> references) {
+    return new EvaluateDecisions(
+        decisions,
+        Map.copyOf(references),
+        labels,
+        flaggedDecision,
+        windowSize,
+        windowPeriod,
+        allowedLateness,
+        deadLetterBound);
+  }
+
+  /**
+   * {@link DetectDrift} as {@code spec}'s {@code labels.drift} sets it, against {@code references}:
+   * the score test alone when applied to decisions without evaluations.
+   */
+  public static DetectDrift detectDrift(PipelineSpec spec, Map<String, DriftReference> references) {
+    return detectDrift(spec.labels().drift(), references, spec.model().positiveLabel());
+  }
+
+  private static DetectDrift detectDrift(
+      PipelineSpec.Drift drift, Map<String, DriftReference> references, String flaggedDecision) {
+    return DetectDrift.of(references, flaggedDecision)
+        .withScoreTest(drift.scoreDelta(), drift.scoreThreshold())
+        .withErrorTest(drift.errorDelta(), drift.errorThreshold())
+        .withBaselineEvaluations(drift.baselineEvaluations());
   }
 
   /** The largest payload a label's dead letter keeps. */
   public EvaluateDecisions withDeadLetterBound(BoundDeadLetters deadLetterBound) {
     return new EvaluateDecisions(
         decisions,
+        driftReferences,
         labels,
         flaggedDecision,
         windowSize,
@@ -136,8 +187,14 @@ public final class EvaluateDecisions
                 SummarizeEvaluations.flagging(flaggedDecision)
                     .withWindows(joda(labels.evaluationWindow()), joda(labels.evaluationPeriod()))
                     .withAllowedLateness(joda(labels.evaluationLateness())));
+    PCollection<DriftAlarm> drift =
+        decisions.apply(
+            "DetectDrift",
+            detectDrift(labels.drift(), driftReferences, flaggedDecision)
+                .withEvaluations(judged.evaluations()));
     return new Result(
         summaries,
+        drift,
         judged.evaluations(),
         judged.unmatched(),
         deduped.duplicates(),
@@ -148,6 +205,9 @@ public final class EvaluateDecisions
   public static final class Result implements POutput {
     /** One per evaluation window, pane and model version (and role). */
     public final PCollection<EvaluationSummary> summaries;
+
+    /** One per drift alarm, of the score test or the error test. */
+    public final PCollection<DriftAlarm> drift;
 
     /** One per label and window with a decision in force. */
     public final PCollection<Evaluation> evaluations;
@@ -163,11 +223,13 @@ public final class EvaluateDecisions
 
     Result(
         PCollection<EvaluationSummary> summaries,
+        PCollection<DriftAlarm> drift,
         PCollection<Evaluation> evaluations,
         PCollection<Label> unmatched,
         PCollection<DuplicateRecord> duplicates,
         PCollection<DeadLetter> deadLetters) {
       this.summaries = summaries;
+      this.drift = drift;
       this.evaluations = evaluations;
       this.unmatched = unmatched;
       this.duplicates = duplicates;
@@ -183,6 +245,7 @@ public final class EvaluateDecisions
     public Map<TupleTag<?>, PValue> expand() {
       return Map.of(
           new TupleTag<EvaluationSummary>("summaries"), summaries,
+          new TupleTag<DriftAlarm>("drift"), drift,
           new TupleTag<Evaluation>("evaluations"), evaluations,
           new TupleTag<Label>("unmatched"), unmatched,
           new TupleTag<DuplicateRecord>("duplicates"), duplicates,

@@ -23,8 +23,9 @@ import org.joda.time.Duration;
 
 /**
  * The Tidemark job as its options describe it: the configured source ({@link Sources}), {@link
- * ScoreCloudEvents} configured from the options, and the configured sinks ({@link Sinks}). Running
- * it, checking options against a runner and everything around a run live in {@code
+ * ScoreCloudEvents} configured from the options, what the run learns about its decisions (labels,
+ * drift: {@link WatchDecisions}) and the configured sinks ({@link Sinks}). Running it, checking
+ * options against a runner and everything around a run live in {@code
  * dev.tidemark.pipelines.launch}; this class refers to no runner.
  */
 public final class TidemarkPipeline {
@@ -41,25 +42,8 @@ public final class TidemarkPipeline {
     PCollection<RawRecord> raw =
         source == null ? Sources.read(pipeline, options) : pipeline.apply("ReadReplay", source);
     Outputs outputs = expand(raw, options);
-    if (options.getLabelsInput() != null) {
-      Sinks.writeLabels(
-          Sources.readLabels(pipeline, options)
-              .apply("EvaluateDecisions", evaluation(outputs, options)),
-          outputs,
-          options);
-    }
-    Sinks.write(outputs, options);
+    Sinks.write(outputs, WatchDecisions.apply(pipeline, outputs, options), options);
     return outputs;
-  }
-
-  /** {@link EvaluateDecisions} of {@code outputs}' decisions, with the run's windows. */
-  static EvaluateDecisions evaluation(Outputs outputs, TidemarkOptions options) {
-    return EvaluateDecisions.of(outputs.decisions, RunSpecs.of(options))
-        .withWindows(
-            Durations.parse("windowSize", options.getWindowSize()),
-            Durations.parse("windowPeriod", options.getWindowPeriod()),
-            Durations.parse("allowedLateness", options.getAllowedLateness()))
-        .withDeadLetterBound(deadLetterBound(options));
   }
 
   /** Applies {@link ScoreCloudEvents}, configured from {@code options}, to {@code raw}. */

@@ -22,6 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.metrics.Counter;
+import org.apache.beam.sdk.metrics.Distribution;
 import org.apache.beam.sdk.state.BagState;
 import org.apache.beam.sdk.state.StateSpec;
 import org.apache.beam.sdk.state.StateSpecs;
@@ -68,9 +69,9 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>A statistic above its threshold emits one alarm, increments the counter {@code
- * drift.alarms/<role>/<name:version>/<kind>} and logs one line; then that test starts again from 0
- * (both sums of the score test), so a persisting shift alarms again only after it has
- * re-accumulated.
+ * drift.alarms/<role>/<name:version>/<kind>} (and the distribution {@code drift.alarmTimeMillis} of
+ * alarm times) and logs one line; then that test starts again from 0 (both sums of the score test),
+ * so a persisting shift alarms again only after it has re-accumulated.
  *
  * <p>Order: per key (role and model version) the observations are buffered in state and applied in
  * event-time order (then kind, then id) once the watermark has passed them, by an event-time timer
@@ -472,6 +473,8 @@ public final class DetectDrift extends PTransform<PCollection<Decision>, PCollec
     private final Map<String, DriftReference> references;
     private final Settings settings;
     private transient Map<String, Counter> counters;
+    private final Distribution alarmTimes =
+        TidemarkMetrics.distribution(TidemarkMetrics.DRIFT_ALARM_TIME);
 
     @StateId(BUFFER)
     private final StateSpec<BagState<Observation>> bufferSpec =
@@ -709,6 +712,7 @@ public final class DetectDrift extends PTransform<PCollection<Decision>, PCollec
                   + alarm.kind(),
               TidemarkMetrics::counter)
           .inc();
+      alarmTimes.update(alarm.at().getMillis());
       LOG.warn(
           "drift alarm: {} test of {} model {}, {}, at {}: CUSUM {} > {} after {} observations,"
               + " reference mean {}, observed mean {}",

@@ -171,6 +171,43 @@ public class RunReportTest {
         not(containsString("Online evaluation")));
   }
 
+  @Test
+  public void eachDriftAlarmIsARowMarkedAsAnAlarm() throws IOException {
+    Path out =
+        outputs(
+            SUMMARY.replace(
+                "\"identityHolds\"",
+                "\"drift\": {\"alarms\": 1, \"firstAlarmTime\": \"2026-01-01T01:00:00.000Z\","
+                    + " \"byModel\": {\"deciding\": {\"m:1\": {\"score\": 1}}}},"
+                    + " \"identityHolds\""));
+    Files.createDirectories(out.resolve("drift"));
+    Files.writeString(
+        out.resolve("drift").resolve("drift-00000-of-00001.ndjson"),
+        "{\"model\":{\"name\":\"m\",\"version\":\"1\",\"role\":\"deciding\"},"
+            + "\"kind\":\"score\",\"direction\":\"up\",\"at\":\"2026-01-01T01:00:00.000Z\","
+            + "\"statistic\":50.4,\"threshold\":50.0,\"observations\":1320,"
+            + "\"referenceMean\":0.0131,\"observedMean\":0.071}\n",
+        StandardCharsets.UTF_8);
+
+    RunReport.write(out, ReportSettings.DEFAULTS);
+
+    String page = Files.readString(out.resolve(RunReport.FILE_NAME), StandardCharsets.UTF_8);
+    assertThat(page, containsString("1 alarms, first at 2026-01-01T01:00:00.000Z"));
+    assertThat(
+        page,
+        containsString(
+            "<tr class=\"drift-alarm\" data-model=\"m:1\" data-kind=\"score\"><td"
+                + " class=\"holds-no\">&#9650; alarm</td><td>2026-01-01T01:00:00.000Z</td>"
+                + "<td>deciding</td><td>m:1</td><td>score up</td><td>50.40 / 50.00</td>"
+                + "<td>1,320</td><td>0.0131</td><td>0.0710</td></tr>"));
+    // A run without a drift output says it had no alarm.
+    Path plain = withoutLabels();
+    RunReport.write(plain, ReportSettings.DEFAULTS);
+    String plainPage = Files.readString(plain.resolve(RunReport.FILE_NAME), StandardCharsets.UTF_8);
+    assertThat(plainPage, containsString("no drift alarm"));
+    assertThat(plainPage, not(containsString("class=\"drift-alarm\"")));
+  }
+
   private Path withoutLabels() throws IOException {
     Path out = folder.newFolder("plain").toPath();
     Files.writeString(out.resolve("summary.json"), SUMMARY, StandardCharsets.UTF_8);

@@ -12,6 +12,7 @@ import dev.tidemark.pipelines.io.kafka.KafkaSinks;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.DriftAlarm;
 import dev.tidemark.transforms.values.DuplicateRecord;
 import dev.tidemark.transforms.values.EvaluationSummary;
 import dev.tidemark.transforms.values.Label;
@@ -48,13 +49,30 @@ public final class Sinks {
 
   /** Writes the outputs where {@code --sink} says. */
   public static void write(Outputs outputs, TidemarkOptions options) {
+    write(outputs, null, options);
+  }
+
+  /**
+   * Writes the outputs where {@code --sink} says, and with the file sink the drift alarms too, in
+   * {@link EvaluateDecisions#DRIFT} beside them (in the same write). The Kafka and BigQuery sinks
+   * have no drift output yet: there the alarms are counted and logged only.
+   */
+  public static void write(
+      Outputs outputs, @Nullable PCollection<DriftAlarm> drift, TidemarkOptions options) {
     switch (options.getSink()) {
       case files:
         writeFiles(
             outputs,
             options.getOutput(),
             rollsFiles(options, outputs) ? fileRollIntervalOf(options) : null,
-            fileNames(options));
+            fileNames(options),
+            drift == null
+                ? Map.of()
+                : Map.of(
+                    EvaluateDecisions.DRIFT,
+                    drift.apply(
+                        "DriftToJson",
+                        MapElements.into(TypeDescriptors.strings()).via(DriftAlarm::toJsonLine))));
         return;
       case kafka:
         KafkaClients clients = KafkaClients.from(options);
@@ -136,6 +154,16 @@ public final class Sinks {
       String outputDirectory,
       @Nullable Duration rollInterval,
       List<String> names) {
+    writeFiles(outputs, outputDirectory, rollInterval, names, Map.of());
+  }
+
+  /** {@link #writeFiles(Outputs, String, Duration, List)} and more lines, by directory. */
+  private static void writeFiles(
+      Outputs outputs,
+      String outputDirectory,
+      @Nullable Duration rollInterval,
+      List<String> names,
+      Map<String, PCollection<String>> more) {
     Map<String, PCollection<String>> lines = new LinkedHashMap<>();
     lines.put(
         names.get(0),
@@ -156,6 +184,7 @@ public final class Sinks {
         outputs.tooLate.apply(
             "TooLateToJson",
             MapElements.into(TypeDescriptors.strings()).via(TooLateRecord::toJson)));
+    lines.putAll(more);
     outputs
         .decisions
         .getPipeline()
@@ -164,6 +193,13 @@ public final class Sinks {
             rollInterval == null
                 ? NdjsonFiles.write(lines, outputDirectory)
                 : NdjsonFiles.write(lines, outputDirectory).withRollInterval(rollInterval));
+  }
+
+  /** The directory of the drift alarms under {@code --output}: with the file sink, always. */
+  public static List<String> driftFileNames(TidemarkOptions options) {
+    return options.getSink() == TidemarkOptions.SinkKind.files
+        ? List.of(EvaluateDecisions.DRIFT)
+        : List.of();
   }
 
   /** The directories of the label outputs under {@code --output}: none without labels. */

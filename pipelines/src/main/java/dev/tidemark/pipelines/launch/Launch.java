@@ -99,6 +99,7 @@ public final class Launch {
     if (options.getSink() == TidemarkOptions.SinkKind.files) {
       OutputDirectory.touchEmptyOutputs(output, Sinks.fileNames(options));
       OutputDirectory.touchEmptyOutputs(output, Sinks.labelFileNames(options));
+      OutputDirectory.touchEmptyOutputs(output, Sinks.driftFileNames(options));
     }
     summary.writeTo(output.resolve("summary.json"));
     return summary;
@@ -119,6 +120,7 @@ public final class Launch {
     }
     OutputDirectory.clear(Paths.get(options.getOutput()), Sinks.fileNames(options));
     OutputDirectory.clear(Paths.get(options.getOutput()), Sinks.labelFileNames(options));
+    OutputDirectory.clear(Paths.get(options.getOutput()), Sinks.driftFileNames(options));
     Pipeline pipeline = Pipeline.create(options);
     TidemarkPipeline.build(pipeline, options, source);
     return pipeline;

@@ -33,6 +33,7 @@ import org.apache.beam.sdk.metrics.MetricResult;
 import org.apache.beam.sdk.metrics.MetricsFilter;
 import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Duration;
+import org.joda.time.Instant;
 
 /**
  * What a run did with every input record, from the pipeline's counters, and the accounting identity
@@ -282,6 +283,40 @@ public final class Summary {
   }
 
   /**
+   * The drift alarms of the run: how many, the first one's time (null without alarms), and the
+   * count by role, model version ({@code name:version}) and test ({@code score}, {@code error}).
+   */
+  private void writeDrift(ObjectNode drift) {
+    String prefix = TidemarkMetrics.DRIFT_ALARMS_PREFIX;
+    long alarms = 0;
+    ObjectNode byModel = Json.MAPPER.createObjectNode();
+    for (Map.Entry<String, Long> entry : counters.entrySet()) {
+      String name = entry.getKey();
+      if (!name.startsWith(prefix) || entry.getValue() == 0) {
+        continue;
+      }
+      String[] parts = name.substring(prefix.length()).split("/", 3);
+      if (parts.length != 3) {
+        continue;
+      }
+      ObjectNode models =
+          byModel.has(parts[0]) ? (ObjectNode) byModel.get(parts[0]) : byModel.putObject(parts[0]);
+      ObjectNode model =
+          models.has(parts[1]) ? (ObjectNode) models.get(parts[1]) : models.putObject(parts[1]);
+      model.put(parts[2], entry.getValue());
+      alarms += entry.getValue();
+    }
+    drift.put("alarms", alarms);
+    DistributionResult times = distributions.get(TidemarkMetrics.DRIFT_ALARM_TIME);
+    if (alarms > 0 && times != null && times.getCount() > 0) {
+      drift.put("firstAlarmTime", Json.instant(new Instant(times.getMin())));
+    } else {
+      drift.putNull("firstAlarmTime");
+    }
+    drift.set("byModel", byModel);
+  }
+
+  /**
    * The labels stream's accounting and the evaluation per model version over the whole run, by role
    * ({@code deciding}, {@code shadow}) and {@code name:version}.
    */
@@ -409,6 +444,7 @@ public final class Summary {
     if (readLabels()) {
       writeLabels(json.putObject("labels"));
     }
+    writeDrift(json.putObject("drift"));
     json.put("identityHolds", identityHolds());
     json.put("wallTimeMillis", wallTime.getMillis());
     try {

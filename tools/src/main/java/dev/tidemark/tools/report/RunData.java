@@ -1,6 +1,7 @@
 package dev.tidemark.tools.report;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.tidemark.pipelines.EvaluateDecisions;
 import dev.tidemark.pipelines.Outputs;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.transforms.util.Json;
@@ -54,8 +55,15 @@ final class RunData {
   final List<DecisionPoint> decisions;
   final List<TooLatePoint> tooLate;
 
+  /** The drift alarms, one JSON object each as the drift output has them; none without it. */
+  final List<JsonNode> driftAlarms;
+
   private RunData(
-      Path directory, JsonNode summary, List<DecisionPoint> decisions, List<TooLatePoint> tooLate) {
+      Path directory,
+      JsonNode summary,
+      List<DecisionPoint> decisions,
+      List<TooLatePoint> tooLate,
+      List<JsonNode> driftAlarms) {
     this.directory = directory;
     this.summary = summary;
     JsonNode labels = summary.path("spec").path("labels");
@@ -63,6 +71,7 @@ final class RunData {
     this.belowLabel = labels.path("below").asText("allow");
     this.decisions = Collections.unmodifiableList(decisions);
     this.tooLate = Collections.unmodifiableList(tooLate);
+    this.driftAlarms = Collections.unmodifiableList(driftAlarms);
   }
 
   /**
@@ -119,7 +128,11 @@ final class RunData {
       tooLate.add(
           new TooLatePoint(millis(line.path("eventTime")), millis(line.path("ingestionTime"))));
     }
-    return new RunData(directory, summary, decisions, tooLate);
+    // The drift output, in time order: a run before drift alarms has none.
+    Path drift = directory.resolve(EvaluateDecisions.DRIFT);
+    List<JsonNode> alarms = Files.isDirectory(drift) ? lines(drift) : new ArrayList<>();
+    alarms.sort(java.util.Comparator.comparing(alarm -> alarm.path("at").asText()));
+    return new RunData(directory, summary, decisions, tooLate, alarms);
   }
 
   private static DecisionPoint decision(JsonNode line, String keyField) {

@@ -128,6 +128,15 @@ public final class RunReport {
           .append(" output.</p>\n")
           .append(evaluationTable(labels.path("byModel")));
     }
+    page.append("<h2 id=\"drift-heading\">Drift alarms</h2>\n")
+        .append("<p class=\"caption\" id=\"drift-count\">From summary.json: ")
+        .append(count(data.summary.path("drift").path("alarms").asLong()))
+        .append(" alarms, first at ")
+        .append(Html.escape(data.summary.path("drift").path("firstAlarmTime").asText("none")))
+        .append(". CUSUM tests per model version on the decisions' scores against the sidecar's")
+        .append(" reference and on the labelled error rate (docs/labels.md); one row per alarm")
+        .append(" of the drift output.</p>\n")
+        .append(driftTable(data.driftAlarms));
     for (Chart chart : charts) {
       page.append("<h2>")
           .append(Html.escape(chart.title()))
@@ -235,6 +244,50 @@ public final class RunReport {
                               .append(rate(m.path("reviewRate")))
                               .append("</td></tr>\n");
                         }));
+    return table.append("</tbody></table>\n").toString();
+  }
+
+  /** One row per drift alarm, marked, in time order; a single row saying so when there are none. */
+  static String driftTable(List<JsonNode> alarms) {
+    StringBuilder table =
+        new StringBuilder(
+            "<table id=\"drift\"><thead><tr><th></th><th>at</th><th>role</th><th>model</th>"
+                + "<th>test</th><th>statistic / threshold</th><th>observations</th>"
+                + "<th>reference mean</th><th>observed mean</th></tr></thead><tbody>\n");
+    if (alarms.isEmpty()) {
+      table.append("<tr class=\"no-drift\"><td colspan=\"9\">no drift alarm</td></tr>\n");
+    }
+    for (JsonNode alarm : alarms) {
+      JsonNode model = alarm.path("model");
+      String name = model.path("name").asText() + ":" + model.path("version").asText();
+      table
+          .append("<tr class=\"drift-alarm\" data-model=\"")
+          .append(Html.escape(name))
+          .append("\" data-kind=\"")
+          .append(Html.escape(alarm.path("kind").asText()))
+          .append("\"><td class=\"holds-no\">&#9650; alarm</td><td>")
+          .append(Html.escape(alarm.path("at").asText()))
+          .append("</td><td>")
+          .append(Html.escape(model.path("role").asText()))
+          .append("</td><td>")
+          .append(Html.escape(name))
+          .append("</td><td>")
+          .append(Html.escape(alarm.path("kind").asText() + " " + alarm.path("direction").asText()))
+          .append("</td><td>")
+          .append(
+              String.format(
+                  Locale.ROOT,
+                  "%.2f / %.2f",
+                  alarm.path("statistic").asDouble(),
+                  alarm.path("threshold").asDouble()))
+          .append("</td><td>")
+          .append(count(alarm.path("observations").asLong()))
+          .append("</td><td>")
+          .append(String.format(Locale.ROOT, "%.4f", alarm.path("referenceMean").asDouble()))
+          .append("</td><td>")
+          .append(String.format(Locale.ROOT, "%.4f", alarm.path("observedMean").asDouble()))
+          .append("</td></tr>\n");
+    }
     return table.append("</tbody></table>\n").toString();
   }
 

@@ -81,6 +81,13 @@ public final class TidemarkMetrics {
    */
   public static final String DRIFT_ALARMS_PREFIX = "drift.alarms/";
 
+  /**
+   * A distribution of each drift alarm's time ({@link
+   * dev.tidemark.transforms.values.DriftAlarm#at()}) in epoch milliseconds: its minimum is the
+   * first alarm's.
+   */
+  public static final String DRIFT_ALARM_TIME = "drift.alarmTimeMillis";
+
   public static final String LABELS_MATCHED = LABELS_PREFIX + "matched";
   public static final String LABELS_UNMATCHED = LABELS_PREFIX + "unmatched";
   public static final String LABELS_WITHOUT_KEY_OR_TIME = LABELS_PREFIX + "withoutKeyOrTime";

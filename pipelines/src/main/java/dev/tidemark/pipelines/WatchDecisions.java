@@ -1,0 +1,68 @@
+package dev.tidemark.pipelines;
+
+import dev.tidemark.model.ScoreFeatures;
+import dev.tidemark.pipelines.io.Sinks;
+import dev.tidemark.pipelines.io.Sources;
+import dev.tidemark.spec.PipelineSpec;
+import dev.tidemark.transforms.values.DriftAlarm;
+import dev.tidemark.transforms.values.DriftReference;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.values.PCollection;
+
+/**
+ * What a run learns about its own decisions, as its options say: with {@code --labelsInput}, the
+ * labels judged by {@link EvaluateDecisions} (evaluations, and drift alarms on scores and labelled
+ * errors); without, drift alarms on the decisions' scores alone. The drift tests compare with the
+ * sidecars of {@code --modelUri} and {@code --shadowModelUri} where they are cheap to read.
+ */
+final class WatchDecisions {
+  private WatchDecisions() {}
+
+  /**
+   * Adds the label branch (if any, with its sink) and the drift tests to {@code pipeline}; returns
+   * the drift alarms, which the outputs' sink writes.
+   */
+  static PCollection<DriftAlarm> apply(
+      Pipeline pipeline, Outputs outputs, TidemarkOptions options) {
+    Map<String, DriftReference> references = driftReferences(options);
+    PCollection<DriftAlarm> drift;
+    if (options.getLabelsInput() != null) {
+      EvaluateDecisions.Result labels =
+          Sources.readLabels(pipeline, options)
+              .apply("EvaluateDecisions", evaluation(outputs, options, references));
+      Sinks.writeLabels(labels, outputs, options);
+      drift = labels.drift;
+    } else {
+      drift =
+          outputs.decisions.apply(
+              "DetectDrift", EvaluateDecisions.detectDrift(RunSpecs.of(options), references));
+    }
+    return drift;
+  }
+
+  /** {@link EvaluateDecisions} of {@code outputs}' decisions, with the run's windows. */
+  static EvaluateDecisions evaluation(
+      Outputs outputs, TidemarkOptions options, Map<String, DriftReference> references) {
+    PipelineSpec spec = RunSpecs.of(options);
+    return EvaluateDecisions.of(outputs.decisions, spec)
+        .withWindows(
+            Durations.parse("windowSize", options.getWindowSize()),
+            Durations.parse("windowPeriod", options.getWindowPeriod()),
+            Durations.parse("allowedLateness", options.getAllowedLateness()))
+        .withDeadLetterBound(TidemarkPipeline.deadLetterBound(options))
+        .withDriftReferences(references);
+  }
+
+  /** The drift references of the run's model and shadow model, where cheap to read. */
+  static Map<String, DriftReference> driftReferences(TidemarkOptions options) {
+    Map<String, DriftReference> references =
+        new HashMap<>(ScoreFeatures.driftReferences(options.getModelUri()));
+    String shadow = options.getShadowModelUri();
+    if (shadow != null && !shadow.isBlank()) {
+      references.putAll(ScoreFeatures.driftReferences(shadow.trim()));
+    }
+    return references;
+  }
+}
