@@ -100,6 +100,8 @@ public class DecisionTrainModelIT {
       assertThat(trainingData.get("labelRecords").asLong(), is(data.labelLines()));
       assertThat(trainingData.get("labelsSha256").asText().length(), is(64));
       assertThat(trainingData.get("decisionsSha256").asText().length(), is(64));
+      // The drift tests' reference: the model's scores on the evaluation examples.
+      assertThat(sidecar.scoreReference().rows(), is((long) report.evalRows()));
     }
     // The booster loads and scores the examples: the positives above the negatives on average.
     Booster booster = XGBoost.loadModel(Files.readAllBytes(report.xgboostModel()));

@@ -82,6 +82,14 @@ public class SpecTrainModelIT {
         closeTo(bundledLogistic.training().get("bias").asDouble(), 1e-3));
     assertMetricsClose(logistic, bundledLogistic);
     assertMetricsClose(sidecar(report.xgboostModel()), bundledXgboost);
+    // The bundled sidecars' score references are these models' scores on the evaluation slice.
+    for (ModelMetadata[] pair :
+        List.of(
+            new ModelMetadata[] {logistic, bundledLogistic},
+            new ModelMetadata[] {sidecar(report.xgboostModel()), bundledXgboost})) {
+      assertThat(pair[0].scoreReference().rows(), equalTo(pair[1].scoreReference().rows()));
+      assertThat(pair[0].scoreReference().mean(), closeTo(pair[1].scoreReference().mean(), 1e-4));
+    }
 
     // Separation on the later slice, from the models' own scores.
     for (ClassificationMetrics m : List.of(report.logistic(), report.xgboost())) {

@@ -78,6 +78,10 @@ public class TrainModelIT {
     assertThat(spec.featureNames(), equalTo(PaymentFeatures.SCHEMA.names()));
     assertThat(spec.training(), equalTo(serving.training()));
     assertThat(spec.metrics(), equalTo(serving.metrics()));
+    assertThat(spec.scoreReference(), equalTo(serving.scoreReference()));
+    assertThat(
+        serving.scoreReference().rows(),
+        equalTo(serving.metrics().get("model").get("rows").asLong()));
   }
 
   @Test
