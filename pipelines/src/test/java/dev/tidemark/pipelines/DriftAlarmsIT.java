@@ -39,8 +39,10 @@ import org.junit.runners.JUnit4;
  * labels.drift} of the payments spec), labels read beside the events: none on generated streams
  * without drift, and on a stream whose card-testing fraud becomes fifteen times as frequent at a
  * known moment, a score alarm after that moment and none before. Prints its figures (the false
- * alarms per seed, with the highest the score sums reached; the detection delay) for
- * docs/labels.md.
+ * alarms per seed, with the highest the score sums reached; the detection delay). Sized for CI by
+ * default (one seed of {@value #CI_EVENTS} events; {@value #CI_HALF} events either side of the
+ * shift); docs/labels.md's figures are from {@code -Dtidemark.drift.seeds=101,102,103
+ * -Dtidemark.drift.events=1500 -Dtidemark.drift.half=1000}.
  */
 @RunWith(JUnit4.class)
 public class DriftAlarmsIT {
@@ -48,6 +50,15 @@ public class DriftAlarmsIT {
 
   private static final int ACCOUNTS = 100;
   private static final double EVENTS_PER_SECOND = 0.5;
+  static final int CI_EVENTS = 500;
+  static final int CI_HALF = 500;
+
+  /** The seeds of the streams without drift. */
+  private static long[] seeds() {
+    return java.util.Arrays.stream(System.getProperty("tidemark.drift.seeds", "101").split(","))
+        .mapToLong(s -> Long.parseLong(s.trim()))
+        .toArray();
+  }
 
   private static GeneratorConfig.Builder stream(long seed, int events) {
     return GeneratorConfig.builder()
@@ -66,9 +77,11 @@ public class DriftAlarmsIT {
     long decisions = 0;
     long evaluations = 0;
     long alarms = 0;
-    for (long seed : new long[] {101, 102, 103}) {
+    long[] seeds = seeds();
+    int events = Integer.getInteger("tidemark.drift.events", CI_EVENTS);
+    for (long seed : seeds) {
       Path dir = TMP.newFolder("steady-" + seed).toPath();
-      EventGenerator generator = new EventGenerator(stream(seed, 1500).build());
+      EventGenerator generator = new EventGenerator(stream(seed, events).build());
       Path generated = dir.resolve("generated.ndjson");
       generator.writeTo(generated);
       Path labels = dir.resolve("labels.ndjson");
@@ -97,7 +110,10 @@ public class DriftAlarmsIT {
     }
     System.out.printf(
         Locale.ROOT,
-        "drift without drift, 3 seeds: %d alarms in %d on-time decisions and %d evaluations%n",
+        "drift without drift, %d seeds of %d events: %d alarms in %d on-time decisions and %d"
+            + " evaluations%n",
+        seeds.length,
+        events,
         alarms,
         decisions,
         evaluations);
@@ -106,7 +122,7 @@ public class DriftAlarmsIT {
   @Test
   public void moreFraudAfterAKnownMomentAlarmsAfterItAndNotBefore() throws Exception {
     Path dir = TMP.newFolder("shifted").toPath();
-    int events = 1000;
+    int events = Integer.getInteger("tidemark.drift.half", CI_HALF);
     EventGenerator before = new EventGenerator(stream(201, events).build());
     Instant shift =
         GeneratorConfig.DEFAULT_START.plusMillis((long) (events / EVENTS_PER_SECOND * 1000));
