@@ -107,6 +107,7 @@ public class TidemarkPipelineIT {
             "corrections",
             "models",
             "signals",
+            "drift",
             "identityHolds",
             "wallTimeMillis"));
     List<String> spec = new ArrayList<>();
