@@ -12,6 +12,7 @@ import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.spec.SpecLoader;
+import dev.tidemark.testkit.OutputFiles;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
 import dev.tidemark.testkit.generate.LabelStream;
@@ -27,7 +28,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
-import java.util.stream.Stream;
 import org.junit.ClassRule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
@@ -200,7 +200,7 @@ public class DriftAlarmsIT {
                 replay, output, "--earlyFiringDelay=none", "--labelsInput=" + labels));
     assertThat(summary.toJson(), summary.identityHolds(), is(true));
     JsonNode json = Json.MAPPER.readTree(summary.toJson());
-    List<JsonNode> alarms = lines(output.resolve("drift"));
+    List<JsonNode> alarms = OutputFiles.records(output.resolve("drift"));
     alarms.sort(Comparator.comparing(a -> a.get("at").asText()));
     return new Run(output, alarms, json, json.at("/labels/evaluations").asLong());
   }
@@ -213,7 +213,7 @@ public class DriftAlarmsIT {
 
     static Cusum replay(Path decisions, double mean, PipelineSpec.Drift drift) throws IOException {
       List<JsonNode> onTime = new ArrayList<>();
-      for (JsonNode d : lines(decisions)) {
+      for (JsonNode d : OutputFiles.records(decisions)) {
         if (d.at("/pane/timing").asText().equals("ON_TIME") && d.get("score").isNumber()) {
           onTime.add(d);
         }
@@ -234,19 +234,5 @@ public class DriftAlarmsIT {
       }
       return c;
     }
-  }
-
-  private static List<JsonNode> lines(Path directory) throws IOException {
-    List<JsonNode> nodes = new ArrayList<>();
-    try (Stream<Path> files = Files.list(directory)) {
-      for (Path file : files.sorted().toList()) {
-        for (String line : Files.readAllLines(file)) {
-          if (!line.isBlank()) {
-            nodes.add(Json.MAPPER.readTree(line));
-          }
-        }
-      }
-    }
-    return nodes;
   }
 }

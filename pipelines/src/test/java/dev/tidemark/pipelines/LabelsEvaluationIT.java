@@ -8,6 +8,7 @@ import static org.junit.Assert.assertThrows;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.pipelines.launch.Summary;
+import dev.tidemark.testkit.OutputFiles;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
 import dev.tidemark.testkit.generate.LabelStream;
@@ -20,13 +21,11 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.stream.Stream;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.testing.TestStream;
 import org.joda.time.Instant;
@@ -89,7 +88,7 @@ public class LabelsEvaluationIT {
     assertThat(summary.toJson(), summary.identityHolds(), is(true));
 
     Expected expected = Expected.of(output.resolve("decisions"), labels);
-    List<JsonNode> summaries = lines(output.resolve("evaluations"));
+    List<JsonNode> summaries = OutputFiles.records(output.resolve("evaluations"));
     assertThat(summaries.toString(), summaries.size(), is(1));
     JsonNode only = summaries.get(0);
     assertThat(only.at("/model/role").asText(), is("deciding"));
@@ -100,10 +99,14 @@ public class LabelsEvaluationIT {
     assertThat(only.toString(), only.get("flagged").asLong(), is(expected.flagged));
     assertThat(only.toString(), only.get("truePositives").asLong(), is(expected.truePositives));
     assertThat("fraud was labelled and caught", expected.truePositives, greaterThan(0L));
-    assertThat(lines(output.resolve("unmatched-labels")).size(), is((int) expected.unmatched));
-    assertThat(lines(output.resolve("label-duplicates")).size(), is((int) expected.repeatedCopies));
+    assertThat(
+        OutputFiles.records(output.resolve("unmatched-labels")).size(),
+        is((int) expected.unmatched));
+    assertThat(
+        OutputFiles.records(output.resolve("label-duplicates")).size(),
+        is((int) expected.repeatedCopies));
     assertThat(expected.repeatedCopies, greaterThan(0L));
-    assertThat(lines(output.resolve("label-dead-letters")).size(), is(0));
+    assertThat(OutputFiles.records(output.resolve("label-dead-letters")).size(), is(0));
 
     // summary.json accounts for every label and sums the evaluation per model version.
     JsonNode labelCounts = Json.MAPPER.readTree(summary.toJson()).get("labels");
@@ -151,7 +154,7 @@ public class LabelsEvaluationIT {
     static Expected of(Path decisions, Path labelsFile) throws IOException {
       // The edition in force of each decided window, by key and window start.
       Map<String, Map<Long, JsonNode>> inForce = new HashMap<>();
-      for (JsonNode d : lines(decisions)) {
+      for (JsonNode d : OutputFiles.records(decisions)) {
         String timing = d.at("/pane/timing").asText();
         if (!Evaluation.Edition.counts(timing)) {
           continue;
@@ -208,19 +211,5 @@ public class LabelsEvaluationIT {
       }
       return e;
     }
-  }
-
-  private static List<JsonNode> lines(Path directory) throws IOException {
-    List<JsonNode> nodes = new ArrayList<>();
-    try (Stream<Path> files = Files.list(directory)) {
-      for (Path file : files.sorted().toList()) {
-        for (String line : Files.readAllLines(file)) {
-          if (!line.isBlank()) {
-            nodes.add(Json.MAPPER.readTree(line));
-          }
-        }
-      }
-    }
-    return nodes;
   }
 }
