@@ -26,6 +26,7 @@ import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.spec.SpecException;
 import dev.tidemark.spec.SpecLoader;
+import dev.tidemark.testkit.generate.CardTestingStyle;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
 import dev.tidemark.testkit.generate.LabelStream;
@@ -856,6 +857,15 @@ public final class Tidemark implements Callable<Integer> {
     double takeover;
 
     @Option(
+        names = "--cardTestingStyle",
+        defaultValue = "SPREAD",
+        description =
+            "Payments' card-testing bursts: SPREAD (0.50 to 3.00 at many merchants, what the"
+                + " shipped models learnt; default) or ONE_MERCHANT (2.00 to 12.00 at one"
+                + " merchant, a pattern they never saw).")
+    CardTestingStyle cardTestingStyle;
+
+    @Option(
         names = "--labels",
         description =
             "Also write the events' labels, as their own stream, to this file: one label per"
@@ -890,6 +900,7 @@ public final class Tidemark implements Callable<Integer> {
               .malformedFraction(malformedFraction)
               .cardTestingBurstsPerThousand(cardTesting)
               .takeoverBurstsPerThousand(takeover)
+              .cardTestingStyle(cardTestingStyle)
               .inlineLabels(inlineLabels);
       if (specFile != null) {
         PipelineSpec pipelineSpec = loadSpec(specFile);

@@ -788,11 +788,20 @@ public final class EventGenerator {
         int[] merchantPool = identity(MERCHANT_POOL_SIZE);
         shuffle(merchantPool, fraudRandom);
         long[] offsets = sortedOffsets(size, span);
+        // The same draws either way: a stream of one style differs from the other's of the same
+        // seed only in its card testing.
+        boolean oneMerchant = config.cardTestingStyle() == CardTestingStyle.ONE_MERCHANT;
         for (int e = 0; e < size; e++) {
           long cents = 50 + nextLong(fraudRandom, 251);
+          int merchant = oneMerchant ? merchantPool[0] : merchantPool[e];
           events.add(
               new Txn(
-                  begin + offsets[e], account, merchantPool[e], homeCountry[account], cents, true));
+                  begin + offsets[e],
+                  account,
+                  merchant,
+                  homeCountry[account],
+                  oneMerchant ? 4 * cents : cents,
+                  true));
         }
       }
       for (int size : takeoverSizes) {

@@ -49,6 +49,9 @@ import java.util.Objects;
  *       1000 events (rounded to a whole number of bursts; fraud never exceeds half of the events).
  *       The logins workload has no card testing: its account-takeover episodes are {@code
  *       takeoverBurstsPerThousand}.
+ *   <li>{@code cardTestingStyle}: what a card-testing burst looks like ({@link CardTestingStyle}):
+ *       tiny payments at many merchants (the default, what the shipped models learnt), or small
+ *       ones at one merchant, a pattern those models never saw. Only payments have card testing.
  *   <li>{@code workload}: what the events are ({@link Workload}): payments (the default) or logins.
  *       With logins, {@code numAccounts} is the number of users.
  *   <li>{@code inlineLabels}: whether each valid event carries its true outcome in {@code
@@ -73,6 +76,7 @@ public record GeneratorConfig(
     double malformedFraction,
     double cardTestingBurstsPerThousand,
     double takeoverBurstsPerThousand,
+    CardTestingStyle cardTestingStyle,
     Workload workload,
     boolean inlineLabels) {
 
@@ -93,6 +97,7 @@ public record GeneratorConfig(
   public static final double DEFAULT_CARD_TESTING_BURSTS_PER_THOUSAND = 2.0;
   public static final double DEFAULT_TAKEOVER_BURSTS_PER_THOUSAND = 1.0;
   public static final boolean DEFAULT_INLINE_LABELS = true;
+  public static final CardTestingStyle DEFAULT_CARD_TESTING_STYLE = CardTestingStyle.SPREAD;
   public static final Workload DEFAULT_WORKLOAD = Workload.PAYMENTS;
 
   /** Margin past the window end (or past the out-of-orderness) before an event counts as late. */
@@ -110,6 +115,18 @@ public record GeneratorConfig(
   /** Validates every field; see the class documentation for their meaning. */
   public GeneratorConfig {
     Objects.requireNonNull(workload, "workload must not be null; pass e.g. " + DEFAULT_WORKLOAD);
+    Objects.requireNonNull(
+        cardTestingStyle,
+        "cardTestingStyle must not be null; pass e.g. " + DEFAULT_CARD_TESTING_STYLE);
+    if (workload != Workload.PAYMENTS && cardTestingStyle != DEFAULT_CARD_TESTING_STYLE) {
+      throw new IllegalArgumentException(
+          "cardTestingStyle "
+              + cardTestingStyle
+              + " is a payments pattern; the "
+              + workload
+              + " workload has no card testing: leave cardTestingStyle at "
+              + DEFAULT_CARD_TESTING_STYLE);
+    }
     requirePositive("numAccounts", numAccounts, "e.g. 200");
     requirePositive("numEvents", numEvents, "e.g. 4000");
     if (!(eventsPerSecond > 0) || !Double.isFinite(eventsPerSecond)) {
@@ -303,6 +320,7 @@ public record GeneratorConfig(
     private double malformedFraction = DEFAULT_MALFORMED_FRACTION;
     private double cardTestingBurstsPerThousand = DEFAULT_CARD_TESTING_BURSTS_PER_THOUSAND;
     private double takeoverBurstsPerThousand = DEFAULT_TAKEOVER_BURSTS_PER_THOUSAND;
+    private CardTestingStyle cardTestingStyle = DEFAULT_CARD_TESTING_STYLE;
     private Workload workload = DEFAULT_WORKLOAD;
     private boolean inlineLabels = DEFAULT_INLINE_LABELS;
 
@@ -325,6 +343,7 @@ public record GeneratorConfig(
       malformedFraction = config.malformedFraction;
       cardTestingBurstsPerThousand = config.cardTestingBurstsPerThousand;
       takeoverBurstsPerThousand = config.takeoverBurstsPerThousand;
+      cardTestingStyle = config.cardTestingStyle;
       workload = config.workload;
       inlineLabels = config.inlineLabels;
     }
@@ -409,6 +428,11 @@ public record GeneratorConfig(
       return this;
     }
 
+    public Builder cardTestingStyle(CardTestingStyle cardTestingStyle) {
+      this.cardTestingStyle = cardTestingStyle;
+      return this;
+    }
+
     public Builder workload(Workload workload) {
       this.workload = workload;
       return this;
@@ -438,6 +462,7 @@ public record GeneratorConfig(
           malformedFraction,
           cardTestingBurstsPerThousand,
           takeoverBurstsPerThousand,
+          cardTestingStyle,
           workload,
           inlineLabels);
     }

@@ -259,6 +259,51 @@ public class EventGeneratorTest {
   }
 
   @Test
+  public void oneMerchantCardTestingChangesOnlyTheCardTesting() throws IOException {
+    GeneratorConfig oneMerchant =
+        config.toBuilder().cardTestingStyle(CardTestingStyle.ONE_MERCHANT).build();
+    Replay other = Replay.read(generate(new EventGenerator(oneMerchant)), oneMerchant);
+    assertThat(other.distinct.size(), equalTo(replay.distinct.size()));
+    Map<String, Set<String>> merchantsByAccount = new HashMap<>();
+    int cardTesting = 0;
+    for (int i = 0; i < replay.distinct.size(); i++) {
+      Event spread = replay.distinct.get(i);
+      Event event = other.distinct.get(i);
+      assertThat(event.id, equalTo(spread.id));
+      boolean wasCardTesting = spread.fraud && spread.amount.compareTo(SMALL) <= 0;
+      if (!wasCardTesting) {
+        assertThat(event.id, event.amount, equalTo(spread.amount));
+        assertThat(event.id, event.merchantId, equalTo(spread.merchantId));
+        continue;
+      }
+      cardTesting++;
+      assertThat(event.id, event.fraud, is(true));
+      assertThat(event.id, event.amount, equalTo(spread.amount.multiply(new BigDecimal(4))));
+      merchantsByAccount
+          .computeIfAbsent(event.accountId, a -> new HashSet<>())
+          .add(event.merchantId);
+    }
+    assertThat(cardTesting, greaterThanOrEqualTo(8));
+    // A burst is at one merchant: an account's card testing names few merchants (one a burst).
+    for (Set<String> merchants : merchantsByAccount.values()) {
+      assertThat(merchants.toString(), merchants.size(), lessThanOrEqualTo(2));
+    }
+  }
+
+  @Test
+  public void cardTestingStyleIsAPaymentsPattern() {
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                GeneratorConfig.builder()
+                    .workload(Workload.LOGINS)
+                    .cardTestingStyle(CardTestingStyle.ONE_MERCHANT)
+                    .build());
+    assertThat(e.getMessage(), containsString("no card testing"));
+  }
+
+  @Test
   public void thereIsACardTestingBurst() {
     assertThat(
         countBursts(e -> e.amount.compareTo(SMALL) <= 0, 8, Duration.ofMinutes(3), true),
