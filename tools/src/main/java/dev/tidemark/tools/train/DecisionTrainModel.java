@@ -14,9 +14,11 @@ import java.security.DigestInputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -27,11 +29,11 @@ import org.joda.time.Instant;
  * Trains a new model version from what a run decided and the labels that came later ({@link
  * DecisionExamples}): the examples in decision-time order, the earlier {@code trainFraction} for
  * training and the rest for evaluation, split at a decision time; a training example whose window
- * overlaps an evaluation example's window (they share events, so labels) is purged. Both models
- * (XGBoost and the ONNX logistic regression, as {@link TrainModel} fits them) are written as the
- * next version in the output directory (one more than the highest version of their names there),
- * with sidecars that record the decisions and labels they came from, so a run watching that
- * directory swaps the new version in.
+ * overlaps an evaluation example's window of the same key (they share events, so labels) is purged.
+ * Both models (XGBoost and the ONNX logistic regression, as {@link TrainModel} fits them) are
+ * written as the next version in the output directory (one more than the highest version of their
+ * names there), with sidecars that record the decisions and labels they came from, so a run
+ * watching that directory swaps the new version in.
  */
 public final class DecisionTrainModel {
   private DecisionTrainModel() {}
@@ -122,18 +124,23 @@ public final class DecisionTrainModel {
     int at =
         Math.min(examples.size() - 1, (int) Math.floor(config.trainFraction() * examples.size()));
     Instant split = examples.get(at).decisionTime();
-    long evalFirstStart = Long.MAX_VALUE;
+    // Per key, the earliest start of its evaluation windows: a training window of that key that
+    // ends after it shares events, so labels, with an evaluation window. Other keys' windows share
+    // none, so one late edition decided after the split purges only its own key's windows.
+    Map<String, Long> evalFirstStart = new HashMap<>();
     List<TrainingRow> eval = new ArrayList<>();
     for (DecisionExamples.Example example : examples) {
       if (!example.decisionTime().isBefore(split)) {
         eval.add(example.row());
-        evalFirstStart = Math.min(evalFirstStart, example.row().windowStart().getMillis());
+        evalFirstStart.merge(
+            example.row().key(), example.row().windowStart().getMillis(), Math::min);
       }
     }
     List<TrainingRow> train = new ArrayList<>();
     for (DecisionExamples.Example example : examples) {
+      long keyEvalStart = evalFirstStart.getOrDefault(example.row().key(), Long.MAX_VALUE);
       if (example.decisionTime().isBefore(split)
-          && example.row().windowEnd().getMillis() <= evalFirstStart) {
+          && example.row().windowEnd().getMillis() <= keyEvalStart) {
         train.add(example.row());
       }
     }
