@@ -12,6 +12,7 @@ import org.apache.beam.sdk.transforms.Flatten;
 import org.apache.beam.sdk.transforms.GroupByKey;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.transforms.ParDo;
+import org.apache.beam.sdk.transforms.windowing.AfterPane;
 import org.apache.beam.sdk.transforms.windowing.AfterProcessingTime;
 import org.apache.beam.sdk.transforms.windowing.AfterWatermark;
 import org.apache.beam.sdk.transforms.windowing.GlobalWindows;
@@ -101,14 +102,17 @@ public final class NdjsonFiles extends PTransform<PBegin, PDone> {
 
   /**
    * The global window, fired {@code interval} of processing time after the first line of each roll,
-   * and when the input ends. Nothing in the global window is late before the input ends.
+   * and when the input ends. Nothing in the global window is late before the input ends; a line
+   * that comes after (within an allowed lateness the input's windowing carries over: Beam keeps the
+   * larger of the two) fires a pane of its own.
    */
   private static Window<KV<KV<String, Integer>, String>> roll(Duration interval) {
     return Window.<KV<KV<String, Integer>, String>>into(new GlobalWindows())
         .triggering(
             AfterWatermark.pastEndOfWindow()
                 .withEarlyFirings(
-                    AfterProcessingTime.pastFirstElementInPane().plusDelayOf(interval)))
+                    AfterProcessingTime.pastFirstElementInPane().plusDelayOf(interval))
+                .withLateFirings(AfterPane.elementCountAtLeast(1)))
         .withAllowedLateness(Duration.ZERO, Window.ClosingBehavior.FIRE_IF_NON_EMPTY)
         .withOnTimeBehavior(Window.OnTimeBehavior.FIRE_IF_NON_EMPTY)
         .discardingFiredPanes();
