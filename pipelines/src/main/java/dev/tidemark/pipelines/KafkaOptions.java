@@ -35,6 +35,15 @@ public interface KafkaOptions extends PipelineOptions {
 
   void setKafkaInputTopic(String topic);
 
+  @Description(
+      "Labels from Kafka: a topic of tidemark.label.v1 CloudEvents (structured or binary mode),"
+          + " read without end beside --kafkaInputTopic with the same brokers, security and"
+          + " consumer group, timestamped and watermarked by each label's own time. Instead of"
+          + " --labelsInput, with --source=kafka and the files sink (docs/labels.md).")
+  String getKafkaLabelsTopic();
+
+  void setKafkaLabelsTopic(String topic);
+
   @Description("Consumer group of the source; offsets are committed when a checkpoint finalizes.")
   @Default.String("tidemark")
   String getKafkaConsumerGroup();

@@ -12,10 +12,11 @@ import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.values.PCollection;
 
 /**
- * What a run learns about its own decisions, as its options say: with {@code --labelsInput}, the
- * labels judged by {@link EvaluateDecisions} (evaluations, and drift alarms on scores and labelled
- * errors); without, drift alarms on the decisions' scores alone. The drift tests compare with the
- * sidecars of {@code --modelUri} and {@code --shadowModelUri} where they are cheap to read.
+ * What a run learns about its own decisions, as its options say: with labels ({@code --labelsInput}
+ * or {@code --kafkaLabelsTopic}), the labels judged by {@link EvaluateDecisions} (evaluations, and
+ * drift alarms on scores and labelled errors); without, drift alarms on the decisions' scores
+ * alone. The drift tests compare with the sidecars of {@code --modelUri} and {@code
+ * --shadowModelUri} where they are cheap to read.
  */
 final class WatchDecisions {
   private WatchDecisions() {}
@@ -28,7 +29,7 @@ final class WatchDecisions {
       Pipeline pipeline, Outputs outputs, TidemarkOptions options) {
     Map<String, DriftReference> references = driftReferences(options);
     PCollection<DriftAlarm> drift;
-    if (options.getLabelsInput() != null) {
+    if (Sources.readsLabels(options)) {
       EvaluateDecisions.Result labels =
           Sources.readLabels(pipeline, options)
               .apply("EvaluateDecisions", evaluation(outputs, options, references));

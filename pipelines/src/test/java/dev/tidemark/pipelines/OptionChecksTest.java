@@ -6,6 +6,7 @@ import static org.hamcrest.Matchers.is;
 import static org.junit.Assert.assertThrows;
 
 import dev.tidemark.model.ScoreFeatures;
+import dev.tidemark.pipelines.io.Sources;
 import dev.tidemark.pipelines.launch.OptionChecks;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.joda.time.Duration;
@@ -15,13 +16,33 @@ import org.junit.runners.JUnit4;
 
 /**
  * The checks of --fileRollInterval, --maxFutureSkew, --gateShards, --outputFormat,
- * --modelWatchInterval and --shadowModelUri name the option and how to fix it; --gateShards
- * defaults to the runner's parallelism.
+ * --modelWatchInterval, --shadowModelUri and --kafkaLabelsTopic name the option and how to fix it;
+ * --gateShards defaults to the runner's parallelism.
  */
 @RunWith(JUnit4.class)
 public class OptionChecksTest {
   private static TidemarkOptions options(String... args) {
     return PipelineOptionsFactory.fromArgs(args).as(TidemarkOptions.class);
+  }
+
+  @Test
+  public void aLabelsTopicIsReadBesideAKafkaSourceWithoutEnd() {
+    String[][] refused = {
+      {"--source=kafka", "--kafkaLabelsTopic=labels", "--labelsInput=labels.ndjson"},
+      {"--source=replay", "--kafkaLabelsTopic=labels"},
+      {"--source=kafka", "--kafkaLabelsTopic=labels", "--kafkaMaxRecords=10"},
+    };
+    String[] why = {"give one labels stream", "--source=replay give the labels", "never finish"};
+    for (int i = 0; i < refused.length; i++) {
+      TidemarkOptions options = options(refused[i]);
+      assertThat(Sources.readsLabels(options), is(true));
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> Sources.readLabels(org.apache.beam.sdk.Pipeline.create(options), options));
+      assertThat(e.getMessage(), containsString(why[i]));
+    }
+    assertThat(Sources.readsLabels(options("--source=kafka")), is(false));
   }
 
   @Test

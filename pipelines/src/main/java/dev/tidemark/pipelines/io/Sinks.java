@@ -204,7 +204,7 @@ public final class Sinks {
 
   /** The directories of the label outputs under {@code --output}: none without labels. */
   public static List<String> labelFileNames(TidemarkOptions options) {
-    return options.getLabelsInput() == null ? List.of() : EvaluateDecisions.NAMES;
+    return Sources.readsLabels(options) ? EvaluateDecisions.NAMES : List.of();
   }
 
   /**
@@ -216,9 +216,9 @@ public final class Sinks {
       EvaluateDecisions.Result labels, Outputs outputs, TidemarkOptions options) {
     if (options.getSink() != TidemarkOptions.SinkKind.files) {
       throw new IllegalArgumentException(
-          "--labelsInput: labels are evaluated with --sink=files only so far; the Kafka and"
-              + " BigQuery sinks have no evaluations output yet. Run with --sink=files, or"
-              + " without --labelsInput");
+          "--labelsInput, --kafkaLabelsTopic: labels are evaluated with --sink=files only so"
+              + " far; the Kafka and BigQuery sinks have no evaluations output yet. Run with"
+              + " --sink=files, or without labels");
     }
     writeLabelFiles(
         labels,

@@ -68,12 +68,48 @@ public final class Sources {
     }
   }
 
-  /** The labels {@code --labelsInput} names: NDJSON files, read as a bounded input. */
+  /** Whether the run reads labels: {@code --labelsInput} files or a {@code --kafkaLabelsTopic}. */
+  public static boolean readsLabels(TidemarkOptions options) {
+    return options.getLabelsInput() != null || options.getKafkaLabelsTopic() != null;
+  }
+
+  /**
+   * The labels the options name: the NDJSON files of {@code --labelsInput}, read as a bounded
+   * input, or the Kafka topic {@code --kafkaLabelsTopic}, read without end beside a Kafka source
+   * and watermarked by the labels' own {@code time}.
+   */
   public static PCollection<RawRecord> readLabels(Pipeline pipeline, TidemarkOptions options) {
+    String topic = options.getKafkaLabelsTopic();
+    if (topic == null) {
+      return pipeline.apply(
+          "ReadLabels",
+          BackfillSource.from(options.getLabelsInput())
+              .withMaxEventBytes(ParseLabels.MAX_LABEL_BYTES));
+    }
+    if (options.getLabelsInput() != null) {
+      throw new IllegalArgumentException(
+          "--labelsInput and --kafkaLabelsTopic both name labels: give one labels stream");
+    }
+    if (options.getSource() != TidemarkOptions.SourceKind.kafka) {
+      throw new IllegalArgumentException(
+          "--kafkaLabelsTopic reads labels beside a Kafka source (--source=kafka); with --source="
+              + options.getSource()
+              + " give the labels as files, --labelsInput=GLOB");
+    }
+    if (options.getKafkaMaxRecords() != null) {
+      throw new IllegalArgumentException(
+          "--kafkaLabelsTopic is read without end, so a bounded read (--kafkaMaxRecords) would"
+              + " never finish: give the labels as files, --labelsInput=GLOB");
+    }
     return pipeline.apply(
-        "ReadLabels",
-        BackfillSource.from(options.getLabelsInput())
-            .withMaxEventBytes(ParseLabels.MAX_LABEL_BYTES));
+        "ReadLabelsKafka",
+        KafkaSource.of(KafkaClients.from(options), topic, options.getKafkaConsumerGroup())
+            .withStartOffset(options.getKafkaStartOffset())
+            .withWatermark(
+                Durations.parse("maxOutOfOrderness", options.getMaxOutOfOrderness()),
+                Durations.parse("kafkaIdleTimeout", options.getKafkaIdleTimeout()))
+            .withMaxFutureSkew(maxFutureSkewOf(options))
+            .withEventTime(CloudEventTime.ATTRIBUTE));
   }
 
   /** The Kafka source the options describe. */
