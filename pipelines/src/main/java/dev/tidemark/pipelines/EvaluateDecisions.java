@@ -69,6 +69,7 @@ public final class EvaluateDecisions
   private final Duration windowPeriod;
   private final Duration allowedLateness;
   private final BoundDeadLetters deadLetterBound;
+  private final ParseLabels parser;
 
   private EvaluateDecisions(
       PCollection<Decision> decisions,
@@ -78,7 +79,8 @@ public final class EvaluateDecisions
       Duration windowSize,
       Duration windowPeriod,
       Duration allowedLateness,
-      BoundDeadLetters deadLetterBound) {
+      BoundDeadLetters deadLetterBound,
+      ParseLabels parser) {
     this.decisions = decisions;
     this.driftReferences = driftReferences;
     this.labels = labels;
@@ -87,6 +89,7 @@ public final class EvaluateDecisions
     this.windowPeriod = windowPeriod;
     this.allowedLateness = allowedLateness;
     this.deadLetterBound = deadLetterBound;
+    this.parser = parser;
   }
 
   /** Labels judged against {@code decisions}, as {@code spec}'s labels and windows say. */
@@ -99,7 +102,8 @@ public final class EvaluateDecisions
         joda(spec.windows().size()),
         joda(spec.windows().period()),
         joda(spec.windows().allowedLateness()),
-        BoundDeadLetters.create());
+        BoundDeadLetters.create(),
+        ParseLabels.create());
   }
 
   /** The decisions' windows, when a run's options changed the spec's. */
@@ -112,7 +116,8 @@ public final class EvaluateDecisions
         size,
         period,
         allowedLateness,
-        deadLetterBound);
+        deadLetterBound,
+        parser);
   }
 
   /**
@@ -128,7 +133,8 @@ public final class EvaluateDecisions
         windowSize,
         windowPeriod,
         allowedLateness,
-        deadLetterBound);
+        deadLetterBound,
+        parser);
   }
 
   /**
@@ -157,7 +163,25 @@ public final class EvaluateDecisions
         windowSize,
         windowPeriod,
         allowedLateness,
-        Objects.requireNonNull(deadLetterBound, "deadLetterBound"));
+        Objects.requireNonNull(deadLetterBound, "deadLetterBound"),
+        parser);
+  }
+
+  /**
+   * How far a label's own time may lie after its ingestion time (its Kafka record's timestamp, its
+   * file's last-modified time) before it is dead-lettered as {@code time_in_future}.
+   */
+  public EvaluateDecisions withMaxFutureSkew(Duration maxFutureSkew) {
+    return new EvaluateDecisions(
+        decisions,
+        driftReferences,
+        labels,
+        flaggedDecision,
+        windowSize,
+        windowPeriod,
+        allowedLateness,
+        deadLetterBound,
+        parser.withMaxFutureSkew(maxFutureSkew));
   }
 
   private static Duration joda(java.time.Duration duration) {
@@ -167,8 +191,7 @@ public final class EvaluateDecisions
   @Override
   public Result expand(PCollection<RawRecord> raw) {
     Duration horizon = joda(labels.horizon());
-    WithFailures.Result<PCollection<Label>, DeadLetter> parsed =
-        raw.apply("ParseLabels", ParseLabels.create());
+    WithFailures.Result<PCollection<Label>, DeadLetter> parsed = raw.apply("ParseLabels", parser);
     DeduplicateLabels.Result deduped =
         parsed.output().apply("DeduplicateLabels", DeduplicateLabels.create().withHorizon(horizon));
     EvaluateLabels.Result judged =

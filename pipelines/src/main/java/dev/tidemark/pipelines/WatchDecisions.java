@@ -53,6 +53,7 @@ final class WatchDecisions {
             Durations.parse("windowPeriod", options.getWindowPeriod()),
             Durations.parse("allowedLateness", options.getAllowedLateness()))
         .withDeadLetterBound(TidemarkPipeline.deadLetterBound(options))
+        .withMaxFutureSkew(Sources.maxFutureSkewOf(options))
         .withDriftReferences(references);
   }
 

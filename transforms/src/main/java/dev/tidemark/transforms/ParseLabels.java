@@ -16,6 +16,7 @@ import org.apache.beam.sdk.values.PCollectionTuple;
 import org.apache.beam.sdk.values.TupleTag;
 import org.apache.beam.sdk.values.TupleTagList;
 import org.checkerframework.checker.nullness.qual.Nullable;
+import org.joda.time.Duration;
 
 /**
  * Reads a labels stream: each record a {@link Label} (a structured-mode CloudEvent of type {@value
@@ -36,10 +37,28 @@ public final class ParseLabels
   /** The largest label record read; a larger one is dead-lettered as oversized. */
   public static final int MAX_LABEL_BYTES = 65_536;
 
-  private ParseLabels() {}
+  private final Duration maxFutureSkew;
 
+  private ParseLabels(Duration maxFutureSkew) {
+    this.maxFutureSkew = maxFutureSkew;
+  }
+
+  /** Labels read with the events' default future skew ({@link ParseCloudEvents}). */
   public static ParseLabels create() {
-    return new ParseLabels();
+    return new ParseLabels(ParseCloudEvents.DEFAULT_MAX_FUTURE_SKEW);
+  }
+
+  /**
+   * How far a label's own time may lie after its record's ingestion time before the label is
+   * dead-lettered as {@code time_in_future}: a producer clock ahead would otherwise stamp it ahead
+   * of a watermark that its source never moves.
+   */
+  public ParseLabels withMaxFutureSkew(Duration maxFutureSkew) {
+    if (maxFutureSkew.getMillis() < 0) {
+      throw new IllegalArgumentException(
+          "withMaxFutureSkew(" + maxFutureSkew + "): must not be negative");
+    }
+    return new ParseLabels(maxFutureSkew);
   }
 
   @Override
@@ -49,7 +68,7 @@ public final class ParseLabels
     PCollectionTuple outputs =
         input.apply(
             "ParseLabel",
-            ParDo.of(new ParseLabelFn(labelsTag, failuresTag))
+            ParDo.of(new ParseLabelFn(labelsTag, failuresTag, maxFutureSkew))
                 .withOutputTags(labelsTag, TupleTagList.of(failuresTag)));
     outputs.get(labelsTag).setCoder(Label.LabelCoder.of());
     outputs.get(failuresTag).setCoder(DeadLetter.DeadLetterCoder.of());
@@ -63,9 +82,13 @@ public final class ParseLabels
     private final Counter valid = TidemarkMetrics.counter(VALID);
     private final Counter deadLetters = TidemarkMetrics.counter(DEAD_LETTERS);
 
-    ParseLabelFn(TupleTag<Label> labelsTag, TupleTag<DeadLetter> failuresTag) {
+    private final Duration maxFutureSkew;
+
+    ParseLabelFn(
+        TupleTag<Label> labelsTag, TupleTag<DeadLetter> failuresTag, Duration maxFutureSkew) {
       this.labelsTag = labelsTag;
       this.failuresTag = failuresTag;
+      this.maxFutureSkew = maxFutureSkew;
     }
 
     @ProcessElement
@@ -80,9 +103,25 @@ public final class ParseLabels
         } else {
           try {
             Label label = Label.parse(text);
-            valid.inc();
-            out.get(labelsTag).outputWithTimestamp(label, label.time());
-            return;
+            if (!ParseCloudEvents.ParseCloudEventsFn.isLaterThan(
+                label.time(), record.ingestionTime(), maxFutureSkew)) {
+              valid.inc();
+              out.get(labelsTag).outputWithTimestamp(label, label.time());
+              return;
+            }
+            rejected =
+                deadLetter(
+                    record,
+                    DeadLetterReason.TIME_IN_FUTURE,
+                    "label time "
+                        + label.time()
+                        + " is more than the allowed skew of "
+                        + maxFutureSkew.toPeriod()
+                        + " after its ingestion time "
+                        + record.ingestionTime()
+                        + " (a producer clock ahead?); fix the producer's clock or raise"
+                        + " --maxFutureSkew",
+                    null);
           } catch (Label.Invalid e) {
             rejected = deadLetter(record, e.reason(), e.getMessage(), e.getCause());
           }

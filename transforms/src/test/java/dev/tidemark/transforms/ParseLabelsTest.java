@@ -82,6 +82,8 @@ public class ParseLabelsTest {
             "kafka:labels-0@7",
             DeadLetterReason.INVALID_UTF8,
             "bad key"));
+    // Eleven minutes after its ingestion: beyond the default skew of ten.
+    records.add(record(line("ahead", "2026-01-02T00:11:00Z", DATA)));
     WithFailures.Result<PCollection<Label>, DeadLetter> parsed =
         p.apply(Create.of(records).withCoder(RawRecord.RawRecordCoder.of()))
             .apply(ParseLabels.create());
@@ -104,11 +106,12 @@ public class ParseLabelsTest {
             "missing_attribute ParseLabels",
             "invalid_utf8 ParseLabels",
             "oversized_record ParseLabels",
+            "time_in_future ParseLabels",
             "invalid_utf8 Source");
     PipelineResult run = p.run();
     run.waitUntilFinish();
-    assertThat(TestEvents.counter(run, ParseLabels.READ), is(12L));
+    assertThat(TestEvents.counter(run, ParseLabels.READ), is(13L));
     assertThat(TestEvents.counter(run, ParseLabels.VALID), is(1L));
-    assertThat(TestEvents.counter(run, ParseLabels.DEAD_LETTERS), is(11L));
+    assertThat(TestEvents.counter(run, ParseLabels.DEAD_LETTERS), is(12L));
   }
 }
