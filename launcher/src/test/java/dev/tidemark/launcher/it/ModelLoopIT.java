@@ -19,6 +19,7 @@ import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.testkit.EmbeddedKafka;
 import dev.tidemark.testkit.OutputFiles;
+import dev.tidemark.testkit.Poll;
 import dev.tidemark.testkit.generate.CardTestingStyle;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
@@ -606,14 +607,7 @@ public class ModelLoopIT {
 
   private static void await(String what, Job job, BooleanSupplier condition)
       throws InterruptedException {
-    long deadline = System.nanoTime() + WAIT.toNanos();
-    while (!condition.getAsBoolean()) {
-      job.check();
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out after " + WAIT + " waiting for " + what);
-      }
-      Thread.sleep(250);
-    }
+    Poll.until(what, WAIT, job::check, condition, () -> "the job is running");
   }
 
   /**

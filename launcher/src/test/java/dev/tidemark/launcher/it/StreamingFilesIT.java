@@ -11,12 +11,14 @@ import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.testkit.EmbeddedKafka;
+import dev.tidemark.testkit.Poll;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -112,20 +114,20 @@ public class StreamingFilesIT {
   /** Waits for {@code condition}; a timeout reports the job's counters so far. */
   private static void await(String what, PipelineResult result, BooleanSupplier condition)
       throws InterruptedException {
-    long deadline = System.currentTimeMillis() + WAIT_MILLIS;
-    while (!condition.getAsBoolean()) {
-      if (System.currentTimeMillis() > deadline) {
-        Map<String, Long> counters = new java.util.TreeMap<>();
-        result
-            .metrics()
-            .allMetrics()
-            .getCounters()
-            .forEach(c -> counters.merge(c.getName().getName(), c.getAttempted(), Long::sum));
-        throw new AssertionError(
-            "timed out waiting for " + what + "; job " + result.getState() + ", " + counters);
-      }
-      Thread.sleep(250);
-    }
+    Poll.until(
+        what,
+        Duration.ofMillis(WAIT_MILLIS),
+        () -> {},
+        condition,
+        () -> {
+          Map<String, Long> counters = new java.util.TreeMap<>();
+          result
+              .metrics()
+              .allMetrics()
+              .getCounters()
+              .forEach(c -> counters.merge(c.getName().getName(), c.getAttempted(), Long::sum));
+          return "job " + result.getState() + ", " + counters;
+        });
   }
 
   private static int count(Path output, String name) {
