@@ -218,23 +218,25 @@ public class SpecOptionsTest {
             "  dataflow:\n    sink: bigquery\n    names: {decisions: decisions, deadLetters:"
                 + " dead_letters, duplicates: duplicates, tooLate: too_late}",
             "  dataflow:\n    sink: bigquery\n    names: {decisions: scored, deadLetters:"
-                + " rejected, duplicates: repeated, tooLate: late}");
+                + " rejected, duplicates: repeated, tooLate: late, drift: alarms}");
     assertThat(options("--specUri=" + spec).getSink(), is(TidemarkOptions.SinkKind.kafka));
     assertThat(
         options("--specUri=" + spec, "--sink=files").getSink(), is(TidemarkOptions.SinkKind.files));
     TidemarkOptions dataflow = options("--specUri=" + spec, "--runnerProfile=dataflow");
+    // The model loop's outputs: the one named, the others by default.
     assertThat(
         SpecDefaults.outputNames(dataflow, PipelineSpec.Sink.BIGQUERY),
         is(
             Map.of(
-                "decisions",
-                "scored",
-                "deadLetters",
-                "rejected",
-                "duplicates",
-                "repeated",
-                "tooLate",
-                "late")));
+                "decisions", "scored",
+                "deadLetters", "rejected",
+                "duplicates", "repeated",
+                "tooLate", "late",
+                "evaluations", "evaluations",
+                "unmatchedLabels", "unmatched_labels",
+                "labelDuplicates", "label_duplicates",
+                "labelDeadLetters", "label_dead_letters",
+                "drift", "alarms")));
     // Another profile's tables keep the default names.
     assertThat(
         SpecDefaults.outputNames(options("--specUri=" + spec), PipelineSpec.Sink.BIGQUERY)

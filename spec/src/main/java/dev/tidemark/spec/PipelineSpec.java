@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.stream.Stream;
 import org.checkerframework.checker.nullness.qual.Nullable;
 
 /**
@@ -376,10 +377,22 @@ public record PipelineSpec(
       List.of("decisions", "deadLetters", "duplicates", "tooLate");
 
   /**
+   * The outputs of the model's loop, by their key in a spec's {@code names}: the online
+   * evaluations, the unmatched labels, the labels' duplicates and dead letters (a run that reads
+   * labels writes them), and the drift alarms (every run).
+   */
+  public static final List<String> LABEL_OUTPUTS =
+      List.of("evaluations", "unmatchedLabels", "labelDuplicates", "labelDeadLetters", "drift");
+
+  /** {@link #OUTPUTS} and then {@link #LABEL_OUTPUTS}: every name a spec's {@code names} takes. */
+  public static final List<String> ALL_OUTPUTS =
+      Stream.concat(OUTPUTS.stream(), LABEL_OUTPUTS.stream()).toList();
+
+  /**
    * Where one runner profile writes its outputs.
    *
    * @param sink the sink kind
-   * @param names the name of each of {@link #OUTPUTS} on that sink (directory, topic or table)
+   * @param names the name of each of {@link #ALL_OUTPUTS} on that sink (directory, topic or table)
    */
   public record Output(Sink sink, Map<String, String> names) implements Serializable {
     public Output {

@@ -95,22 +95,45 @@ public final class SpecLoader {
   public static Map<String, String> defaultNames(Sink sink) {
     switch (sink) {
       case FILES:
-        return names("decisions", "dead-letters", "duplicates", "too-late");
+        return names(
+            "decisions",
+            "dead-letters",
+            "duplicates",
+            "too-late",
+            "evaluations",
+            "unmatched-labels",
+            "label-duplicates",
+            "label-dead-letters",
+            "drift");
       case KAFKA:
         return names(
             "tidemark.decisions",
             "tidemark.dead-letters",
             "tidemark.duplicates",
-            "tidemark.too-late");
+            "tidemark.too-late",
+            "tidemark.evaluations",
+            "tidemark.unmatched-labels",
+            "tidemark.label-duplicates",
+            "tidemark.label-dead-letters",
+            "tidemark.drift");
       default:
-        return names("decisions", "dead_letters", "duplicates", "too_late");
+        return names(
+            "decisions",
+            "dead_letters",
+            "duplicates",
+            "too_late",
+            "evaluations",
+            "unmatched_labels",
+            "label_duplicates",
+            "label_dead_letters",
+            "drift_alarms");
     }
   }
 
   private static Map<String, String> names(String... values) {
     Map<String, String> names = new LinkedHashMap<>();
     for (int i = 0; i < values.length; i++) {
-      names.put(PipelineSpec.OUTPUTS.get(i), values[i]);
+      names.put(PipelineSpec.ALL_OUTPUTS.get(i), values[i]);
     }
     return names;
   }
@@ -1067,9 +1090,9 @@ public final class SpecLoader {
       Map<String, String> names = new LinkedHashMap<>(defaultNames(sink));
       JsonNode namesNode = node.get("names");
       if (namesNode != null
-          && object(namesNode, path + ".names", PipelineSpec.OUTPUTS.toArray(new String[0]))) {
+          && object(namesNode, path + ".names", PipelineSpec.ALL_OUTPUTS.toArray(new String[0]))) {
         Pattern pattern = sink == Sink.FILES ? DIRECTORY : sink == Sink.KAFKA ? TOPIC : TABLE;
-        for (String output : PipelineSpec.OUTPUTS) {
+        for (String output : PipelineSpec.ALL_OUTPUTS) {
           String name =
               text(namesNode, output, path + ".names." + output, names.get(output), null, null);
           if (name != null && !pattern.matcher(name).matches()) {

@@ -53,9 +53,9 @@ public final class Sinks {
   }
 
   /**
-   * Writes the outputs where {@code --sink} says, and with the file sink the drift alarms too, in
-   * {@link EvaluateDecisions#DRIFT} beside them (in the same write). The Kafka and BigQuery sinks
-   * have no drift output yet: there the alarms are counted and logged only.
+   * Writes the outputs where {@code --sink} says, and the drift alarms (when not null) beside them,
+   * under the spec's name of the {@code drift} output ({@link #labelNames}): with the file sink in
+   * the same write as the outputs.
    */
   public static void write(
       Outputs outputs, @Nullable PCollection<DriftAlarm> drift, TidemarkOptions options) {
@@ -69,7 +69,7 @@ public final class Sinks {
             drift == null
                 ? Map.of()
                 : Map.of(
-                    EvaluateDecisions.DRIFT,
+                    labelNames(options).get("drift"),
                     drift.apply(
                         "DriftToJson",
                         MapElements.into(TypeDescriptors.strings()).via(DriftAlarm::toJsonLine))));
@@ -78,12 +78,41 @@ public final class Sinks {
         KafkaClients clients = KafkaClients.from(options);
         KafkaChecks.checkSinkGroups(options, clients);
         KafkaSinks.write(outputs, options, clients);
+        if (drift != null) {
+          KafkaSinks.writeDrift(drift, options, clients);
+        }
         return;
       case bigquery:
+        // The BigQuery sink has no drift table yet: there the alarms are counted and logged only.
         BigQuerySinks.write(outputs, options, null);
         return;
       default:
         throw new IllegalArgumentException("unknown --sink=" + options.getSink());
+    }
+  }
+
+  /**
+   * Where the run's sink puts the model loop's outputs, by their key in {@link
+   * PipelineSpec#LABEL_OUTPUTS} (in that order): the spec's names for the run's profile on its
+   * sink, the sink's defaults otherwise.
+   */
+  public static Map<String, String> labelNames(TidemarkOptions options) {
+    Map<String, String> all = SpecDefaults.outputNames(options, sinkOf(options));
+    Map<String, String> names = new LinkedHashMap<>();
+    for (String output : PipelineSpec.LABEL_OUTPUTS) {
+      names.put(output, all.get(output));
+    }
+    return names;
+  }
+
+  private static PipelineSpec.Sink sinkOf(TidemarkOptions options) {
+    switch (options.getSink()) {
+      case files:
+        return PipelineSpec.Sink.FILES;
+      case kafka:
+        return PipelineSpec.Sink.KAFKA;
+      default:
+        return PipelineSpec.Sink.BIGQUERY;
     }
   }
 
@@ -98,8 +127,9 @@ public final class Sinks {
 
   /**
    * Where the run's sink puts each output, by the spec's output names ({@link
-   * PipelineSpec#OUTPUTS}, in that order): directories under {@code --output}, Kafka topics (their
-   * options may override the spec's names) or BigQuery tables.
+   * PipelineSpec#OUTPUTS}, in that order, then the drift alarms and, when the run reads labels, the
+   * other {@link PipelineSpec#LABEL_OUTPUTS}): directories under {@code --output}, Kafka topics
+   * (the four outputs' options may override the spec's names) or BigQuery tables.
    */
   public static Map<String, String> destinations(TidemarkOptions options) {
     List<String> names;
@@ -116,6 +146,12 @@ public final class Sinks {
     Map<String, String> destinations = new LinkedHashMap<>();
     for (int i = 0; i < names.size(); i++) {
       destinations.put(PipelineSpec.OUTPUTS.get(i), names.get(i));
+    }
+    Map<String, String> labelNames = labelNames(options);
+    if (Sources.readsLabels(options)) {
+      destinations.putAll(labelNames);
+    } else {
+      destinations.put("drift", labelNames.get("drift"));
     }
     return destinations;
   }
@@ -198,32 +234,51 @@ public final class Sinks {
   /** The directory of the drift alarms under {@code --output}: with the file sink, always. */
   public static List<String> driftFileNames(TidemarkOptions options) {
     return options.getSink() == TidemarkOptions.SinkKind.files
-        ? List.of(EvaluateDecisions.DRIFT)
+        ? List.of(labelNames(options).get("drift"))
         : List.of();
   }
 
-  /** The directories of the label outputs under {@code --output}: none without labels. */
+  /**
+   * The directories of the label outputs under {@code --output}, in {@link
+   * EvaluateDecisions.Result}'s order: none without labels or with another sink.
+   */
   public static List<String> labelFileNames(TidemarkOptions options) {
-    return Sources.readsLabels(options) ? EvaluateDecisions.NAMES : List.of();
+    return Sources.readsLabels(options) && options.getSink() == TidemarkOptions.SinkKind.files
+        ? labelOutputNames(options)
+        : List.of();
   }
 
   /**
-   * Writes the label outputs where {@code --sink} says: so far only files have them.
-   *
-   * @throws IllegalArgumentException for another sink
+   * The names of the four label outputs on the run's sink, in {@link EvaluateDecisions.Result}'s
+   * order (evaluations, unmatched labels, duplicates, dead letters).
+   */
+  private static List<String> labelOutputNames(TidemarkOptions options) {
+    return List.copyOf(labelNames(options).values()).subList(0, EvaluateDecisions.NAMES.size());
+  }
+
+  /**
+   * Writes the label outputs where {@code --sink} says, by the spec's names ({@link #labelNames}).
    */
   public static void writeLabels(
       EvaluateDecisions.Result labels, Outputs outputs, TidemarkOptions options) {
-    if (options.getSink() != TidemarkOptions.SinkKind.files) {
-      throw new IllegalArgumentException(
-          "--labelsInput, --kafkaLabelsTopic: labels are evaluated with --sink=files only so"
-              + " far; the Kafka and BigQuery sinks have no evaluations output yet. Run with"
-              + " --sink=files, or without labels");
+    switch (options.getSink()) {
+      case files:
+        writeLabelFiles(
+            labels,
+            options.getOutput(),
+            rollsFiles(options, outputs) ? fileRollIntervalOf(options) : null,
+            labelOutputNames(options));
+        return;
+      case kafka:
+        KafkaSinks.writeLabels(labels, options, KafkaClients.from(options));
+        return;
+      case bigquery:
+        throw new IllegalArgumentException(
+            "--labelsInput, --kafkaLabelsTopic: the BigQuery sink has no evaluations table yet."
+                + " Run with --sink=files or --sink=kafka, or without labels");
+      default:
+        throw new IllegalArgumentException("unknown --sink=" + options.getSink());
     }
-    writeLabelFiles(
-        labels,
-        options.getOutput(),
-        rollsFiles(options, outputs) ? fileRollIntervalOf(options) : null);
   }
 
   /**
@@ -233,7 +288,15 @@ public final class Sinks {
    */
   public static void writeLabelFiles(
       EvaluateDecisions.Result labels, String outputDirectory, @Nullable Duration rollInterval) {
-    List<String> names = EvaluateDecisions.NAMES;
+    writeLabelFiles(labels, outputDirectory, rollInterval, EvaluateDecisions.NAMES);
+  }
+
+  /** {@link #writeLabelFiles(EvaluateDecisions.Result, String, Duration)} in {@code names}. */
+  private static void writeLabelFiles(
+      EvaluateDecisions.Result labels,
+      String outputDirectory,
+      @Nullable Duration rollInterval,
+      List<String> names) {
     Map<String, PCollection<String>> lines = new LinkedHashMap<>();
     lines.put(
         names.get(0),

@@ -129,7 +129,7 @@ final class RunData {
           new TooLatePoint(millis(line.path("eventTime")), millis(line.path("ingestionTime"))));
     }
     // The drift output, in time order: a run before drift alarms has none.
-    Path drift = directory.resolve(EvaluateDecisions.DRIFT);
+    Path drift = directory.resolve(outputs.path("drift").asText(EvaluateDecisions.DRIFT));
     List<JsonNode> alarms = Files.isDirectory(drift) ? lines(drift) : new ArrayList<>();
     alarms.sort(java.util.Comparator.comparing(alarm -> alarm.path("at").asText()));
     return new RunData(directory, summary, decisions, tooLate, alarms);

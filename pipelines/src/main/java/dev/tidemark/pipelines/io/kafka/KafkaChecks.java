@@ -3,6 +3,7 @@ package dev.tidemark.pipelines.io.kafka;
 import dev.tidemark.pipelines.OutputOptions;
 import dev.tidemark.pipelines.Runners;
 import dev.tidemark.pipelines.TidemarkOptions;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -204,7 +205,9 @@ public final class KafkaChecks {
     Properties properties = new Properties();
     properties.putAll(clients.connectionConfig());
     try (Admin admin = Admin.create(properties)) {
-      for (Map.Entry<String, String> output : KafkaSinks.topics(options).entrySet()) {
+      Map<String, String> topics = new LinkedHashMap<>(KafkaSinks.topics(options));
+      topics.putAll(KafkaSinks.labelTopics(options));
+      for (Map.Entry<String, String> output : topics.entrySet()) {
         String group = KafkaSinks.sinkGroupId(options) + "." + output.getKey();
         Map<TopicPartition, OffsetAndMetadata> offsets =
             admin

@@ -1,9 +1,17 @@
 package dev.tidemark.pipelines.io.kafka;
 
+import dev.tidemark.pipelines.EvaluateDecisions;
 import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.Outputs;
 import dev.tidemark.pipelines.Runners;
+import dev.tidemark.pipelines.SpecDefaults;
+import dev.tidemark.spec.PipelineSpec;
+import dev.tidemark.transforms.values.DriftAlarm;
+import dev.tidemark.transforms.values.EvaluationSummary;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.beam.sdk.coders.KvCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
@@ -30,6 +38,12 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * delivered. Dead letters are keyed by their origin and never exceed the producer's request size
  * ({@link DeadLetterRecords}), duplicates and too-late records by {@code id@source}; these three
  * are JSON in every {@code --outputFormat}.
+ *
+ * <p>The model loop's outputs ({@link #labelTopics}, named by the spec) are JSON too, as in their
+ * files: evaluations keyed by {@code role/name:version/windowStart/windowEnd} with headers {@code
+ * version} (the pane index) and {@code paneTiming}, so a compacted topic keeps each window's last
+ * pane; unmatched labels and the labels' duplicates by the label's {@code id@source}; the labels'
+ * dead letters as the events' are; drift alarms by {@code role/name:version/kind/at}.
  *
  * <p>{@link KafkaOptions.KafkaSinkMode#transactional}: {@link TransactionalKafkaWrite} per topic,
  * with its own sink group id ({@code <kafkaSinkGroupId>.<output>}). {@link
@@ -78,6 +92,96 @@ public final class KafkaSinks {
     topics.put(Outputs.NAMES.get(2), options.getKafkaDuplicatesTopic());
     topics.put(Outputs.NAMES.get(3), options.getKafkaTooLateTopic());
     return topics;
+  }
+
+  /**
+   * The topic of each of the model loop's outputs, by its sink group suffix ({@link
+   * EvaluateDecisions#NAMES}, then {@link EvaluateDecisions#DRIFT}): the spec's Kafka names of
+   * {@link PipelineSpec#LABEL_OUTPUTS} for the run's profile.
+   */
+  public static Map<String, String> labelTopics(KafkaOptions options) {
+    Map<String, String> names = SpecDefaults.outputNames(options, PipelineSpec.Sink.KAFKA);
+    List<String> suffixes = new ArrayList<>(EvaluateDecisions.NAMES);
+    suffixes.add(EvaluateDecisions.DRIFT);
+    Map<String, String> topics = new LinkedHashMap<>();
+    for (int i = 0; i < suffixes.size(); i++) {
+      topics.put(suffixes.get(i), names.get(PipelineSpec.LABEL_OUTPUTS.get(i)));
+    }
+    return topics;
+  }
+
+  /** Adds the Kafka writes of the four label outputs ({@link #labelTopics}). */
+  public static void writeLabels(
+      EvaluateDecisions.Result labels, KafkaOptions options, KafkaClients clients) {
+    Map<String, String> topics = labelTopics(options);
+    List<String> names = EvaluateDecisions.NAMES;
+    write(
+        "Evaluations",
+        labels.summaries,
+        KafkaSinks::evaluationRecord,
+        topics,
+        names.get(0),
+        options,
+        clients);
+    write(
+        "UnmatchedLabels",
+        labels.unmatched,
+        label -> KV.of(label.id() + "@" + label.source(), HeaderedValue.of(label.toJsonLine())),
+        topics,
+        names.get(1),
+        options,
+        clients);
+    write(
+        "LabelDuplicates",
+        labels.duplicates,
+        duplicate ->
+            KV.of(duplicate.id() + "@" + duplicate.source(), HeaderedValue.of(duplicate.toJson())),
+        topics,
+        names.get(2),
+        options,
+        clients);
+    write(
+        "LabelDeadLetters",
+        labels.deadLetters,
+        new DeadLetterRecords(MAX_DEAD_LETTER_RECORD_BYTES),
+        topics,
+        names.get(3),
+        options,
+        clients);
+  }
+
+  /** Adds the Kafka write of the drift alarms ({@link #labelTopics}' last). */
+  public static void writeDrift(
+      PCollection<DriftAlarm> drift, KafkaOptions options, KafkaClients clients) {
+    write(
+        "Drift",
+        drift,
+        alarm ->
+            KV.of(
+                alarm.role() + "/" + alarm.model() + "/" + alarm.kind() + "/" + alarm.at(),
+                HeaderedValue.of(alarm.toJsonLine())),
+        labelTopics(options),
+        EvaluateDecisions.DRIFT,
+        options,
+        clients);
+  }
+
+  /** An evaluation summary's record: one key per window, the pane index as its version. */
+  static KV<String, HeaderedValue> evaluationRecord(EvaluationSummary summary) {
+    Map<String, String> headers = new LinkedHashMap<>();
+    headers.put("version", Long.toString(summary.paneIndex()));
+    headers.put("paneTiming", summary.paneTiming());
+    return KV.of(
+        summary.role()
+            + "/"
+            + summary.modelName()
+            + ":"
+            + summary.modelVersion()
+            + "/"
+            + summary.windowStart()
+            + "/"
+            + summary.windowEnd(),
+        new HeaderedValue(summary.toJsonLine().getBytes(StandardCharsets.UTF_8), headers));
   }
 
   /** Adds the four Kafka writes for {@code outputs}. */
