@@ -6,8 +6,10 @@ import static org.hamcrest.Matchers.is;
 import static org.junit.Assert.assertThrows;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.tidemark.pipelines.io.kafka.KafkaSinks;
 import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.pipelines.launch.Summary;
+import dev.tidemark.testkit.EmbeddedKafka;
 import dev.tidemark.testkit.OutputFiles;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
@@ -18,16 +20,21 @@ import dev.tidemark.transforms.values.Evaluation;
 import dev.tidemark.transforms.values.Label;
 import dev.tidemark.transforms.values.RawRecord;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.testing.TestStream;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Instant;
 import org.junit.ClassRule;
 import org.junit.Test;
@@ -54,41 +61,98 @@ public class LabelsEvaluationIT {
 
   @Test
   public void labelsAreJudgedByTheDecisionsInForceAndEveryLabelIsAccountedFor() throws Exception {
-    Path root = TMP.getRoot().toPath();
-    Path generated = root.resolve("generated.ndjson");
-    EventGenerator generator =
-        new EventGenerator(
-            GeneratorConfig.builder()
-                .seed(23)
-                .numEvents(600)
-                .numAccounts(40)
-                .eventsPerSecond(0.5)
-                .cardTestingBurstsPerThousand(15)
-                .build());
-    generator.writeTo(generated);
-    Path replay = root.resolve("replay.ndjson");
-    ReplayClock.coarsen(generated, replay, 10);
-    Path labels = root.resolve("labels.ndjson");
-    LabelStream.write(generator.subjects(), LabelStream.Config.defaults(23), labels);
-    // One evaluation window of a year holds every judgement of this stream.
-    Path spec =
-        TestSpecs.paymentsWith(
-            root.resolve("payments.yaml"),
-            "evaluation: {window: P1D, every: PT1H, allowedLateness: PT0S}",
-            "evaluation: {window: P365D, every: P365D, allowedLateness: PT0S}");
-    Path output = root.resolve("run");
-    Summary summary =
-        Launch.run(
-            TestReplays.options(
-                replay,
-                output,
-                "--specUri=" + spec,
-                "--earlyFiringDelay=none",
-                "--labelsInput=" + labels));
+    Inputs in = inputs();
+    Path output = TMP.getRoot().toPath().resolve("run");
+    Summary summary = Launch.run(in.options(output));
     assertThat(summary.toJson(), summary.identityHolds(), is(true));
+    assertJudged(
+        summary,
+        Expected.of(output.resolve("decisions"), in.labels),
+        in.labels,
+        OutputFiles.records(output.resolve("evaluations")),
+        OutputFiles.records(output.resolve("unmatched-labels")),
+        OutputFiles.records(output.resolve("label-duplicates")),
+        OutputFiles.records(output.resolve("label-dead-letters")));
+    assertThat(
+        OutputFiles.records(output.resolve("drift")).size(),
+        is(Json.MAPPER.readTree(summary.toJson()).at("/drift/alarms").asInt()));
+  }
 
-    Expected expected = Expected.of(output.resolve("decisions"), labels);
-    List<JsonNode> summaries = OutputFiles.records(output.resolve("evaluations"));
+  /**
+   * The same run with the Kafka sink (transactional): every label output lands in its topic, as the
+   * spec names it, and holds what the file sink's directories hold; the evaluations are keyed per
+   * model version and window, the pane index in their {@code version} header.
+   */
+  @Test
+  public void withTheKafkaSinkTheLabelOutputsLandInTheirTopics() throws Exception {
+    Inputs in = inputs();
+    Path output = TMP.getRoot().toPath().resolve("kafka-run");
+    try (EmbeddedKafka broker = EmbeddedKafka.start()) {
+      TidemarkOptions options =
+          in.options(
+              output,
+              "--sink=kafka",
+              "--kafkaSinkMode=transactional",
+              "--kafkaBootstrapServers=" + broker.bootstrapServers());
+      Map<String, String> topics = new LinkedHashMap<>(KafkaSinks.topics(options));
+      topics.putAll(KafkaSinks.labelTopics(options));
+      assertThat(
+          topics.get("evaluations") + " " + topics.get("drift"),
+          is("tidemark.evaluations tidemark.drift"));
+      broker.createTopics(2, List.copyOf(topics.values()));
+      Summary summary = Launch.run(options);
+      assertThat(summary.toJson(), summary.identityHolds(), is(true));
+
+      // The decisions as the file sink would hold them: the documented rules apply to them.
+      Path decisions = Files.createDirectories(output.resolve("decisions"));
+      List<String> lines = new ArrayList<>();
+      for (ConsumerRecord<byte[], byte[]> record : read(broker, topics.get("decisions"))) {
+        lines.add(new String(record.value(), StandardCharsets.UTF_8));
+      }
+      Files.write(decisions.resolve("part-0.ndjson"), lines);
+      List<ConsumerRecord<byte[], byte[]>> evaluations = read(broker, topics.get("evaluations"));
+      for (ConsumerRecord<byte[], byte[]> record : evaluations) {
+        JsonNode json = Json.MAPPER.readTree(record.value());
+        assertThat(
+            new String(record.key(), StandardCharsets.UTF_8),
+            is(
+                json.at("/model/role").asText()
+                    + "/"
+                    + json.at("/model/name").asText()
+                    + ":"
+                    + json.at("/model/version").asText()
+                    + "/"
+                    + json.get("windowStart").asText()
+                    + "/"
+                    + json.get("windowEnd").asText()));
+        assertThat(
+            new String(record.headers().lastHeader("version").value(), StandardCharsets.UTF_8),
+            is(json.at("/pane/index").asText()));
+      }
+      assertJudged(
+          summary,
+          Expected.of(decisions, in.labels),
+          in.labels,
+          values(evaluations),
+          values(read(broker, topics.get("unmatched-labels"))),
+          values(read(broker, topics.get("label-duplicates"))),
+          values(read(broker, topics.get("label-dead-letters"))));
+      assertThat(
+          values(read(broker, topics.get("drift"))).size(),
+          is(Json.MAPPER.readTree(summary.toJson()).at("/drift/alarms").asInt()));
+    }
+  }
+
+  /** The evaluation and the label outputs against the documented rules ({@link Expected}). */
+  private static void assertJudged(
+      Summary summary,
+      Expected expected,
+      Path labels,
+      List<JsonNode> summaries,
+      List<JsonNode> unmatched,
+      List<JsonNode> duplicates,
+      List<JsonNode> deadLetters)
+      throws IOException {
     assertThat(summaries.toString(), summaries.size(), is(1));
     JsonNode only = summaries.get(0);
     assertThat(only.at("/model/role").asText(), is("deciding"));
@@ -99,14 +163,10 @@ public class LabelsEvaluationIT {
     assertThat(only.toString(), only.get("flagged").asLong(), is(expected.flagged));
     assertThat(only.toString(), only.get("truePositives").asLong(), is(expected.truePositives));
     assertThat("fraud was labelled and caught", expected.truePositives, greaterThan(0L));
-    assertThat(
-        OutputFiles.records(output.resolve("unmatched-labels")).size(),
-        is((int) expected.unmatched));
-    assertThat(
-        OutputFiles.records(output.resolve("label-duplicates")).size(),
-        is((int) expected.repeatedCopies));
+    assertThat(unmatched.size(), is((int) expected.unmatched));
+    assertThat(duplicates.size(), is((int) expected.repeatedCopies));
     assertThat(expected.repeatedCopies, greaterThan(0L));
-    assertThat(OutputFiles.records(output.resolve("label-dead-letters")).size(), is(0));
+    assertThat(deadLetters.size(), is(0));
 
     // summary.json accounts for every label and sums the evaluation per model version.
     JsonNode labelCounts = Json.MAPPER.readTree(summary.toJson()).get("labels");
@@ -121,6 +181,61 @@ public class LabelsEvaluationIT {
     assertThat(labelCounts.toString(), model.get("labels").asLong(), is(expected.evaluations));
     assertThat(model.get("truePositives").asLong(), is(expected.truePositives));
     assertThat(model.get("flagged").asLong(), is(expected.flagged));
+  }
+
+  /** A generated replay and its labels, and a spec whose one evaluation window holds them all. */
+  private record Inputs(Path replay, Path labels, Path spec) {
+    TidemarkOptions options(Path output, String... extra) {
+      List<String> args =
+          new ArrayList<>(
+              List.of("--specUri=" + spec, "--earlyFiringDelay=none", "--labelsInput=" + labels));
+      args.addAll(List.of(extra));
+      return TestReplays.options(replay, output, args.toArray(new String[0]));
+    }
+  }
+
+  private static @Nullable Inputs inputs;
+
+  private static synchronized Inputs inputs() throws IOException {
+    if (inputs == null) {
+      Path root = TMP.getRoot().toPath();
+      Path generated = root.resolve("generated.ndjson");
+      EventGenerator generator =
+          new EventGenerator(
+              GeneratorConfig.builder()
+                  .seed(23)
+                  .numEvents(600)
+                  .numAccounts(40)
+                  .eventsPerSecond(0.5)
+                  .cardTestingBurstsPerThousand(15)
+                  .build());
+      generator.writeTo(generated);
+      Path replay = root.resolve("replay.ndjson");
+      ReplayClock.coarsen(generated, replay, 10);
+      Path labels = root.resolve("labels.ndjson");
+      LabelStream.write(generator.subjects(), LabelStream.Config.defaults(23), labels);
+      // One evaluation window of a year holds every judgement of this stream.
+      Path spec =
+          TestSpecs.paymentsWith(
+              root.resolve("payments.yaml"),
+              "evaluation: {window: P1D, every: PT1H, allowedLateness: PT0S}",
+              "evaluation: {window: P365D, every: P365D, allowedLateness: PT0S}");
+      inputs = new Inputs(replay, labels, spec);
+    }
+    return inputs;
+  }
+
+  private static List<ConsumerRecord<byte[], byte[]>> read(EmbeddedKafka broker, String topic) {
+    return EmbeddedKafka.readCommitted(broker.bootstrapServers(), topic);
+  }
+
+  private static List<JsonNode> values(List<ConsumerRecord<byte[], byte[]>> records)
+      throws IOException {
+    List<JsonNode> values = new ArrayList<>();
+    for (ConsumerRecord<byte[], byte[]> record : records) {
+      values.add(Json.MAPPER.readTree(record.value()));
+    }
+    return values;
   }
 
   @Test
