@@ -123,6 +123,8 @@ public final class Tidemark implements Callable<Integer> {
       description = {
         "Run the pipeline. With no arguments: the 'local' profile (DirectRunner, the bundled"
             + " sample replay, outputs under ./out).",
+        "A replay of a bundled sample reads its labels too (samples/<name>-labels.ndjson) unless"
+            + " the run names labels; --labelsInput=none runs without.",
         "Pipeline options are Beam-style --name=value flags and override the profile;"
             + " --help lists them.",
         "On a Flink cluster (--profile=flink-cluster, or a --flinkMaster=host:port) a streaming"
@@ -184,6 +186,48 @@ public final class Tidemark implements Callable<Integer> {
           : null;
     }
 
+    /**
+     * The run's arguments with the labels of a bundled sample: a replay of {@code
+     * samples/<name>-replay.ndjson} reads {@code samples/<name>-labels.ndjson} beside it unless the
+     * arguments name labels; {@code --labelsInput=none} runs without labels.
+     */
+    static List<String> withSampleLabels(List<String> arguments) {
+      List<String> result = new ArrayList<>(arguments);
+      if (result.remove("--labelsInput=none")
+          || result.stream()
+              .anyMatch(a -> a.startsWith("--labelsInput=") || a.contains("LabelsTopic="))
+          || !"replay".equals(lastValue(result, "--source="))) {
+        return result;
+      }
+      String input = lastValue(result, "--input=");
+      if (input == null || !input.endsWith("-replay.ndjson")) {
+        return result;
+      }
+      Path replay = Paths.get(input).toAbsolutePath().normalize();
+      Path samples =
+          Paths.get(System.getProperty("tidemark.home", "."), "samples")
+              .toAbsolutePath()
+              .normalize();
+      String name = replay.getFileName().toString();
+      Path labels =
+          replay.resolveSibling(
+              name.substring(0, name.length() - "-replay.ndjson".length()) + "-labels.ndjson");
+      if (samples.equals(replay.getParent()) && Files.isRegularFile(labels)) {
+        result.add("--labelsInput=" + labels);
+      }
+      return result;
+    }
+
+    private static @Nullable String lastValue(List<String> arguments, String prefix) {
+      String value = null;
+      for (String argument : arguments) {
+        if (argument.startsWith(prefix)) {
+          value = argument.substring(prefix.length());
+        }
+      }
+      return value;
+    }
+
     @Override
     public Integer call() throws Exception {
       if (help) {
@@ -211,7 +255,8 @@ public final class Tidemark implements Callable<Integer> {
         }
         commandLine.add("--savepointPath=" + ClusterPaths.forCluster(fromSavepoint));
       }
-      List<String> arguments = RunnerProfiles.fromEnvironment().arguments(profile, commandLine);
+      List<String> arguments =
+          withSampleLabels(RunnerProfiles.fromEnvironment().arguments(profile, commandLine));
       TidemarkOptions options =
           PipelineOptionsFactory.fromArgs(arguments.toArray(new String[0]))
               .withValidation()

@@ -9,6 +9,8 @@ import dev.tidemark.pipelines.launch.ExitCodes;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.Rule;
 import org.junit.Test;
@@ -31,6 +33,32 @@ public class TidemarkCliTest {
     assertThat(Tidemark.execute("generate", "--output=" + c, "--events=300", "--seed=6"), is(0));
     assertThat(Files.mismatch(a, b), is(-1L));
     assertThat(Files.mismatch(a, c) >= 0, is(true));
+  }
+
+  @Test
+  public void aReplayOfABundledSampleReadsItsLabelsUnlessTheRunNamesOthersOrNone() {
+    String home = System.getProperty("tidemark.home", "..");
+    Path samples = Paths.get(home, "samples").toAbsolutePath().normalize();
+    List<String> sample =
+        List.of("--source=replay", "--input=" + samples.resolve("logins-replay.ndjson"));
+    assertThat(
+        Tidemark.Run.withSampleLabels(sample),
+        is(
+            List.of(
+                sample.get(0),
+                sample.get(1),
+                "--labelsInput=" + samples.resolve("logins-labels.ndjson"))));
+    List<String> none = new ArrayList<>(sample);
+    none.add("--labelsInput=none");
+    assertThat(Tidemark.Run.withSampleLabels(none), is(sample));
+    List<String> own = new ArrayList<>(sample);
+    own.add("--labelsInput=mine.ndjson");
+    assertThat(Tidemark.Run.withSampleLabels(own), is(own));
+    // Another replay, or the sample read through Kafka, has no labels by default.
+    List<String> other = List.of("--source=replay", "--input=events-replay.ndjson");
+    assertThat(Tidemark.Run.withSampleLabels(other), is(other));
+    List<String> kafka = List.of("--source=kafka", sample.get(1));
+    assertThat(Tidemark.Run.withSampleLabels(kafka), is(kafka));
   }
 
   @Test

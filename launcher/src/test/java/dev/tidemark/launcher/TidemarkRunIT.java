@@ -1,6 +1,7 @@
 package dev.tidemark.launcher;
 
 import static org.hamcrest.MatcherAssert.assertThat;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.greaterThan;
 import static org.hamcrest.Matchers.hasItems;
 import static org.hamcrest.Matchers.is;
@@ -127,9 +128,28 @@ public class TidemarkRunIT {
     assertThat(
         lines(out.resolve("too-late")),
         is(summary.get("tooLate").asLong() + summary.get("partiallyLate").asLong()));
-    // The sample's fraud mix is the training stream's: its scores raise no drift alarm.
+    // The sample's fraud mix is the training stream's: neither its scores nor its labelled
+    // errors raise a drift alarm.
     assertThat(summary.at("/drift").toString(), summary.at("/drift/alarms").asLong(), is(0L));
     assertThat(lines(out.resolve("drift")), is(0L));
+    // The sample's labels are read beside it: every one accounted for, the shipped model
+    // evaluated on them, the evaluation windows written and shown in the report.
+    JsonNode labels = summary.get("labels");
+    Path labelsFile =
+        Paths.get(System.getProperty("tidemark.home", ".."))
+            .resolve("samples/sample-labels.ndjson");
+    assertThat(
+        labels.toString(),
+        labels.get("read").asLong(),
+        is((long) Files.readAllLines(labelsFile).size()));
+    JsonNode shipped = labels.at("/byModel/deciding/tidemark-fraud-xgb:1");
+    assertThat(
+        labels.toString(), shipped.get("labels").asLong(), is(labels.get("evaluations").asLong()));
+    assertThat(shipped.get("truePositives").asLong(), greaterThan(0L));
+    assertThat(lines(out.resolve("evaluations")), greaterThan(0L));
+    assertThat(
+        Files.readString(out.resolve("report.html")),
+        containsString("Online evaluation per model version"));
     theOutputsOfTheHandWrittenPipeline(out);
   }
 

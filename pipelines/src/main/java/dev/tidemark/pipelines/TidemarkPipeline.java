@@ -41,8 +41,16 @@ public final class TidemarkPipeline {
       @Nullable PTransform<PBegin, PCollection<RawRecord>> source) {
     PCollection<RawRecord> raw =
         source == null ? Sources.read(pipeline, options) : pipeline.apply("ReadReplay", source);
+    return buildFrom(raw, options);
+  }
+
+  /**
+   * Adds the job after its source to {@code raw}'s pipeline: the transform, what the run learns
+   * about its decisions (labels, drift) and the sinks.
+   */
+  public static Outputs buildFrom(PCollection<RawRecord> raw, TidemarkOptions options) {
     Outputs outputs = expand(raw, options);
-    Sinks.write(outputs, WatchDecisions.apply(pipeline, outputs, options), options);
+    Sinks.write(outputs, WatchDecisions.apply(raw.getPipeline(), outputs, options), options);
     return outputs;
   }
 

@@ -78,7 +78,9 @@ public final class Sinks {
         KafkaClients clients = KafkaClients.from(options);
         KafkaChecks.checkSinkGroups(options, clients);
         KafkaSinks.write(outputs, options, clients);
-        if (drift != null) {
+        // The model loop's topics are written by a run that reads labels; without, the alarms
+        // are counted and logged only, and a Kafka run needs no topics beyond its four.
+        if (drift != null && Sources.readsLabels(options)) {
           KafkaSinks.writeDrift(drift, options, clients);
         }
         return;
@@ -127,9 +129,10 @@ public final class Sinks {
 
   /**
    * Where the run's sink puts each output, by the spec's output names ({@link
-   * PipelineSpec#OUTPUTS}, in that order, then the drift alarms and, when the run reads labels, the
-   * other {@link PipelineSpec#LABEL_OUTPUTS}): directories under {@code --output}, Kafka topics
-   * (the four outputs' options may override the spec's names) or BigQuery tables.
+   * PipelineSpec#OUTPUTS}, in that order, then, when the run reads labels, the {@link
+   * PipelineSpec#LABEL_OUTPUTS}, or else with the file sink the drift alarms): directories under
+   * {@code --output}, Kafka topics (the four outputs' options may override the spec's names) or
+   * BigQuery tables.
    */
   public static Map<String, String> destinations(TidemarkOptions options) {
     List<String> names;
@@ -150,7 +153,7 @@ public final class Sinks {
     Map<String, String> labelNames = labelNames(options);
     if (Sources.readsLabels(options)) {
       destinations.putAll(labelNames);
-    } else {
+    } else if (options.getSink() == TidemarkOptions.SinkKind.files) {
       destinations.put("drift", labelNames.get("drift"));
     }
     return destinations;

@@ -5,7 +5,6 @@ import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.TidemarkPipeline;
 import dev.tidemark.pipelines.flink.FlinkRestClient;
 import dev.tidemark.pipelines.flink.FlinkRestException;
-import dev.tidemark.pipelines.io.Sinks;
 import dev.tidemark.pipelines.io.Sources;
 import dev.tidemark.pipelines.io.kafka.KafkaChecks;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
@@ -67,7 +66,7 @@ public final class FlinkClusterLaunch {
     Set<String> before = cluster.jobIds();
     Pipeline pipeline = Pipeline.create(options);
     PCollection<RawRecord> raw = Sources.read(pipeline, options, kafkaReadName(options));
-    Sinks.write(TidemarkPipeline.expand(raw, options), options);
+    TidemarkPipeline.buildFrom(raw, options);
     PipelineResult result = pipeline.run();
     if (!(result instanceof FlinkDetachedRunnerResult)) {
       throw new IllegalStateException(

@@ -3,6 +3,7 @@ package dev.tidemark.pipelines.io.kafka;
 import dev.tidemark.pipelines.OutputOptions;
 import dev.tidemark.pipelines.Runners;
 import dev.tidemark.pipelines.TidemarkOptions;
+import dev.tidemark.pipelines.io.Sources;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -206,7 +207,9 @@ public final class KafkaChecks {
     properties.putAll(clients.connectionConfig());
     try (Admin admin = Admin.create(properties)) {
       Map<String, String> topics = new LinkedHashMap<>(KafkaSinks.topics(options));
-      topics.putAll(KafkaSinks.labelTopics(options));
+      if (Sources.readsLabels(options)) {
+        topics.putAll(KafkaSinks.labelTopics(options));
+      }
       for (Map.Entry<String, String> output : topics.entrySet()) {
         String group = KafkaSinks.sinkGroupId(options) + "." + output.getKey();
         Map<TopicPartition, OffsetAndMetadata> offsets =

@@ -43,7 +43,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * files: evaluations keyed by {@code role/name:version/windowStart/windowEnd} with headers {@code
  * version} (the pane index) and {@code paneTiming}, so a compacted topic keeps each window's last
  * pane; unmatched labels and the labels' duplicates by the label's {@code id@source}; the labels'
- * dead letters as the events' are; drift alarms by {@code role/name:version/kind/at}.
+ * dead letters as the events' are; drift alarms by their test, {@code role/name:version/kind}, so
+ * one test's alarms keep their order in one partition (each alarm is a record of its own: the topic
+ * is not for compaction).
  *
  * <p>{@link KafkaOptions.KafkaSinkMode#transactional}: {@link TransactionalKafkaWrite} per topic,
  * with its own sink group id ({@code <kafkaSinkGroupId>.<output>}). {@link
@@ -158,7 +160,7 @@ public final class KafkaSinks {
         drift,
         alarm ->
             KV.of(
-                alarm.role() + "/" + alarm.model() + "/" + alarm.kind() + "/" + alarm.at(),
+                alarm.role() + "/" + alarm.model() + "/" + alarm.kind(),
                 HeaderedValue.of(alarm.toJsonLine())),
         labelTopics(options),
         EvaluateDecisions.DRIFT,
