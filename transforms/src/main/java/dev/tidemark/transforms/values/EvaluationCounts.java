@@ -5,7 +5,9 @@ import java.io.DataInputStream;
 import java.io.DataOutput;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import org.apache.beam.sdk.coders.CoderProvider;
 import org.apache.beam.sdk.coders.CoderProviders;
 import org.apache.beam.sdk.coders.DefaultCoder;
@@ -152,19 +154,41 @@ public final class EvaluationCounts {
     out.writeNumberField("max", maxLabelDelaySeconds());
     out.writeEndObject();
     out.writeArrayFieldStart("calibration");
-    for (int i = 0; i < BINS; i++) {
-      if (binCounts[i] == 0) {
-        continue;
-      }
+    for (CalibrationBin bin : calibration()) {
       out.writeStartObject();
-      out.writeNumberField("from", i / (double) BINS);
-      out.writeNumberField("to", (i + 1) / (double) BINS);
-      out.writeNumberField("decisions", binCounts[i]);
-      out.writeNumberField("meanScore", round(binScores[i] / binCounts[i]));
-      out.writeNumberField("positiveRate", round(binPositives[i] / (double) binCounts[i]));
+      out.writeNumberField("from", bin.from());
+      out.writeNumberField("to", bin.to());
+      out.writeNumberField("decisions", bin.decisions());
+      out.writeNumberField("meanScore", bin.meanScore());
+      out.writeNumberField("positiveRate", bin.positiveRate());
       out.writeEndObject();
     }
     out.writeEndArray();
+  }
+
+  /**
+   * One calibration bin with decisions in it: the scores from {@code from} up to {@code to}, how
+   * many judged decisions scored there, their mean score and the share of them that were positive
+   * (both {@linkplain #round rounded}).
+   */
+  public record CalibrationBin(
+      double from, double to, long decisions, double meanScore, double positiveRate) {}
+
+  /** The bins that hold a judged decision, lowest scores first. */
+  public List<CalibrationBin> calibration() {
+    List<CalibrationBin> bins = new ArrayList<>();
+    for (int i = 0; i < BINS; i++) {
+      if (binCounts[i] > 0) {
+        bins.add(
+            new CalibrationBin(
+                i / (double) BINS,
+                (i + 1) / (double) BINS,
+                binCounts[i],
+                round(binScores[i] / binCounts[i]),
+                round(binPositives[i] / (double) binCounts[i])));
+      }
+    }
+    return bins;
   }
 
   private static void rate(JsonGenerator out, String name, @Nullable Double value)
@@ -176,8 +200,11 @@ public final class EvaluationCounts {
     }
   }
 
-  /** Six decimals: the figures are rates, and equal counts must print equally. */
-  private static double round(double value) {
+  /**
+   * Six decimals, as every output shows a rate: the figures are rates, and equal counts must print
+   * equally.
+   */
+  public static double round(double value) {
     return Math.round(value * 1e6) / 1e6;
   }
 
