@@ -333,8 +333,10 @@ public final class Tidemark implements Callable<Integer> {
       name = "schemas",
       description = {
         "Write the BigQuery schema of each table a run of the spec writes, as"
-            + " OUT/<decisions|dead_letters|duplicates|too_late>.json (BigQuery's JSON schema"
-            + " format, which Terraform's google_bigquery_table takes), and OUT/tables.json, the"
+            + " OUT/<decisions|dead_letters|duplicates|too_late>.json and the model loop's"
+            + " OUT/<evaluations|unmatched_labels|label_duplicates|label_dead_letters|drift_alarms>"
+            + ".json (BigQuery's JSON schema format, which Terraform's google_bigquery_table"
+            + " takes), and OUT/tables.json, the"
             + " table names the spec gives the dataflow profile: the decisions' key and feature"
             + " columns come from the spec. For the Terraform in terraform/,"
             + " --output=terraform/schemas before 'terraform apply'."

@@ -186,6 +186,23 @@ public class SpecCommandsTest {
     for (String role : List.of("dead_letters", "duplicates", "too_late")) {
       assertThat(role, Files.isRegularFile(out.resolve(role + ".json")), is(true));
     }
+    // The model loop's tables: the spec leaves their names at BigQuery's defaults.
+    for (String role :
+        List.of(
+            "evaluations",
+            "unmatched_labels",
+            "label_duplicates",
+            "label_dead_letters",
+            "drift_alarms")) {
+      assertThat(role, Files.isRegularFile(out.resolve(role + ".json")), is(true));
+      assertThat(role, tables.get(role).asText(), is(role));
+    }
+    // The unmatched labels' key column is the spec's key too.
+    List<String> labelColumns = new ArrayList<>();
+    Json.MAPPER
+        .readTree(out.resolve("unmatched_labels.json").toFile())
+        .forEach(c -> labelColumns.add(c.get("name").asText()));
+    assertThat(labelColumns.contains("user_id"), is(true));
   }
 
   @Test

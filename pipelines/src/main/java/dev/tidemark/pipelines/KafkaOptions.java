@@ -39,7 +39,7 @@ public interface KafkaOptions extends PipelineOptions {
       "Labels from Kafka: a topic of tidemark.label.v1 CloudEvents (structured or binary mode),"
           + " read without end beside --kafkaInputTopic with the same brokers, security and"
           + " consumer group, timestamped and watermarked by each label's own time. Instead of"
-          + " --labelsInput, with --source=kafka and the files sink (docs/labels.md).")
+          + " --labelsInput, with --source=kafka (docs/labels.md).")
   String getKafkaLabelsTopic();
 
   void setKafkaLabelsTopic(String topic);

@@ -23,8 +23,8 @@ public interface SourceOptions extends PipelineOptions {
   @Description(
       "Labels: NDJSON files (a glob) of tidemark.label.v1 CloudEvents, the truth learnt after the"
           + " decisions. Each is judged against the decision in force for its event's windows,"
-          + " and the run writes online evaluation per model version (docs/labels.md). Files"
-          + " sink only.")
+          + " and the run writes online evaluation per model version to every sink"
+          + " (docs/labels.md).")
   String getLabelsInput();
 
   void setLabelsInput(String glob);

@@ -3,7 +3,6 @@ package dev.tidemark.pipelines;
 import static org.hamcrest.MatcherAssert.assertThat;
 import static org.hamcrest.Matchers.greaterThan;
 import static org.hamcrest.Matchers.is;
-import static org.junit.Assert.assertThrows;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.pipelines.io.kafka.KafkaSinks;
@@ -32,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.beam.sdk.Pipeline;
+import org.apache.beam.sdk.runners.TransformHierarchy;
 import org.apache.beam.sdk.testing.TestStream;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.checkerframework.checker.nullness.qual.Nullable;
@@ -238,23 +238,44 @@ public class LabelsEvaluationIT {
     return values;
   }
 
+  /**
+   * With the BigQuery sink the run writes every model-loop output to its table: the graph has a
+   * write step for each (built, not run: no BigQuery is contacted before the run).
+   */
   @Test
-  public void labelsWithAnotherSinkAreRefusedNamingTheFix() {
+  public void labelsWithTheBigQuerySinkAreWrittenToItsTables() {
     TidemarkOptions options =
         TestReplays.options(
             TMP.getRoot().toPath().resolve("none.ndjson"),
             TMP.getRoot().toPath().resolve("out"),
             "--sink=bigquery",
+            "--bigQueryDataset=p:d",
+            "--bigQueryValidate=false",
             "--labelsInput=labels/*.ndjson");
-    IllegalArgumentException e =
-        assertThrows(
-            IllegalArgumentException.class,
-            () ->
-                TidemarkPipeline.build(
-                    Pipeline.create(options),
-                    options,
-                    TestStream.create(RawRecord.RawRecordCoder.of()).advanceWatermarkToInfinity()));
-    assertThat(e.getMessage(), e.getMessage().contains("--sink=files"), is(true));
+    Pipeline pipeline = Pipeline.create(options);
+    TidemarkPipeline.build(
+        pipeline,
+        options,
+        TestStream.create(RawRecord.RawRecordCoder.of()).advanceWatermarkToInfinity());
+    Set<String> steps = new HashSet<>();
+    pipeline.traverseTopologically(
+        new Pipeline.PipelineVisitor.Defaults() {
+          @Override
+          public CompositeBehavior enterCompositeTransform(TransformHierarchy.Node node) {
+            steps.add(node.getFullName());
+            return CompositeBehavior.ENTER_TRANSFORM;
+          }
+        });
+    for (String step :
+        List.of(
+            "WriteEvaluationsToBigQuery",
+            "WriteUnmatchedLabelsToBigQuery",
+            "WriteLabelDuplicatesToBigQuery",
+            "WriteLabelDeadLettersToBigQuery",
+            "WriteDriftToBigQuery",
+            "WriteDecisionsToBigQuery")) {
+      assertThat(step, steps.contains(step), is(true));
+    }
   }
 
   /** What the documented rules give for the run's decisions and the labels file. */

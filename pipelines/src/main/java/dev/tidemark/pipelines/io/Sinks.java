@@ -29,7 +29,8 @@ import org.joda.time.Duration;
 
 /**
  * The sinks {@code --sink} names, built from the options: NDJSON files, Kafka topics or BigQuery
- * tables, each receiving all four {@link Outputs}.
+ * tables, each receiving all four {@link Outputs}, the drift alarms and, when the run reads labels,
+ * the other outputs of the model's loop.
  */
 public final class Sinks {
   private Sinks() {}
@@ -55,7 +56,7 @@ public final class Sinks {
   /**
    * Writes the outputs where {@code --sink} says, and the drift alarms (when not null) beside them,
    * under the spec's name of the {@code drift} output ({@link #labelNames}): with the file sink in
-   * the same write as the outputs.
+   * the same write as the outputs, a topic or a table of their own with the others.
    */
   public static void write(
       Outputs outputs, @Nullable PCollection<DriftAlarm> drift, TidemarkOptions options) {
@@ -85,8 +86,10 @@ public final class Sinks {
         }
         return;
       case bigquery:
-        // The BigQuery sink has no drift table yet: there the alarms are counted and logged only.
         BigQuerySinks.write(outputs, options, null);
+        if (drift != null) {
+          BigQuerySinks.writeDrift(drift, options, null);
+        }
         return;
       default:
         throw new IllegalArgumentException("unknown --sink=" + options.getSink());
@@ -276,9 +279,8 @@ public final class Sinks {
         KafkaSinks.writeLabels(labels, options, KafkaClients.from(options));
         return;
       case bigquery:
-        throw new IllegalArgumentException(
-            "--labelsInput, --kafkaLabelsTopic: the BigQuery sink has no evaluations table yet."
-                + " Run with --sink=files or --sink=kafka, or without labels");
+        BigQuerySinks.writeLabels(labels, options, null);
+        return;
       default:
         throw new IllegalArgumentException("unknown --sink=" + options.getSink());
     }

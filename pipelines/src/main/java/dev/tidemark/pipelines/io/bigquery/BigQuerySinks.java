@@ -3,6 +3,7 @@ package dev.tidemark.pipelines.io.bigquery;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.google.api.services.bigquery.model.TableRow;
 import dev.tidemark.pipelines.BigQuerySinkOptions;
+import dev.tidemark.pipelines.EvaluateDecisions;
 import dev.tidemark.pipelines.OutputOptions;
 import dev.tidemark.pipelines.Outputs;
 import dev.tidemark.pipelines.RunSpecs;
@@ -14,7 +15,10 @@ import dev.tidemark.transforms.util.TidemarkMetrics;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.DeadLetterReason;
 import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.DriftAlarm;
 import dev.tidemark.transforms.values.DuplicateRecord;
+import dev.tidemark.transforms.values.EvaluationSummary;
+import dev.tidemark.transforms.values.Label;
 import dev.tidemark.transforms.values.TooLateRecord;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -43,9 +47,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The BigQuery sink: the four outputs to the four tables of {@link BigQueryTables} in one dataset,
- * all through the Storage Write API with CDC upserts ({@code STORAGE_API_AT_LEAST_ONCE}, a primary
- * key, {@link RowMutationInformation.MutationType#UPSERT}).
+ * The BigQuery sink: the four outputs ({@link #write}), the model loop's label outputs ({@link
+ * #writeLabels}) and the drift alarms ({@link #writeDrift}) to their tables of {@link
+ * BigQueryTables} in one dataset, all through the Storage Write API with CDC upserts ({@code
+ * STORAGE_API_AT_LEAST_ONCE}, a primary key, {@link RowMutationInformation.MutationType#UPSERT}).
  *
  * <p>Why CDC for every table: BigQuery keeps one row per primary key, so a record written twice (a
  * retried bundle, a restarted job, a replay of the same input) lands once, for good. The
@@ -54,19 +59,23 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>Decisions: key {@code decision_id}, change sequence number = pane index, so a later pane
- *       replaces the row and an older pane arriving after it is ignored.
- *   <li>Dead letters, duplicates, too-late: key = a hash of the fields that identify the record,
- *       sequence number 0; a repeat rewrites an identical row.
+ *       replaces the row and an older pane arriving after it is ignored. Evaluations likewise, key
+ *       {@code evaluation_id} (role, model version and window).
+ *   <li>Dead letters, duplicates, too-late, unmatched labels, the labels' duplicates and dead
+ *       letters, drift alarms: key = a hash of the fields that identify the record, sequence number
+ *       0; a repeat rewrites an identical row.
  * </ul>
  *
  * <p>Rows BigQuery rejects ({@link WriteResult#getFailedStorageApiInserts()}) become dead letters
- * with reason {@code sink_rejected} in the dead-letter table, the rejected row as payload. Rows the
- * dead-letter table itself rejects cannot go anywhere else in BigQuery: they are counted ({@code
- * tidemark/sinkRejected.dead_letters}) and logged at ERROR, never dropped silently. The log line
- * names the row (its origin, key and reason) with its size and SHA-256, never its payload: logs are
- * no place for the personal data a payload may hold, and the hash finds the record at its origin.
- * Transient errors (quota, unavailability) are retried by BigQueryIO; on a streaming runner that
- * retry is unbounded and shows up as a stuck write step, not as lost rows.
+ * with reason {@code sink_rejected}, the rejected row as payload: the four outputs' in the
+ * dead-letter table, the model loop's (evaluations, unmatched labels, label duplicates, drift
+ * alarms) in the label dead-letter table. Rows a dead-letter table itself rejects cannot go
+ * anywhere else in BigQuery: they are counted ({@code tidemark/sinkRejected.dead_letters}, {@code
+ * .label_dead_letters}) and logged at ERROR, never dropped silently. The log line names the row
+ * (its origin, key and reason) with its size and SHA-256, never its payload: logs are no place for
+ * the personal data a payload may hold, and the hash finds the record at its origin. Transient
+ * errors (quota, unavailability) are retried by BigQueryIO; on a streaming runner that retry is
+ * unbounded and shows up as a stuck write step, not as lost rows.
  */
 public final class BigQuerySinks {
   private static final Logger LOG = LoggerFactory.getLogger(BigQuerySinks.class);
@@ -114,16 +123,107 @@ public final class BigQuerySinks {
     deadLetters.add(rejected(decisions, decisionsTable, dataset, maxPayload));
     deadLetters.add(rejected(duplicates, duplicatesTable, dataset, maxPayload));
     deadLetters.add(rejected(tooLate, tooLateTable, dataset, maxPayload));
+    writeDeadLetters("", deadLetters, deadLettersTable, dataset, options, testServices);
+  }
+
+  /**
+   * Writes the model loop's label outputs to their tables ({@link BigQueryTables#EVALUATIONS},
+   * {@link BigQueryTables#unmatchedLabels}, {@link BigQueryTables#LABEL_DUPLICATES}, {@link
+   * BigQueryTables#LABEL_DEAD_LETTERS}), named by the spec. Evaluations use the pane index as the
+   * change sequence number, so a later pane of a window replaces its row. Rows these tables reject
+   * become {@code sink_rejected} dead letters in the label dead-letter table.
+   */
+  public static void writeLabels(
+      EvaluateDecisions.Result labels,
+      BigQuerySinkOptions options,
+      @Nullable BigQueryServices testServices) {
+    String dataset = dataset(options);
+    Map<String, String> names = SpecDefaults.outputNames(options, PipelineSpec.Sink.BIGQUERY);
+    BigQueryTables.Table<EvaluationSummary> evaluationsTable =
+        BigQueryTables.EVALUATIONS.named(names.get("evaluations"));
+    BigQueryTables.Table<Label> unmatchedTable =
+        BigQueryTables.unmatchedLabels(RunSpecs.of(options)).named(names.get("unmatchedLabels"));
+    BigQueryTables.Table<DuplicateRecord> duplicatesTable =
+        BigQueryTables.LABEL_DUPLICATES.named(names.get("labelDuplicates"));
+    WriteResult evaluations =
+        labels.summaries.apply(
+            "WriteEvaluationsToBigQuery",
+            write(evaluationsTable, dataset, options, testServices, e -> e.paneIndex()));
+    WriteResult unmatched =
+        labels.unmatched.apply(
+            "WriteUnmatchedLabelsToBigQuery",
+            write(unmatchedTable, dataset, options, testServices, l -> 0L));
+    WriteResult duplicates =
+        labels.duplicates.apply(
+            "WriteLabelDuplicatesToBigQuery",
+            write(duplicatesTable, dataset, options, testServices, d -> 0L));
+
+    int maxPayload = options.as(OutputOptions.class).getMaxDeadLetterPayloadBytes();
+    List<PCollection<DeadLetter>> deadLetters = new ArrayList<>();
+    deadLetters.add(labels.deadLetters);
+    deadLetters.add(rejected(evaluations, evaluationsTable, dataset, maxPayload));
+    deadLetters.add(rejected(unmatched, unmatchedTable, dataset, maxPayload));
+    deadLetters.add(rejected(duplicates, duplicatesTable, dataset, maxPayload));
+    writeDeadLetters(
+        "Label", deadLetters, labelDeadLettersTable(options), dataset, options, testServices);
+  }
+
+  /**
+   * Writes the drift alarms to {@link BigQueryTables#DRIFT_ALARMS}, named by the spec; every run
+   * has them, with labels or without. Rows the table rejects become {@code sink_rejected} dead
+   * letters in the label dead-letter table, as the other model-loop tables' do.
+   */
+  public static void writeDrift(
+      PCollection<DriftAlarm> drift,
+      BigQuerySinkOptions options,
+      @Nullable BigQueryServices testServices) {
+    String dataset = dataset(options);
+    BigQueryTables.Table<DriftAlarm> driftTable =
+        BigQueryTables.DRIFT_ALARMS.named(
+            SpecDefaults.outputNames(options, PipelineSpec.Sink.BIGQUERY).get("drift"));
+    WriteResult written =
+        drift.apply(
+            "WriteDriftToBigQuery", write(driftTable, dataset, options, testServices, a -> 0L));
+    int maxPayload = options.as(OutputOptions.class).getMaxDeadLetterPayloadBytes();
+    writeDeadLetters(
+        "Drift",
+        List.of(rejected(written, driftTable, dataset, maxPayload)),
+        labelDeadLettersTable(options),
+        dataset,
+        options,
+        testServices);
+  }
+
+  /** The label dead-letter table under the spec's name. */
+  private static BigQueryTables.Table<DeadLetter> labelDeadLettersTable(
+      BigQuerySinkOptions options) {
+    return BigQueryTables.LABEL_DEAD_LETTERS.named(
+        SpecDefaults.outputNames(options, PipelineSpec.Sink.BIGQUERY).get("labelDeadLetters"));
+  }
+
+  /**
+   * Writes dead letters, the records a step set aside and the rows other tables rejected, into
+   * {@code table}; rows that table rejects are counted and logged ({@link LogRejectedFn}). Step
+   * names: {@code Collect<prefix>SinkDeadLetters}, {@code Write<prefix>DeadLettersToBigQuery},
+   * {@code LogRejected<prefix>DeadLetters}.
+   */
+  private static void writeDeadLetters(
+      String prefix,
+      List<PCollection<DeadLetter>> deadLetters,
+      BigQueryTables.Table<DeadLetter> table,
+      String dataset,
+      BigQuerySinkOptions options,
+      @Nullable BigQueryServices testServices) {
     WriteResult deadLetterWrite =
         PCollectionList.of(deadLetters)
-            .apply("CollectSinkDeadLetters", Flatten.pCollections())
+            .apply("Collect" + prefix + "SinkDeadLetters", Flatten.pCollections())
             .setCoder(DeadLetter.DeadLetterCoder.of())
             .apply(
-                "WriteDeadLettersToBigQuery",
-                write(deadLettersTable, dataset, options, testServices, d -> 0L));
+                "Write" + prefix + "DeadLettersToBigQuery",
+                write(table, dataset, options, testServices, d -> 0L));
     deadLetterWrite
         .getFailedStorageApiInserts()
-        .apply("LogRejectedDeadLetters", ParDo.of(new LogRejectedFn(deadLettersTable)));
+        .apply("LogRejected" + prefix + "DeadLetters", ParDo.of(new LogRejectedFn(table)));
   }
 
   /**

@@ -12,8 +12,12 @@ import dev.tidemark.transforms.util.Json;
 import dev.tidemark.transforms.util.Sha256;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.Decision;
+import dev.tidemark.transforms.values.DriftAlarm;
 import dev.tidemark.transforms.values.DuplicateRecord;
+import dev.tidemark.transforms.values.EvaluationCounts;
+import dev.tidemark.transforms.values.EvaluationSummary;
 import dev.tidemark.transforms.values.Features;
+import dev.tidemark.transforms.values.Label;
 import dev.tidemark.transforms.values.TooLateRecord;
 import java.io.IOException;
 import java.io.Serializable;
@@ -30,10 +34,11 @@ import org.apache.beam.sdk.transforms.windowing.IntervalWindow;
 import org.checkerframework.checker.nullness.qual.Nullable;
 
 /**
- * The one definition of Tidemark's four BigQuery tables: their columns, primary keys and how each
- * record becomes a row. The pipeline's table schemas, the Terraform schema files ({@code
- * terraform/schemas/<table>.json}) and {@code docs/bigquery-schema.md} are all produced from here;
- * a test fails when a checked-in file differs. Regenerate them from the project directory with
+ * The one definition of Tidemark's BigQuery tables, the four outputs' and the model loop's five:
+ * their columns, primary keys and how each record becomes a row. The pipeline's table schemas, the
+ * Terraform schema files ({@code terraform/schemas/<table>.json}) and {@code
+ * docs/bigquery-schema.md} are all produced from here; a test fails when a checked-in file differs.
+ * Regenerate them from the project directory with
  *
  * <pre>
  * mvn -B -q -o -pl pipelines test -Dtest=BigQueryTablesTest -Dtidemark.regenerate=true
@@ -45,9 +50,10 @@ import org.checkerframework.checker.nullness.qual.Nullable;
  * the BigQuery API returns, so Terraform sees no spurious diff.
  *
  * <p>Every table is written with Storage Write API CDC upserts keyed by its primary key, so a
- * replayed or retried record rewrites its own row instead of adding one. Decisions use the pane
- * index as the change sequence number (a later pane wins, an older one never overwrites it); the
- * other tables key each record by a hash of the fields that identify it and never change it.
+ * replayed or retried record rewrites its own row instead of adding one. Decisions and evaluations
+ * use the pane index as the change sequence number (a later pane wins, an older one never
+ * overwrites it); the other tables key each record by a hash of the fields that identify it and
+ * never change it.
  */
 public final class BigQueryTables {
   /** A column: name, BigQuery type, mode, description, and how a record fills it. */
@@ -59,7 +65,7 @@ public final class BigQueryTables {
     final String mode;
     final String description;
     final SerializableFunction<T, @Nullable Object> value;
-    final List<Column<IntervalWindow>> fields;
+    final List<? extends Column<?>> fields;
 
     Column(
         String name,
@@ -67,7 +73,7 @@ public final class BigQueryTables {
         String mode,
         String description,
         SerializableFunction<T, @Nullable Object> value,
-        List<Column<IntervalWindow>> fields) {
+        List<? extends Column<?>> fields) {
       this.name = name;
       this.type = type;
       this.mode = mode;
@@ -141,11 +147,19 @@ public final class BigQueryTables {
 
     /**
      * The output the table holds, as its default name ({@code decisions}, {@code dead_letters},
-     * {@code duplicates}, {@code too_late}): step and metric names use it, so that a table renamed
-     * by a spec keeps them.
+     * ..., {@code drift_alarms}): step, metric and schema file names use it, so that a table
+     * renamed by a spec keeps them.
      */
     public String role() {
       return role;
+    }
+
+    /**
+     * A table of the same columns and key for another output: {@code role} is its default name, and
+     * the name it has until {@link #named}.
+     */
+    Table<T> forRole(String otherRole, String otherDescription) {
+      return new Table<>(otherRole, otherRole, otherDescription, primaryKey, columns);
     }
 
     /** This table under another name in the dataset. */
@@ -580,7 +594,7 @@ public final class BigQueryTables {
                 "RECORD",
                 "REPEATED",
                 "The windows it would have counted in.",
-                t -> windows(t.missedWindows()),
+                t -> records(WINDOW_FIELDS, t.missedWindows()),
                 WINDOW_FIELDS),
             column(
                 "partially_late",
@@ -602,12 +616,344 @@ public final class BigQueryTables {
                 t -> time(t.watermark()))));
   }
 
+  /** The fields of one calibration bin of an evaluation. */
+  private static final List<Column<EvaluationCounts.CalibrationBin>> CALIBRATION_FIELDS =
+      List.of(
+          column(
+              "from",
+              "FLOAT",
+              REQUIRED,
+              "Lowest score of the bin (inclusive).",
+              EvaluationCounts.CalibrationBin::from),
+          column(
+              "to",
+              "FLOAT",
+              REQUIRED,
+              "Highest score of the bin (exclusive; the last bin includes 1).",
+              EvaluationCounts.CalibrationBin::to),
+          column(
+              "decisions",
+              "INTEGER",
+              REQUIRED,
+              "Judged decisions that scored in the bin.",
+              EvaluationCounts.CalibrationBin::decisions),
+          column(
+              "mean_score",
+              "FLOAT",
+              REQUIRED,
+              "Their mean score.",
+              EvaluationCounts.CalibrationBin::meanScore),
+          column(
+              "positive_rate",
+              "FLOAT",
+              REQUIRED,
+              "The share of them that were positive.",
+              EvaluationCounts.CalibrationBin::positiveRate));
+
+  /**
+   * Evaluations: one row per model version, role and window of label time, the latest pane winning
+   * (the pane index is the change sequence number, as for decisions).
+   */
+  public static final Table<EvaluationSummary> EVALUATIONS =
+      new Table<>(
+          "evaluations",
+          "One row per model version, role and window of label time: the judged decisions' counts,"
+              + " rates and calibration as of the latest pane.",
+          "evaluation_id",
+          List.of(
+              column(
+                  "evaluation_id",
+                  "STRING",
+                  REQUIRED,
+                  "Hash of model_role, model_name, model_version, window_start and window_end;"
+                      + " the primary key.",
+                  BigQueryTables::evaluationId),
+              column(
+                  "model_name",
+                  "STRING",
+                  REQUIRED,
+                  "The judged model's name.",
+                  EvaluationSummary::modelName),
+              column(
+                  "model_version",
+                  "STRING",
+                  REQUIRED,
+                  "The judged model's version.",
+                  EvaluationSummary::modelVersion),
+              column(
+                  "model_role",
+                  "STRING",
+                  REQUIRED,
+                  "deciding (its verdicts were acted on) or shadow.",
+                  EvaluationSummary::role),
+              column(
+                  "window_start",
+                  "TIMESTAMP",
+                  REQUIRED,
+                  "Start of the window of label time (inclusive).",
+                  e -> time(e.windowStart())),
+              column(
+                  "window_end",
+                  "TIMESTAMP",
+                  REQUIRED,
+                  "End of the window of label time (exclusive).",
+                  e -> time(e.windowEnd())),
+              column(
+                  "pane_timing",
+                  "STRING",
+                  REQUIRED,
+                  "EARLY, ON_TIME or LATE: when the pane fired relative to the watermark.",
+                  EvaluationSummary::paneTiming),
+              column(
+                  "pane_index",
+                  "INTEGER",
+                  REQUIRED,
+                  "Pane index; the CDC change sequence number, so a later pane wins.",
+                  EvaluationSummary::paneIndex),
+              column(
+                  "labels",
+                  "INTEGER",
+                  REQUIRED,
+                  "Judged decisions: labels matched to the edition in force.",
+                  e -> e.counts().labels()),
+              column(
+                  "positives",
+                  "INTEGER",
+                  REQUIRED,
+                  "Of them, labelled positive.",
+                  e -> e.counts().positives()),
+              column(
+                  "flagged",
+                  "INTEGER",
+                  REQUIRED,
+                  "Of them, flagged by the model (the verdict at or above the threshold).",
+                  e -> e.counts().flagged()),
+              column(
+                  "true_positives",
+                  "INTEGER",
+                  REQUIRED,
+                  "Flagged and positive.",
+                  e -> e.counts().truePositives()),
+              column(
+                  "false_positives",
+                  "INTEGER",
+                  REQUIRED,
+                  "Flagged and negative.",
+                  e -> e.counts().falsePositives()),
+              column(
+                  "false_negatives",
+                  "INTEGER",
+                  REQUIRED,
+                  "Not flagged and positive.",
+                  e -> e.counts().falseNegatives()),
+              column(
+                  "true_negatives",
+                  "INTEGER",
+                  REQUIRED,
+                  "Not flagged and negative.",
+                  e -> e.counts().trueNegatives()),
+              column(
+                  "precision",
+                  "FLOAT",
+                  NULLABLE,
+                  "true_positives / flagged; null when nothing was flagged.",
+                  e -> rate(e.counts().precision())),
+              column(
+                  "recall",
+                  "FLOAT",
+                  NULLABLE,
+                  "true_positives / positives; null without positives.",
+                  e -> rate(e.counts().recall())),
+              column(
+                  "review_rate",
+                  "FLOAT",
+                  NULLABLE,
+                  "flagged / labels.",
+                  e -> rate(e.counts().reviewRate())),
+              column(
+                  "label_delay_seconds_mean",
+                  "FLOAT",
+                  NULLABLE,
+                  "Mean time from the event to its label, in seconds.",
+                  e -> rate(e.counts().meanLabelDelaySeconds())),
+              column(
+                  "label_delay_seconds_max",
+                  "FLOAT",
+                  REQUIRED,
+                  "Longest time from an event to its label, in seconds.",
+                  e -> e.counts().maxLabelDelaySeconds()),
+              new Column<>(
+                  "calibration",
+                  "RECORD",
+                  "REPEATED",
+                  "Per tenth of the score that holds a judged decision: the mean score beside the"
+                      + " share of positives.",
+                  e -> records(CALIBRATION_FIELDS, e.counts().calibration()),
+                  CALIBRATION_FIELDS)));
+
+  /** Unmatched labels of the bundled payments spec. */
+  public static final Table<Label> UNMATCHED_LABELS = unmatchedLabels(Payments.SPEC);
+
+  /**
+   * The unmatched labels of {@code spec}: labels whose event no decision held (unknown, expired, or
+   * without key and event time), one row per label identity. The key column is named after the
+   * spec's key.
+   */
+  public static Table<Label> unmatchedLabels(PipelineSpec spec) {
+    String key = snakeCase(spec.events().key());
+    return new Table<>(
+        "unmatched_labels",
+        "Labels no decision could be judged by: an unknown or expired event, or no key and event"
+            + " time.",
+        "label_id",
+        List.of(
+            column(
+                "label_id",
+                "STRING",
+                REQUIRED,
+                "Hash of source and id; the primary key.",
+                l -> hash(l.source(), l.id())),
+            column("source", "STRING", REQUIRED, "The label's CloudEvents source.", Label::source),
+            column("id", "STRING", REQUIRED, "The label's CloudEvents id.", Label::id),
+            column(
+                "time",
+                "TIMESTAMP",
+                REQUIRED,
+                "When the truth became known (the label's time).",
+                l -> time(l.time())),
+            column(
+                "subject_source",
+                "STRING",
+                REQUIRED,
+                "The labelled event's CloudEvents source.",
+                Label::subjectSource),
+            column(
+                "subject_id",
+                "STRING",
+                REQUIRED,
+                "The labelled event's CloudEvents id.",
+                Label::subjectId),
+            column(
+                key,
+                "STRING",
+                NULLABLE,
+                "The labelled event's key (data." + spec.events().key() + "), when given.",
+                Label::key),
+            column(
+                "event_time",
+                "TIMESTAMP",
+                NULLABLE,
+                "The labelled event's time, when given.",
+                l -> l.eventTime() == null ? null : time(l.eventTime())),
+            column(
+                "value", "STRING", REQUIRED, "The outcome, e.g. fraud or legit.", Label::value)));
+  }
+
+  /** Label duplicates: the duplicates table's columns, for repeated deliveries of a label. */
+  public static final Table<DuplicateRecord> LABEL_DUPLICATES =
+      DUPLICATES.forRole(
+          "label_duplicates",
+          "Repeated deliveries of a label's source+id already seen inside the dedup horizon.");
+
+  /** Label dead letters: the dead-letter table's columns, for labels Tidemark could not use. */
+  public static final Table<DeadLetter> LABEL_DEAD_LETTERS =
+      DEAD_LETTERS.forRole(
+          "label_dead_letters",
+          "Labels Tidemark could not use, and rows a model-loop table rejected, with the reason and"
+              + " the original bytes (cut to --maxDeadLetterPayloadBytes, with their size and"
+              + " SHA-256).");
+
+  /** Drift alarms: one row per alarm. */
+  public static final Table<DriftAlarm> DRIFT_ALARMS =
+      new Table<>(
+          "drift_alarms",
+          "Drift alarms: a model version's CUSUM test on its scores or its labelled error rate"
+              + " crossed its threshold.",
+          "drift_alarm_id",
+          List.of(
+              column(
+                  "drift_alarm_id",
+                  "STRING",
+                  REQUIRED,
+                  "Hash of the whole alarm (one test may alarm more than once at one time, after"
+                      + " a reset); the primary key.",
+                  a -> hash(a.toJsonLine())),
+              column("model_name", "STRING", REQUIRED, "The model's name.", DriftAlarm::modelName),
+              column(
+                  "model_version",
+                  "STRING",
+                  REQUIRED,
+                  "The model's version.",
+                  DriftAlarm::modelVersion),
+              column("model_role", "STRING", REQUIRED, "deciding or shadow.", DriftAlarm::role),
+              column(
+                  "kind",
+                  "STRING",
+                  REQUIRED,
+                  "score (the scores against the sidecar's reference) or error (the labelled"
+                      + " error rate).",
+                  DriftAlarm::kind),
+              column(
+                  "direction",
+                  "STRING",
+                  REQUIRED,
+                  "up or down: which way the statistic moved.",
+                  DriftAlarm::direction),
+              column(
+                  "at",
+                  "TIMESTAMP",
+                  REQUIRED,
+                  "The time of the observation that crossed the threshold.",
+                  a -> time(a.at())),
+              column(
+                  "statistic",
+                  "FLOAT",
+                  REQUIRED,
+                  "The CUSUM statistic then.",
+                  DriftAlarm::statistic),
+              column(
+                  "threshold",
+                  "FLOAT",
+                  REQUIRED,
+                  "The threshold it crossed (the spec's).",
+                  DriftAlarm::threshold),
+              column(
+                  "observations",
+                  "INTEGER",
+                  REQUIRED,
+                  "Observations of the test since its last reset.",
+                  DriftAlarm::observations),
+              column(
+                  "reference_mean",
+                  "FLOAT",
+                  REQUIRED,
+                  "The reference mean.",
+                  DriftAlarm::referenceMean),
+              column(
+                  "observed_mean",
+                  "FLOAT",
+                  REQUIRED,
+                  "The mean of the observations since the last reset.",
+                  DriftAlarm::observedMean)));
+
   /** All tables of the bundled payments spec, in output order. */
   public static final List<Table<?>> ALL = all(Payments.SPEC);
 
-  /** All tables of {@code spec}, in output order. */
+  /**
+   * All tables of {@code spec}, in the order of the spec's output names ({@link
+   * PipelineSpec#ALL_OUTPUTS}): the four outputs, then the model loop's.
+   */
   public static List<Table<?>> all(PipelineSpec spec) {
-    return List.of(decisions(spec), DEAD_LETTERS, DUPLICATES, tooLate(spec));
+    return List.of(
+        decisions(spec),
+        DEAD_LETTERS,
+        DUPLICATES,
+        tooLate(spec),
+        EVALUATIONS,
+        unmatchedLabels(spec),
+        LABEL_DUPLICATES,
+        LABEL_DEAD_LETTERS,
+        DRIFT_ALARMS);
   }
 
   /** The bundled payments spec, read once. */
@@ -760,16 +1106,32 @@ public final class BigQueryTables {
 
   private BigQueryTables() {}
 
-  private static List<Map<String, Object>> windows(List<IntervalWindow> windows) {
+  /** The values of a REPEATED RECORD column: one map of {@code fields} per item. */
+  private static <E> List<Map<String, Object>> records(List<Column<E>> fields, List<E> items) {
     List<Map<String, Object>> rows = new ArrayList<>();
-    for (IntervalWindow window : windows) {
+    for (E item : items) {
       Map<String, Object> row = new LinkedHashMap<>();
-      for (Column<IntervalWindow> field : WINDOW_FIELDS) {
-        row.put(field.name, field.value.apply(window));
+      for (Column<E> field : fields) {
+        row.put(field.name, field.value.apply(item));
       }
       rows.add(row);
     }
     return rows;
+  }
+
+  /** The evaluation's key: one per role, model version and window. */
+  static String evaluationId(EvaluationSummary summary) {
+    return hash(
+        summary.role(),
+        summary.modelName(),
+        summary.modelVersion(),
+        time(summary.windowStart()),
+        time(summary.windowEnd()));
+  }
+
+  /** A rate as the evaluations' JSON shows it ({@link EvaluationCounts#round}); null stays null. */
+  private static @Nullable Double rate(@Nullable Double value) {
+    return value == null ? null : EvaluationCounts.round(value);
   }
 
   static String deadLetterId(DeadLetter letter) {
@@ -798,14 +1160,14 @@ public final class BigQueryTables {
   public static final String TABLE_NAMES_FILE = "tables.json";
 
   /**
-   * {@link #TABLE_NAMES_FILE}'s content for the BigQuery names of the spec's four outputs ({@code
-   * decisions}, {@code deadLetters}, {@code duplicates}, {@code tooLate}, as {@code
-   * SpecDefaults.outputNames} gives them).
+   * {@link #TABLE_NAMES_FILE}'s content for the BigQuery names of the spec's outputs ({@link
+   * PipelineSpec#ALL_OUTPUTS}: {@code decisions}, {@code deadLetters}, ..., {@code drift}, as
+   * {@code SpecDefaults.outputNames} gives them).
    */
   public static String tableNamesJson(Map<String, String> outputNames) {
     ObjectNode names = Json.MAPPER.createObjectNode();
     Map<String, String> roles = SpecLoader.defaultNames(PipelineSpec.Sink.BIGQUERY);
-    for (String output : PipelineSpec.OUTPUTS) {
+    for (String output : PipelineSpec.ALL_OUTPUTS) {
       names.put(roles.get(output), outputNames.get(output));
     }
     try {
@@ -824,7 +1186,14 @@ public final class BigQueryTables {
     md.append("# BigQuery tables\n\n")
         .append("Generated from `BigQueryTables.java`; do not edit by hand (a test compares).\n")
         .append("Every table is written with Storage Write API CDC upserts on its primary key\n")
-        .append("(`PRIMARY KEY (...) NOT ENFORCED`).\n");
+        .append("(`PRIMARY KEY (...) NOT ENFORCED`). `decisions` and `evaluations` use the pane\n")
+        .append(
+            "index (`version`, `pane_index`) as the change sequence number: a later pane of a\n")
+        .append("window replaces its row, an older one never does. The other tables' rows never\n")
+        .append(
+            "change: a repeat rewrites the same row. Rows a table rejects become `sink_rejected`\n")
+        .append("dead letters: the first four tables' in `dead_letters`, the model loop's (the\n")
+        .append("last five) in `label_dead_letters`.\n");
     for (Table<?> table : ALL) {
       md.append("\n## `")
           .append(table.name())
@@ -835,7 +1204,7 @@ public final class BigQueryTables {
           .append("`.\n\n| column | type | mode | description |\n|---|---|---|---|\n");
       for (Column<?> column : table.columns()) {
         appendRow(md, column.name, column);
-        for (Column<IntervalWindow> field : column.fields) {
+        for (Column<?> field : column.fields) {
           appendRow(md, column.name + "." + field.name, field);
         }
       }
