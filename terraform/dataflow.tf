@@ -13,6 +13,7 @@ locals {
   model_uri           = "${data.google_storage_bucket.tidemark.url}/${google_storage_bucket_object.model.name}"
   bigquery_dataset    = "${var.project_id}:${google_bigquery_dataset.tidemark.dataset_id}"
   pubsub_subscription = google_pubsub_subscription.events.id
+  labels_subscription = google_pubsub_subscription.labels.id
   # Where terraform/build-template.sh writes the build tagged template_version, unless given: a
   # new build is a new path, so the job sees the change and rolls it out.
   container_spec_gcs_path = var.container_spec_gcs_path == "" ? "${data.google_storage_bucket.tidemark.url}/templates/tidemark-${var.template_version}.json" : var.container_spec_gcs_path
@@ -44,8 +45,9 @@ locals {
     }),
     local.kafka_login,
     ) : tomap({
-      source             = "pubsub"
-      pubsubSubscription = local.pubsub_subscription
+      source                   = "pubsub"
+      pubsubSubscription       = local.pubsub_subscription
+      pubsubLabelsSubscription = local.labels_subscription
   })
 
   # Every template parameter the job gets.
@@ -93,6 +95,11 @@ resource "google_dataflow_flex_template_job" "tidemark" {
     google_bigquery_table.dead_letters,
     google_bigquery_table.duplicates,
     google_bigquery_table.too_late,
+    google_bigquery_table.evaluations,
+    google_bigquery_table.unmatched_labels,
+    google_bigquery_table.label_duplicates,
+    google_bigquery_table.label_dead_letters,
+    google_bigquery_table.drift_alarms,
     google_storage_bucket_object.model,
     google_storage_bucket_object.model_sidecar,
     google_compute_firewall.dataflow_internal,

@@ -20,14 +20,19 @@ resource "google_project_iam_member" "worker_dataflow_worker" {
   member  = local.worker_member
 }
 
-# Write access on the four tables the job writes, not on the dataset: the dataset-level role would
+# Write access on the tables the job writes, not on the dataset: the dataset-level role would
 # also let the worker delete tables and create new ones.
 resource "google_bigquery_table_iam_member" "worker_data_editor" {
   for_each = {
-    decisions    = google_bigquery_table.decisions.table_id
-    dead_letters = google_bigquery_table.dead_letters.table_id
-    duplicates   = google_bigquery_table.duplicates.table_id
-    too_late     = google_bigquery_table.too_late.table_id
+    decisions          = google_bigquery_table.decisions.table_id
+    dead_letters       = google_bigquery_table.dead_letters.table_id
+    duplicates         = google_bigquery_table.duplicates.table_id
+    too_late           = google_bigquery_table.too_late.table_id
+    evaluations        = google_bigquery_table.evaluations.table_id
+    unmatched_labels   = google_bigquery_table.unmatched_labels.table_id
+    label_duplicates   = google_bigquery_table.label_duplicates.table_id
+    label_dead_letters = google_bigquery_table.label_dead_letters.table_id
+    drift_alarms       = google_bigquery_table.drift_alarms.table_id
   }
   project    = var.project_id
   dataset_id = google_bigquery_dataset.tidemark.dataset_id
@@ -96,6 +101,21 @@ resource "google_pubsub_subscription_iam_member" "worker_subscription_viewer" {
   member       = local.worker_member
 }
 
+# The labels' subscription, read beside the events (--pubsubLabelsSubscription), as the events'.
+resource "google_pubsub_subscription_iam_member" "worker_labels_subscriber" {
+  count        = local.use_kafka ? 0 : 1
+  subscription = google_pubsub_subscription.labels.name
+  role         = "roles/pubsub.subscriber"
+  member       = local.worker_member
+}
+
+resource "google_pubsub_subscription_iam_member" "worker_labels_subscription_viewer" {
+  count        = local.use_kafka ? 0 : 1
+  subscription = google_pubsub_subscription.labels.name
+  role         = "roles/pubsub.viewer"
+  member       = local.worker_member
+}
+
 # Pub/Sub input read with a timestamp attribute (the dataflow profile's --pubsubTimestampAttribute=
 # ce-time): Dataflow derives the watermark from a tracking subscription that the job creates on
 # the topic when it starts and deletes when it drains, named
@@ -129,6 +149,14 @@ resource "google_project_iam_member" "worker_pubsub_tracking" {
 resource "google_pubsub_topic_iam_member" "worker_attach_subscription" {
   count  = local.use_kafka ? 0 : 1
   topic  = google_pubsub_topic.events.name
+  role   = "roles/pubsub.subscriber"
+  member = local.worker_member
+}
+
+# The labels are read with the same timestamp attribute: a tracking subscription on their topic too.
+resource "google_pubsub_topic_iam_member" "worker_labels_attach_subscription" {
+  count  = local.use_kafka ? 0 : 1
+  topic  = google_pubsub_topic.labels.name
   role   = "roles/pubsub.subscriber"
   member = local.worker_member
 }
@@ -215,6 +243,9 @@ resource "time_sleep" "iam_propagation" {
     google_pubsub_subscription_iam_member.worker_subscription_viewer,
     google_project_iam_member.worker_pubsub_tracking,
     google_pubsub_topic_iam_member.worker_attach_subscription,
+    google_pubsub_subscription_iam_member.worker_labels_subscriber,
+    google_pubsub_subscription_iam_member.worker_labels_subscription_viewer,
+    google_pubsub_topic_iam_member.worker_labels_attach_subscription,
     google_secret_manager_secret_iam_member.worker_secrets,
     google_project_iam_member.worker_managed_kafka_client,
     google_artifact_registry_repository_iam_member.worker_template_image,

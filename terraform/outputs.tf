@@ -41,6 +41,16 @@ output "pubsub_topic" {
   value       = google_pubsub_topic.events.id
 }
 
+output "pubsub_labels_subscription" {
+  description = "--pubsubLabelsSubscription (projects/P/subscriptions/S): the job reads labels there beside a Pub/Sub source."
+  value       = local.labels_subscription
+}
+
+output "pubsub_labels_topic" {
+  description = "The topic producers publish labels to (structured-mode label CloudEvents with the ce-time attribute); the job reads them through --pubsubLabelsSubscription."
+  value       = google_pubsub_topic.labels.id
+}
+
 output "bigquery_dataset" {
   description = "--bigQueryDataset (PROJECT:DATASET)"
   value       = local.bigquery_dataset

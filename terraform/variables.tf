@@ -56,7 +56,7 @@ variable "grant_kms_to_service_agents" {
 # --- BigQuery ---------------------------------------------------------------------------------
 
 variable "dataset_id" {
-  description = "BigQuery dataset of the decisions, dead_letters, duplicates and too_late tables."
+  description = "BigQuery dataset of the job's tables (decisions, dead_letters, duplicates, too_late and the model loop's five: schemas/tables.json)."
   type        = string
   default     = "tidemark"
 }

@@ -5,9 +5,10 @@ import org.apache.beam.sdk.options.Description;
 import org.apache.beam.sdk.options.PipelineOptions;
 
 /**
- * Pub/Sub in ({@code --source=pubsub}): where the CloudEvents are read from, which attribute holds
- * their event time and, optionally, which attribute Dataflow deduplicates publish retries on. The
- * emulator and the endpoint are Beam's own options ({@code --pubsubRootUrl}, {@code --project}).
+ * Pub/Sub in ({@code --source=pubsub}): where the CloudEvents (and, optionally, the labels) are
+ * read from, which attribute holds their event time and, optionally, which attribute Dataflow
+ * deduplicates publish retries on. The emulator and the endpoint are Beam's own options ({@code
+ * --pubsubRootUrl}, {@code --project}).
  */
 public interface PubsubOptions extends PipelineOptions {
   @Description(
@@ -46,4 +47,14 @@ public interface PubsubOptions extends PipelineOptions {
   String getPubsubIdAttribute();
 
   void setPubsubIdAttribute(String attribute);
+
+  @Description(
+      "Subscription the labels are read from beside a Pub/Sub source, as"
+          + " projects/PROJECT/subscriptions/NAME: structured-mode label CloudEvents (or binary"
+          + " mode), each with its label time in --pubsubTimestampAttribute as the events carry"
+          + " theirs. Read without end; one labels stream: not with --labelsInput or"
+          + " --kafkaLabelsTopic.")
+  String getPubsubLabelsSubscription();
+
+  void setPubsubLabelsSubscription(String subscription);
 }

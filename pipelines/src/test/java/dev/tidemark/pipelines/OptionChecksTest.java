@@ -16,13 +16,26 @@ import org.junit.runners.JUnit4;
 
 /**
  * The checks of --fileRollInterval, --maxFutureSkew, --gateShards, --outputFormat,
- * --modelWatchInterval, --shadowModelUri and --kafkaLabelsTopic name the option and how to fix it;
- * --gateShards defaults to the runner's parallelism.
+ * --modelWatchInterval, --shadowModelUri, --kafkaLabelsTopic and --pubsubLabelsSubscription name
+ * the option and how to fix it; --gateShards defaults to the runner's parallelism.
  */
 @RunWith(JUnit4.class)
 public class OptionChecksTest {
   private static TidemarkOptions options(String... args) {
     return PipelineOptionsFactory.fromArgs(args).as(TidemarkOptions.class);
+  }
+
+  /** Each set of arguments reads labels, and reading them is refused saying {@code why}. */
+  private static void assertLabelsRefused(String[][] refused, String[] why) {
+    for (int i = 0; i < refused.length; i++) {
+      TidemarkOptions options = options(refused[i]);
+      assertThat(Sources.readsLabels(options), is(true));
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> Sources.readLabels(org.apache.beam.sdk.Pipeline.create(options), options));
+      assertThat(e.getMessage(), containsString(why[i]));
+    }
   }
 
   @Test
@@ -33,16 +46,37 @@ public class OptionChecksTest {
       {"--source=kafka", "--kafkaLabelsTopic=labels", "--kafkaMaxRecords=10"},
     };
     String[] why = {"give one labels stream", "--source=replay give the labels", "never finish"};
-    for (int i = 0; i < refused.length; i++) {
-      TidemarkOptions options = options(refused[i]);
-      assertThat(Sources.readsLabels(options), is(true));
-      IllegalArgumentException e =
-          assertThrows(
-              IllegalArgumentException.class,
-              () -> Sources.readLabels(org.apache.beam.sdk.Pipeline.create(options), options));
-      assertThat(e.getMessage(), containsString(why[i]));
-    }
+    assertLabelsRefused(refused, why);
     assertThat(Sources.readsLabels(options("--source=kafka")), is(false));
+  }
+
+  @Test
+  public void aLabelsSubscriptionIsReadBesideAPubsubSourceAlone() {
+    String sub = "--pubsubLabelsSubscription=projects/tidemark-test/subscriptions/labels";
+    String[][] refused = {
+      {"--source=pubsub", sub, "--labelsInput=labels.ndjson"},
+      {"--source=kafka", sub, "--kafkaLabelsTopic=labels"},
+      {"--source=pubsub", sub, "--kafkaLabelsTopic=labels", "--labelsInput=labels.ndjson"},
+      {"--source=kafka", sub},
+      {"--source=replay", sub},
+      {"--source=pubsub", "--pubsubLabelsSubscription= "},
+    };
+    String[] why = {
+      "--labelsInput and --pubsubLabelsSubscription both name labels: give one labels stream",
+      "--kafkaLabelsTopic and --pubsubLabelsSubscription both name labels",
+      "--labelsInput and --kafkaLabelsTopic and --pubsubLabelsSubscription all name labels",
+      "with --source=kafka give the labels as files, --labelsInput=GLOB, or as a topic,"
+          + " --kafkaLabelsTopic=TOPIC",
+      "with --source=replay give the labels as files, --labelsInput=GLOB",
+      "--pubsubLabelsSubscription is empty",
+    };
+    assertLabelsRefused(refused, why);
+    TidemarkOptions accepted = options("--source=pubsub", sub, "--pubsubTimestampAttribute=ts");
+    assertThat(Sources.readsLabels(accepted), is(true));
+    assertThat(
+        Sources.readLabels(org.apache.beam.sdk.Pipeline.create(accepted), accepted).getName(),
+        containsString("ReadLabelsPubsub"));
+    assertThat(Sources.readsLabels(options("--source=pubsub")), is(false));
   }
 
   @Test

@@ -14,6 +14,8 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.values.PCollection;
 import org.joda.time.Duration;
@@ -68,27 +70,54 @@ public final class Sources {
     }
   }
 
-  /** Whether the run reads labels: {@code --labelsInput} files or a {@code --kafkaLabelsTopic}. */
+  /**
+   * Whether the run reads labels: {@code --labelsInput} files, a {@code --kafkaLabelsTopic} or a
+   * {@code --pubsubLabelsSubscription}.
+   */
   public static boolean readsLabels(TidemarkOptions options) {
-    return options.getLabelsInput() != null || options.getKafkaLabelsTopic() != null;
+    return !labelInputs(options).isEmpty();
+  }
+
+  /** The label options the run gives, as {@code --name}s. */
+  private static List<String> labelInputs(TidemarkOptions options) {
+    List<String> given = new ArrayList<>();
+    if (options.getLabelsInput() != null) {
+      given.add("--labelsInput");
+    }
+    if (options.getKafkaLabelsTopic() != null) {
+      given.add("--kafkaLabelsTopic");
+    }
+    if (options.getPubsubLabelsSubscription() != null) {
+      given.add("--pubsubLabelsSubscription");
+    }
+    return given;
   }
 
   /**
    * The labels the options name: the NDJSON files of {@code --labelsInput}, read as a bounded
-   * input, or the Kafka topic {@code --kafkaLabelsTopic}, read without end beside a Kafka source
-   * and watermarked by the labels' own {@code time}.
+   * input; the Kafka topic {@code --kafkaLabelsTopic}, read without end beside a Kafka source and
+   * watermarked by the labels' own {@code time}; or the Pub/Sub subscription {@code
+   * --pubsubLabelsSubscription}, read without end beside a Pub/Sub source, timestamped (and
+   * watermarked) by the attribute the events' time is in ({@code --pubsubTimestampAttribute}).
    */
   public static PCollection<RawRecord> readLabels(Pipeline pipeline, TidemarkOptions options) {
+    List<String> given = labelInputs(options);
+    if (given.size() > 1) {
+      throw new IllegalArgumentException(
+          String.join(" and ", given)
+              + (given.size() == 2 ? " both" : " all")
+              + " name labels: give one labels stream");
+    }
     String topic = options.getKafkaLabelsTopic();
-    if (topic == null) {
+    String subscription = options.getPubsubLabelsSubscription();
+    if (topic == null && subscription == null) {
       return pipeline.apply(
           "ReadLabels",
           BackfillSource.from(options.getLabelsInput())
               .withMaxEventBytes(ParseLabels.MAX_LABEL_BYTES));
     }
-    if (options.getLabelsInput() != null) {
-      throw new IllegalArgumentException(
-          "--labelsInput and --kafkaLabelsTopic both name labels: give one labels stream");
+    if (subscription != null) {
+      return pipeline.apply("ReadLabelsPubsub", pubsubLabelsSource(options));
     }
     if (options.getSource() != TidemarkOptions.SourceKind.kafka) {
       throw new IllegalArgumentException(
@@ -110,6 +139,33 @@ public final class Sources {
                 Durations.parse("kafkaIdleTimeout", options.getKafkaIdleTimeout()))
             .withMaxFutureSkew(maxFutureSkewOf(options))
             .withEventTime(CloudEventTime.ATTRIBUTE));
+  }
+
+  /**
+   * The Pub/Sub source of {@code --pubsubLabelsSubscription}: beside a Pub/Sub source only, with
+   * the events' timestamp attribute and future skew. Pub/Sub redeliveries are dropped on the
+   * message id; the labels' own source+id deduplication follows either way.
+   */
+  public static PubsubSource pubsubLabelsSource(TidemarkOptions options) {
+    if (options.getSource() != TidemarkOptions.SourceKind.pubsub) {
+      throw new IllegalArgumentException(
+          "--pubsubLabelsSubscription reads labels beside a Pub/Sub source (--source=pubsub);"
+              + " with --source="
+              + options.getSource()
+              + " give the labels as files, --labelsInput=GLOB"
+              + (options.getSource() == TidemarkOptions.SourceKind.kafka
+                  ? ", or as a topic, --kafkaLabelsTopic=TOPIC"
+                  : ""));
+    }
+    String subscription = options.getPubsubLabelsSubscription();
+    if (subscription.isBlank()) {
+      throw new IllegalArgumentException(
+          "--pubsubLabelsSubscription is empty: name the labels' subscription,"
+              + " projects/PROJECT/subscriptions/NAME, or leave the option out");
+    }
+    return PubsubSource.fromSubscription(subscription)
+        .withTimestampAttribute(options.getPubsubTimestampAttribute())
+        .withMaxFutureSkew(maxFutureSkewOf(options));
   }
 
   /** The Kafka source the options describe. */

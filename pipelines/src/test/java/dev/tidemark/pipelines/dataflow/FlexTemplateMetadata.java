@@ -190,9 +190,10 @@ public final class FlexTemplateMetadata {
     Map<String, String> reasons = new TreeMap<>();
     String files = "files on the launcher or a worker's disk, which nobody reads";
     reasons.put("input", "replay and backfill files: the template reads Pub/Sub or Kafka");
-    String labels = "labels are evaluated with the file sink only; the template writes BigQuery";
-    reasons.put("labelsInput", labels);
-    reasons.put("kafkaLabelsTopic", labels);
+    reasons.put(
+        "labelsInput",
+        "labels files read once: a streaming job reads labels as a stream,"
+            + " --pubsubLabelsSubscription or --kafkaLabelsTopic");
     reasons.put("output", files);
     reasons.put("fileRollInterval", files);
     reasons.put("sink", "the template writes to BigQuery, the spec's sink for the profile");

@@ -98,6 +98,7 @@ public class TerraformMatchesPipelineTest {
     }
     assertThat(passed, hasItem("bigQueryDataset"));
     assertThat(passed, hasItem("pubsubSubscription"));
+    assertThat(passed, hasItem("pubsubLabelsSubscription"));
     assertThat(passed, hasItem("kafkaPasswordSecret"));
     assertThat(passed, hasItem("kafkaUsernameSecret"));
     assertThat(passed, hasItem("kafkaOauthLoginCallbackHandler"));

@@ -100,6 +100,18 @@ public class TerraformPlanTest {
         job.get("container_spec_gcs_path"),
         is("gs://" + PROJECT + "-tidemark/templates/tidemark-t1.json"));
     assertThat(parameters(plan).get("source"), is("pubsub"));
+    // The labels are read beside the events, from the subscription created for them.
+    assertThat(
+        parameters(plan).get("pubsubLabelsSubscription"),
+        is(
+            "projects/"
+                + PROJECT
+                + "/subscriptions/"
+                + plan.instance("google_pubsub_subscription.labels").get("name")));
+    assertThat(
+        plan.instance("google_pubsub_subscription_iam_member.worker_labels_subscriber[0]")
+            .get("role"),
+        is("roles/pubsub.subscriber"));
   }
 
   @Test
@@ -158,6 +170,7 @@ public class TerraformPlanTest {
                 "google_secret_manager_secret_iam_member.worker_secrets[\"kafkaTruststoreSecret\"]",
                 "projects/" + PROJECT + "/secrets/kafka-ca")));
     assertThat(plan.has("google_pubsub_subscription_iam_member.worker_subscriber"), is(false));
+    assertThat(parameters, not(hasKey("pubsubLabelsSubscription")));
   }
 
   @Test

@@ -15,7 +15,7 @@ import org.apache.beam.sdk.transforms.DoFn;
 import org.joda.time.Instant;
 
 /** Named messages shared by the Pub/Sub tests. */
-final class PubsubFixtures {
+public final class PubsubFixtures {
   /** 2026-01-01T00:00:00Z. */
   static final Instant BASE = Instant.parse("2026-01-01T00:00:00Z");
 
@@ -59,7 +59,7 @@ final class PubsubFixtures {
   }
 
   /** The attributes a structured-mode publisher sets. */
-  static Map<String, String> structuredAttributes(Instant time) {
+  public static Map<String, String> structuredAttributes(Instant time) {
     Map<String, String> attributes = new LinkedHashMap<>();
     attributes.put("content-type", "application/cloudevents+json; charset=utf-8");
     attributes.put("ce-time", time.toString());
@@ -67,7 +67,7 @@ final class PubsubFixtures {
   }
 
   /** A pulled message as the test client hands it out: timestamp = publish time. */
-  static IncomingMessage incoming(
+  public static IncomingMessage incoming(
       String messageId, Map<String, String> attributes, String body, Instant publishTime) {
     com.google.pubsub.v1.PubsubMessage message =
         com.google.pubsub.v1.PubsubMessage.newBuilder()
