@@ -133,9 +133,9 @@ public final class Sinks {
   /**
    * Where the run's sink puts each output, by the spec's output names ({@link
    * PipelineSpec#OUTPUTS}, in that order, then, when the run reads labels, the {@link
-   * PipelineSpec#LABEL_OUTPUTS}, or else with the file sink the drift alarms): directories under
-   * {@code --output}, Kafka topics (the four outputs' options may override the spec's names) or
-   * BigQuery tables.
+   * PipelineSpec#LABEL_OUTPUTS}, or else, but on Kafka, the drift alarms): directories under {@code
+   * --output}, Kafka topics (the four outputs' options may override the spec's names) or BigQuery
+   * tables.
    */
   public static Map<String, String> destinations(TidemarkOptions options) {
     List<String> names;
@@ -156,7 +156,7 @@ public final class Sinks {
     Map<String, String> labelNames = labelNames(options);
     if (Sources.readsLabels(options)) {
       destinations.putAll(labelNames);
-    } else if (options.getSink() == TidemarkOptions.SinkKind.files) {
+    } else if (options.getSink() != TidemarkOptions.SinkKind.kafka) {
       destinations.put("drift", labelNames.get("drift"));
     }
     return destinations;
