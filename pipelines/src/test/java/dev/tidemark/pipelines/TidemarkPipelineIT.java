@@ -147,7 +147,7 @@ public class TidemarkPipelineIT {
             FOLDER.getRoot().toPath().resolve("named-files.yaml"),
             "  local:         {sink: files}",
             "  local:\n    sink: files\n    names: {decisions: scored, deadLetters: rejected,"
-                + " duplicates: repeated, tooLate: late}");
+                + " duplicates: repeated, tooLate: late, drift: alarms}");
     Path out = FOLDER.getRoot().toPath().resolve("named");
     Summary summary =
         Launch.run(
@@ -157,15 +157,17 @@ public class TidemarkPipelineIT {
     assertThat(OutputFiles.records(out.resolve("rejected")).size(), is((int) summary.deadLetters));
     assertThat(OutputFiles.records(out.resolve("repeated")).size(), is((int) summary.duplicates));
     assertThat(Files.isDirectory(out.resolve("late")), is(true));
+    assertThat(Files.isDirectory(out.resolve("alarms")), is(true));
     for (String name : Outputs.NAMES) {
       assertThat(name, Files.exists(out.resolve(name)), is(false));
     }
+    assertThat(Files.exists(out.resolve("drift")), is(false));
     JsonNode outputs = Json.MAPPER.readTree(out.resolve("summary.json").toFile()).get("outputs");
     assertThat(
         outputs.toString(),
         is(
             "{\"sink\":\"files\",\"decisions\":\"scored\",\"deadLetters\":\"rejected\","
-                + "\"duplicates\":\"repeated\",\"tooLate\":\"late\"}"));
+                + "\"duplicates\":\"repeated\",\"tooLate\":\"late\",\"drift\":\"alarms\"}"));
   }
 
   /** A valid replay line: one event of {@code amount} for {@code account} at {@code time}. */
