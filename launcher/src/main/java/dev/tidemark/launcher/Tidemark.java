@@ -30,6 +30,7 @@ import dev.tidemark.testkit.generate.CardTestingStyle;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
 import dev.tidemark.testkit.generate.LabelStream;
+import dev.tidemark.testkit.generate.ReplayClock;
 import dev.tidemark.testkit.generate.Workload;
 import dev.tidemark.tools.capture.KafkaCapture;
 import dev.tidemark.tools.report.ReportSettings;
@@ -930,8 +931,19 @@ public final class Tidemark implements Callable<Integer> {
                 + " the bundled samples carry their labels only in their --labels stream.")
     boolean inlineLabels;
 
+    @Option(
+        names = "--labelsInReplay",
+        description =
+            "Also put the --labels stream into the replay, each label arriving on the replay's"
+                + " clock within an hour after its own time: run it with --labelsInReplay=true.")
+    boolean labelsInReplay;
+
     @Override
     public Integer call() throws Exception {
+      if (labelsInReplay && labels == null) {
+        throw new IllegalArgumentException(
+            "--labelsInReplay puts the --labels stream into the replay: give --labels=FILE too");
+      }
       GeneratorConfig.Builder builder =
           GeneratorConfig.builder()
               .seed(seed)
@@ -964,6 +976,10 @@ public final class Tidemark implements Callable<Integer> {
         LabelStream.Stats written =
             LabelStream.write(generator.subjects(), LabelStream.Config.defaults(seed), labels);
         System.out.println("wrote " + labels + ": " + written);
+        if (labelsInReplay) {
+          ReplayClock.withLabels(output, labels, output, Duration.ofHours(1));
+          System.out.println("put the labels into " + output);
+        }
       }
       return 0;
     }

@@ -30,6 +30,15 @@ public interface SourceOptions extends PipelineOptions {
   void setLabelsInput(String glob);
 
   @Description(
+      "The replay (--source=replay) carries the labels among its events: its records of type"
+          + " tidemark.label.v1 are the run's labels stream, arriving on the replay's own clock"
+          + " (docs/labels.md).")
+  @Default.Boolean(false)
+  boolean getLabelsInReplay();
+
+  void setLabelsInReplay(boolean labelsInReplay);
+
+  @Description(
       "Bounded out-of-orderness of the watermark (replay without watermark directives, kafka):"
           + " it trails the latest event time seen by this duration (ISO-8601). Unless given, the spec's clocks.maxOutOfOrderness.")
   @Default.InstanceFactory(SpecDefaults.MaxOutOfOrderness.class)

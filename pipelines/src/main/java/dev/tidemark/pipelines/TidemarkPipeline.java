@@ -2,6 +2,7 @@ package dev.tidemark.pipelines;
 
 import dev.tidemark.model.ModelEngine;
 import dev.tidemark.model.ScoreFeatures;
+import dev.tidemark.pipelines.io.ReplayLabels;
 import dev.tidemark.pipelines.io.Sinks;
 import dev.tidemark.pipelines.io.Sources;
 import dev.tidemark.spec.PipelineSpec;
@@ -18,6 +19,7 @@ import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.transforms.PTransform;
 import org.apache.beam.sdk.values.PBegin;
 import org.apache.beam.sdk.values.PCollection;
+import org.apache.beam.sdk.values.PCollectionTuple;
 import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Duration;
 
@@ -49,8 +51,16 @@ public final class TidemarkPipeline {
    * about its decisions (labels, drift) and the sinks.
    */
   public static Outputs buildFrom(PCollection<RawRecord> raw, TidemarkOptions options) {
-    Outputs outputs = expand(raw, options);
-    Sinks.write(outputs, WatchDecisions.apply(raw.getPipeline(), outputs, options), options);
+    PCollection<RawRecord> events = raw;
+    PCollection<RawRecord> labels = null;
+    if (Sources.labelsInReplay(options)) {
+      PCollectionTuple split = raw.apply("ReplayLabels", ReplayLabels.split());
+      events = split.get(ReplayLabels.EVENTS);
+      labels = split.get(ReplayLabels.LABELS);
+    }
+    Outputs outputs = expand(events, options);
+    Sinks.write(
+        outputs, WatchDecisions.apply(raw.getPipeline(), outputs, labels, options), options);
     return outputs;
   }
 

@@ -6,32 +6,40 @@ import dev.tidemark.pipelines.io.Sources;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.transforms.values.DriftAlarm;
 import dev.tidemark.transforms.values.DriftReference;
+import dev.tidemark.transforms.values.RawRecord;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.values.PCollection;
+import org.checkerframework.checker.nullness.qual.Nullable;
 
 /**
- * What a run learns about its own decisions, as its options say: with labels ({@code --labelsInput}
- * or {@code --kafkaLabelsTopic}), the labels judged by {@link EvaluateDecisions} (evaluations, and
- * drift alarms on scores and labelled errors); without, drift alarms on the decisions' scores
- * alone. The drift tests compare with the sidecars of {@code --modelUri} and {@code
- * --shadowModelUri} where they are cheap to read.
+ * What a run learns about its own decisions, as its options say: with labels ({@code
+ * --labelsInput}, {@code --kafkaLabelsTopic}, {@code --pubsubLabelsSubscription} or {@code
+ * --labelsInReplay}), the labels judged by {@link EvaluateDecisions} (evaluations, and drift alarms
+ * on scores and labelled errors); without, drift alarms on the decisions' scores alone. The drift
+ * tests compare with the sidecars of {@code --modelUri} and {@code --shadowModelUri} where they are
+ * cheap to read.
  */
 final class WatchDecisions {
   private WatchDecisions() {}
 
   /**
    * Adds the label branch (if any, with its sink) and the drift tests to {@code pipeline}; returns
-   * the drift alarms, which the outputs' sink writes.
+   * the drift alarms, which the outputs' sink writes. {@code replayLabels}: the labels split off a
+   * replay ({@code --labelsInReplay}), else null and the labels, if any, are read as the options
+   * say.
    */
   static PCollection<DriftAlarm> apply(
-      Pipeline pipeline, Outputs outputs, TidemarkOptions options) {
+      Pipeline pipeline,
+      Outputs outputs,
+      @Nullable PCollection<RawRecord> replayLabels,
+      TidemarkOptions options) {
     Map<String, DriftReference> references = driftReferences(options);
     PCollection<DriftAlarm> drift;
     if (Sources.readsLabels(options)) {
       EvaluateDecisions.Result labels =
-          Sources.readLabels(pipeline, options)
+          (replayLabels != null ? replayLabels : Sources.readLabels(pipeline, options))
               .apply("EvaluateDecisions", evaluation(outputs, options, references));
       Sinks.writeLabels(labels, outputs, options);
       drift = labels.drift;

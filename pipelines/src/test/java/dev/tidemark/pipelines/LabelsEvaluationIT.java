@@ -5,6 +5,7 @@ import static org.hamcrest.Matchers.greaterThan;
 import static org.hamcrest.Matchers.is;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.tidemark.pipelines.io.ReplayFile;
 import dev.tidemark.pipelines.io.kafka.KafkaSinks;
 import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.pipelines.launch.Summary;
@@ -65,17 +66,37 @@ public class LabelsEvaluationIT {
     Path output = TMP.getRoot().toPath().resolve("run");
     Summary summary = Launch.run(in.options(output));
     assertThat(summary.toJson(), summary.identityHolds(), is(true));
-    assertJudged(
-        summary,
-        Expected.of(output.resolve("decisions"), in.labels),
-        in.labels,
-        OutputFiles.records(output.resolve("evaluations")),
-        OutputFiles.records(output.resolve("unmatched-labels")),
-        OutputFiles.records(output.resolve("label-duplicates")),
-        OutputFiles.records(output.resolve("label-dead-letters")));
+    assertJudgedInFiles(summary, output, in.labels);
     assertThat(
         OutputFiles.records(output.resolve("drift")).size(),
         is(Json.MAPPER.readTree(summary.toJson()).at("/drift/alarms").asInt()));
+  }
+
+  /**
+   * The same labels carried by the replay itself ({@code --labelsInReplay}), each arriving on the
+   * replay's clock within an hour after its own time: split off the events, judged by the same
+   * rules, every label and every event accounted for.
+   */
+  @Test
+  public void labelsInTheReplayArriveOnItsClockAndAreJudgedTheSameWay() throws Exception {
+    Inputs in = inputs();
+    Path root = TMP.getRoot().toPath();
+    Path merged = root.resolve("replay-with-labels.ndjson");
+    ReplayClock.withLabels(in.replay, in.labels, merged, Duration.ofHours(1));
+    Path output = root.resolve("replay-labels-run");
+    Summary summary =
+        Launch.run(
+            TestReplays.options(
+                merged,
+                output,
+                "--specUri=" + in.spec,
+                "--earlyFiringDelay=none",
+                "--labelsInReplay=true"));
+    assertThat(summary.toJson(), summary.identityHolds(), is(true));
+    // The events' side reads every record of the replay without its labels, and no more.
+    assertThat(
+        summary.read, is((long) ReplayFile.read(in.replay, org.joda.time.Duration.ZERO).records()));
+    assertJudgedInFiles(summary, output, in.labels);
   }
 
   /**
@@ -141,6 +162,19 @@ public class LabelsEvaluationIT {
           values(read(broker, topics.get("drift"))).size(),
           is(Json.MAPPER.readTree(summary.toJson()).at("/drift/alarms").asInt()));
     }
+  }
+
+  /** {@link #assertJudged} on the file outputs under {@code output}. */
+  private static void assertJudgedInFiles(Summary summary, Path output, Path labels)
+      throws IOException {
+    assertJudged(
+        summary,
+        Expected.of(output.resolve("decisions"), labels),
+        labels,
+        OutputFiles.records(output.resolve("evaluations")),
+        OutputFiles.records(output.resolve("unmatched-labels")),
+        OutputFiles.records(output.resolve("label-duplicates")),
+        OutputFiles.records(output.resolve("label-dead-letters")));
   }
 
   /** The evaluation and the label outputs against the documented rules ({@link Expected}). */

@@ -80,6 +80,28 @@ public class OptionChecksTest {
   }
 
   @Test
+  public void labelsInAReplayAreSplitOffAReplayAlone() {
+    String[][] refused = {
+      {"--source=kafka", "--labelsInReplay=true"},
+      {"--source=replay", "--labelsInReplay=true", "--labelsInput=labels.ndjson"},
+    };
+    String[] why = {
+      "--labelsInReplay splits labels off a replay (--source=replay); with --source=kafka",
+      "--labelsInput and --labelsInReplay all name labels",
+    };
+    for (int i = 0; i < refused.length; i++) {
+      TidemarkOptions options = options(refused[i]);
+      IllegalArgumentException e =
+          assertThrows(IllegalArgumentException.class, () -> Sources.labelsInReplay(options));
+      assertThat(e.getMessage(), containsString(why[i]));
+    }
+    TidemarkOptions accepted = options("--source=replay", "--labelsInReplay=true");
+    assertThat(Sources.readsLabels(accepted), is(true));
+    assertThat(Sources.labelsInReplay(accepted), is(true));
+    assertThat(Sources.labelsInReplay(options("--source=replay")), is(false));
+  }
+
+  @Test
   public void modelWatchIntervalMustBePositive() {
     for (String bad : new String[] {"PT0S", "PT-1M"}) {
       IllegalArgumentException e =

@@ -90,7 +90,34 @@ public final class Sources {
     if (options.getPubsubLabelsSubscription() != null) {
       given.add("--pubsubLabelsSubscription");
     }
+    if (options.getLabelsInReplay()) {
+      given.add("--labelsInReplay");
+    }
     return given;
+  }
+
+  /**
+   * Whether the replay carries the run's labels ({@code --labelsInReplay}), to be split off its
+   * records by {@link ReplayLabels}; only beside {@code --source=replay} and no other labels.
+   *
+   * @throws IllegalArgumentException with another source or another labels option
+   */
+  public static boolean labelsInReplay(TidemarkOptions options) {
+    if (!options.getLabelsInReplay()) {
+      return false;
+    }
+    if (options.getSource() != TidemarkOptions.SourceKind.replay) {
+      throw new IllegalArgumentException(
+          "--labelsInReplay splits labels off a replay (--source=replay); with --source="
+              + options.getSource()
+              + " give the labels as a stream of their own, e.g. --labelsInput=GLOB");
+    }
+    List<String> given = labelInputs(options);
+    if (given.size() > 1) {
+      throw new IllegalArgumentException(
+          String.join(" and ", given) + " all name labels: give one labels stream");
+    }
+    return true;
   }
 
   /**
@@ -107,6 +134,11 @@ public final class Sources {
           String.join(" and ", given)
               + (given.size() == 2 ? " both" : " all")
               + " name labels: give one labels stream");
+    }
+    if (options.getLabelsInReplay()) {
+      throw new IllegalArgumentException(
+          "--labelsInReplay: the labels are in the replay; split them off the replay's records"
+              + " with ReplayLabels");
     }
     String topic = options.getKafkaLabelsTopic();
     String subscription = options.getPubsubLabelsSubscription();

@@ -194,6 +194,7 @@ public final class FlexTemplateMetadata {
         "labelsInput",
         "labels files read once: a streaming job reads labels as a stream,"
             + " --pubsubLabelsSubscription or --kafkaLabelsTopic");
+    reasons.put("labelsInReplay", "labels inside a replay: the template reads no replay");
     reasons.put("output", files);
     reasons.put("fileRollInterval", files);
     reasons.put("sink", "the template writes to BigQuery, the spec's sink for the profile");

@@ -48,6 +48,55 @@ public class ReplayClockTest {
   }
 
   @Test
+  public void labelsArriveOnTheReplaysClockNeverBeforeTheirTime() throws Exception {
+    Path replay = temp.getRoot().toPath().resolve("replay.ndjson");
+    Files.writeString(
+        replay,
+        String.join(
+                "\n",
+                "{\"id\":\"e1\",\"time\":\"2026-01-01T00:00:00Z\"}",
+                "{\"advanceProcessingTime\":\"PT10S\"}",
+                "{\"id\":\"e2\",\"time\":\"2026-01-01T00:00:09Z\"}",
+                "{\"advanceProcessingTime\":\"PT10S\"}",
+                "{\"id\":\"e3\",\"time\":\"2026-01-01T00:00:19Z\"}")
+            + "\n",
+        StandardCharsets.UTF_8);
+    Path labels = temp.getRoot().toPath().resolve("labels.ndjson");
+    Files.writeString(
+        labels,
+        String.join(
+                "\n",
+                "{\"id\":\"l1\",\"time\":\"2026-01-01T00:00:05Z\"}",
+                "{\"id\":\"l2\",\"time\":\"2026-01-01T00:00:20Z\"}",
+                "{\"id\":\"l3\",\"time\":\"2026-01-01T02:00:00Z\"}",
+                "{\"id\":\"l4\",\"time\":\"2026-01-01T02:30:00Z\"}",
+                "{\"id\":\"l5\",\"time\":\"2026-01-01T05:00:00Z\"}")
+            + "\n",
+        StandardCharsets.UTF_8);
+    Path merged = temp.getRoot().toPath().resolve("merged.ndjson");
+    ReplayClock.withLabels(replay, labels, merged, java.time.Duration.ofHours(1));
+    assertThat(
+        Files.readAllLines(merged, StandardCharsets.UTF_8),
+        is(
+            List.of(
+                "{\"id\":\"e1\",\"time\":\"2026-01-01T00:00:00Z\"}",
+                // The directive moves the clock to 00:00:10: l1 has arrived.
+                "{\"advanceProcessingTime\":\"PT10S\"}",
+                "{\"id\":\"l1\",\"time\":\"2026-01-01T00:00:05Z\"}",
+                "{\"id\":\"e2\",\"time\":\"2026-01-01T00:00:09Z\"}",
+                "{\"advanceProcessingTime\":\"PT10S\"}",
+                "{\"id\":\"l2\",\"time\":\"2026-01-01T00:00:20Z\"}",
+                "{\"id\":\"e3\",\"time\":\"2026-01-01T00:00:19Z\"}",
+                // After the replay: the clock to an hour past the next label, then every label
+                // before it.
+                "{\"advanceProcessingTime\":\"PT2H59M40S\"}",
+                "{\"id\":\"l3\",\"time\":\"2026-01-01T02:00:00Z\"}",
+                "{\"id\":\"l4\",\"time\":\"2026-01-01T02:30:00Z\"}",
+                "{\"advanceProcessingTime\":\"PT3H\"}",
+                "{\"id\":\"l5\",\"time\":\"2026-01-01T05:00:00Z\"}")));
+  }
+
+  @Test
   public void otherLinesAreCopiedByteForByte() throws Exception {
     Path generated = temp.getRoot().toPath().resolve("generated.ndjson");
     byte[] invalidUtf8 = {'{', (byte) 0xff, (byte) 0xfe, '}'};
