@@ -117,7 +117,9 @@ public final class ActCommand implements Callable<Integer> {
       names = "--idleTimeout",
       defaultValue = "PT10S",
       converter = DurationConverter.class,
-      description = "Stop after this long without records (ISO-8601; default: ${DEFAULT-VALUE}).")
+      description =
+          "Stop after this long without records, once every partition is read to its end"
+              + " (ISO-8601; default: ${DEFAULT-VALUE}).")
   Duration idleTimeout;
 
   @Option(

@@ -229,7 +229,8 @@ public final class ActConsumer {
       }
       if (records.isEmpty() && moved.isEmpty()) {
         if (!settings.follow()
-            && System.nanoTime() - lastRecord >= settings.idleTimeout().toNanos()) {
+            && System.nanoTime() - lastRecord >= settings.idleTimeout().toNanos()
+            && caughtUp(kafka, partitions)) {
           break;
         }
         continue;
@@ -316,5 +317,20 @@ public final class ActConsumer {
     batch.purged(store.purgeKeys(settings.keyRetention(), now));
     connection.commit();
     return batch;
+  }
+
+  /**
+   * Whether every partition's position has reached its end (for a {@code read_committed} consumer,
+   * the last stable offset): idle means nothing left to read, not a slow fetch on a busy machine.
+   */
+  private static boolean caughtUp(
+      KafkaConsumer<byte[], byte[]> kafka, List<TopicPartition> partitions) {
+    Map<TopicPartition, Long> ends = kafka.endOffsets(partitions);
+    for (TopicPartition partition : partitions) {
+      if (kafka.position(partition) < ends.getOrDefault(partition, 0L)) {
+        return false;
+      }
+    }
+    return true;
   }
 }

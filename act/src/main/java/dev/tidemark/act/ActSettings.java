@@ -12,7 +12,8 @@ import java.util.Optional;
  * @param kafka the connection to the brokers: bootstrap servers, security and the client properties
  *     file, as the pipeline's {@code --kafka*} options give it ({@link KafkaClients})
  * @param jdbcUrl an existing database; empty: start PostgreSQL under {@code stateDir}
- * @param idleTimeout stop after this long without a record (unless {@code follow})
+ * @param idleTimeout stop after this long without a record, once every partition is read to its end
+ *     (unless {@code follow})
  * @param follow run until stopped (SIGTERM, Ctrl-C)
  * @param keyRetention how long an inbox key is kept after its receipt
  * @param replay forget this consumer's offsets first: read the topic from its beginning
