@@ -254,88 +254,11 @@ public final class DetectDrift extends PTransform<PCollection<Decision>, PCollec
     return observations
         .apply("AllObservations", Flatten.pCollections())
         .setCoder(coder)
-        .apply("ByMinute", ParDo.of(new ByMinuteFn()))
-        .setCoder(coder)
-        .apply("GatherObservations", ParDo.of(new GatherFn()))
-        .setCoder(coder)
+        // The CUSUM step buffers a model version's observations until the watermark passes
+        // them: gathered, they reach it in few bundles (see GatherByMinute).
+        .apply("GatherObservations", GatherByMinute.by(KV::getKey))
         .apply("Cusum", ParDo.of(new CusumFn(references, settings)))
         .setCoder(DriftAlarm.AlarmCoder.of());
-  }
-
-  /** The event time over which {@link GatherFn} gathers one key's observations. */
-  static final long GATHER_MILLIS = 60_000;
-
-  /** Between a key and the minute of {@link GatherFn}'s keys. */
-  static final char MINUTE_SEPARATOR = '\u0001';
-
-  /** Keys each observation by its key and the minute of its time, for {@link GatherFn}. */
-  static final class ByMinuteFn extends DoFn<KV<String, Observation>, KV<String, Observation>> {
-    @ProcessElement
-    public void processElement(
-        @Element KV<String, Observation> element, OutputReceiver<KV<String, Observation>> out) {
-      long minute = Math.floorDiv(element.getValue().time(), GATHER_MILLIS);
-      out.output(KV.of(element.getKey() + MINUTE_SEPARATOR + minute, element.getValue()));
-    }
-  }
-
-  /**
-   * Holds the observations of one key and minute until the watermark passes the minute, then hands
-   * them on in their order, each at its own time, under the key alone. What it saves: {@link
-   * CusumFn} buffers a key's observations until the watermark passes them, and a runner that copies
-   * state per bundle (the DirectRunner) would copy that whole buffer for every small bundle of
-   * observations; gathered, they reach it in few bundles and just before the watermark passes them,
-   * and only a minute's observations are held per key here. The alarms are the same.
-   */
-  static final class GatherFn extends DoFn<KV<String, Observation>, KV<String, Observation>> {
-    static final String GATHERED = "gathered";
-    static final String EARLIEST = "earliest";
-    static final String RELEASE = "release";
-
-    @StateId(GATHERED)
-    private final StateSpec<BagState<Observation>> gatheredSpec =
-        StateSpecs.bag(ObservationCoder.of());
-
-    @StateId(EARLIEST)
-    private final StateSpec<ValueState<Long>> earliestSpec =
-        StateSpecs.value(org.apache.beam.sdk.coders.VarLongCoder.of());
-
-    @TimerId(RELEASE)
-    private final TimerSpec releaseSpec = TimerSpecs.timer(TimeDomain.EVENT_TIME);
-
-    @ProcessElement
-    public void processElement(
-        @Element KV<String, Observation> element,
-        @Timestamp Instant timestamp,
-        @StateId(GATHERED) BagState<Observation> gathered,
-        @StateId(EARLIEST) ValueState<Long> earliest,
-        @TimerId(RELEASE) Timer release) {
-      gathered.add(element.getValue());
-      long at = timestamp.getMillis();
-      Long held = earliest.read();
-      if (held == null || at < held) {
-        // Holds the output watermark at the earliest observation, which is output at its time.
-        long minuteEnd = (Math.floorDiv(at, GATHER_MILLIS) + 1) * GATHER_MILLIS - 1;
-        release.withOutputTimestamp(timestamp).set(new Instant(CusumFn.capped(minuteEnd)));
-        earliest.write(at);
-      }
-    }
-
-    @OnTimer(RELEASE)
-    public void onRelease(
-        OnTimerContext context,
-        @Key String key,
-        @StateId(GATHERED) BagState<Observation> gathered,
-        @StateId(EARLIEST) ValueState<Long> earliest) {
-      List<Observation> ready = new ArrayList<>();
-      gathered.read().forEach(ready::add);
-      gathered.clear();
-      earliest.clear();
-      ready.sort(Observation.ORDER);
-      String model = key.substring(0, key.lastIndexOf(MINUTE_SEPARATOR));
-      for (Observation observation : ready) {
-        context.outputWithTimestamp(KV.of(model, observation), new Instant(observation.time()));
-      }
-    }
   }
 
   private static <T> Window<T> global() {
