@@ -105,6 +105,17 @@ public final class GatherByMinute<T> extends PTransform<PCollection<T>, PCollect
       this.heldSpec = StateSpecs.bag(TimestampedValue.TimestampedValueCoder.of(coder));
     }
 
+    /**
+     * A minute: the elements are output at their own timestamps, up to a minute before the timer's.
+     * Streaming runners honour the timer's output timestamp (the earliest element's), which allows
+     * them anyway; the FlinkRunner in batch checks against the timer's firing time instead.
+     */
+    @Override
+    @SuppressWarnings("deprecation")
+    public org.joda.time.Duration getAllowedTimestampSkew() {
+      return org.joda.time.Duration.millis(MINUTE_MILLIS);
+    }
+
     @ProcessElement
     public void processElement(
         @Element KV<String, TimestampedValue<T>> element,
