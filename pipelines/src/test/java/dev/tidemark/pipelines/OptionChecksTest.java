@@ -87,7 +87,7 @@ public class OptionChecksTest {
     };
     String[] why = {
       "--labelsInReplay splits labels off a replay (--source=replay); with --source=kafka",
-      "--labelsInput and --labelsInReplay all name labels",
+      "--labelsInput and --labelsInReplay both name labels: give one labels stream",
     };
     for (int i = 0; i < refused.length; i++) {
       TidemarkOptions options = options(refused[i]);

@@ -19,6 +19,7 @@ import dev.tidemark.transforms.values.Label;
 import dev.tidemark.transforms.values.TooLateRecord;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.apache.beam.sdk.options.PipelineOptions;
 import org.apache.beam.sdk.transforms.MapElements;
@@ -111,14 +112,7 @@ public final class Sinks {
   }
 
   private static PipelineSpec.Sink sinkOf(TidemarkOptions options) {
-    switch (options.getSink()) {
-      case files:
-        return PipelineSpec.Sink.FILES;
-      case kafka:
-        return PipelineSpec.Sink.KAFKA;
-      default:
-        return PipelineSpec.Sink.BIGQUERY;
-    }
+    return PipelineSpec.Sink.valueOf(options.getSink().name().toUpperCase(Locale.ROOT));
   }
 
   /**

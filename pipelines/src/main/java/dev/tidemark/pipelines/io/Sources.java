@@ -112,12 +112,19 @@ public final class Sources {
               + options.getSource()
               + " give the labels as a stream of their own, e.g. --labelsInput=GLOB");
     }
+    checkOneLabelsStream(options);
+    return true;
+  }
+
+  /** Refuses a run that names more than one labels stream. */
+  private static void checkOneLabelsStream(TidemarkOptions options) {
     List<String> given = labelInputs(options);
     if (given.size() > 1) {
       throw new IllegalArgumentException(
-          String.join(" and ", given) + " all name labels: give one labels stream");
+          String.join(" and ", given)
+              + (given.size() == 2 ? " both" : " all")
+              + " name labels: give one labels stream");
     }
-    return true;
   }
 
   /**
@@ -128,13 +135,7 @@ public final class Sources {
    * watermarked) by the attribute the events' time is in ({@code --pubsubTimestampAttribute}).
    */
   public static PCollection<RawRecord> readLabels(Pipeline pipeline, TidemarkOptions options) {
-    List<String> given = labelInputs(options);
-    if (given.size() > 1) {
-      throw new IllegalArgumentException(
-          String.join(" and ", given)
-              + (given.size() == 2 ? " both" : " all")
-              + " name labels: give one labels stream");
-    }
+    checkOneLabelsStream(options);
     if (options.getLabelsInReplay()) {
       throw new IllegalArgumentException(
           "--labelsInReplay: the labels are in the replay; split them off the replay's records"

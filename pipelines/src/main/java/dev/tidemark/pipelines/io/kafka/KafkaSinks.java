@@ -7,6 +7,7 @@ import dev.tidemark.pipelines.Runners;
 import dev.tidemark.pipelines.SpecDefaults;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.transforms.values.DriftAlarm;
+import dev.tidemark.transforms.values.DuplicateRecord;
 import dev.tidemark.transforms.values.EvaluationSummary;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -136,8 +137,7 @@ public final class KafkaSinks {
     write(
         "LabelDuplicates",
         labels.duplicates,
-        duplicate ->
-            KV.of(duplicate.id() + "@" + duplicate.source(), HeaderedValue.of(duplicate.toJson())),
+        KafkaSinks::duplicateRecord,
         topics,
         names.get(2),
         options,
@@ -166,6 +166,11 @@ public final class KafkaSinks {
         EvaluateDecisions.DRIFT,
         options,
         clients);
+  }
+
+  /** A duplicate's record, events' or labels': keyed by the copy's {@code id@source}. */
+  static KV<String, HeaderedValue> duplicateRecord(DuplicateRecord duplicate) {
+    return KV.of(duplicate.id() + "@" + duplicate.source(), HeaderedValue.of(duplicate.toJson()));
   }
 
   /** An evaluation summary's record: one key per window, the pane index as its version. */
@@ -208,8 +213,7 @@ public final class KafkaSinks {
     write(
         "Duplicates",
         outputs.duplicates,
-        duplicate ->
-            KV.of(duplicate.id() + "@" + duplicate.source(), HeaderedValue.of(duplicate.toJson())),
+        KafkaSinks::duplicateRecord,
         topics,
         "duplicates",
         options,
