@@ -15,6 +15,7 @@ import dev.tidemark.pipelines.dataflow.FlexTemplateLauncher;
 import dev.tidemark.pipelines.flink.ClusterPaths;
 import dev.tidemark.pipelines.flink.FlinkJob;
 import dev.tidemark.pipelines.flink.FlinkRestClient;
+import dev.tidemark.pipelines.io.Sources;
 import dev.tidemark.pipelines.io.bigquery.BigQueryTables;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.launch.EmbeddedBroker;
@@ -194,14 +195,16 @@ public final class Tidemark implements Callable<Integer> {
      */
     static List<String> withSampleLabels(List<String> arguments) {
       List<String> result = new ArrayList<>(arguments);
-      if (result.remove("--labelsInput=none")
-          || result.stream()
-              .anyMatch(a -> a.startsWith("--labelsInput=") || a.contains("LabelsTopic="))
-          || !"replay".equals(lastValue(result, "--source="))) {
+      if (result.remove("--labelsInput=none")) {
         return result;
       }
-      String input = lastValue(result, "--input=");
-      if (input == null || !input.endsWith("-replay.ndjson")) {
+      TidemarkOptions options =
+          PipelineOptionsFactory.fromArgs(result.toArray(new String[0])).as(TidemarkOptions.class);
+      String input = options.getInput();
+      if (Sources.readsLabels(options)
+          || options.getSource() != TidemarkOptions.SourceKind.replay
+          || input == null
+          || !input.endsWith("-replay.ndjson")) {
         return result;
       }
       Path replay = Paths.get(input).toAbsolutePath().normalize();
@@ -217,16 +220,6 @@ public final class Tidemark implements Callable<Integer> {
         result.add("--labelsInput=" + labels);
       }
       return result;
-    }
-
-    private static @Nullable String lastValue(List<String> arguments, String prefix) {
-      String value = null;
-      for (String argument : arguments) {
-        if (argument.startsWith(prefix)) {
-          value = argument.substring(prefix.length());
-        }
-      }
-      return value;
     }
 
     @Override

@@ -54,6 +54,10 @@ public class TidemarkCliTest {
     List<String> own = new ArrayList<>(sample);
     own.add("--labelsInput=mine.ndjson");
     assertThat(Tidemark.Run.withSampleLabels(own), is(own));
+    // Labels inside the replay are labels the run names too.
+    List<String> inReplay = new ArrayList<>(sample);
+    inReplay.add("--labelsInReplay=true");
+    assertThat(Tidemark.Run.withSampleLabels(inReplay), is(inReplay));
     // Another replay, or the sample read through Kafka, has no labels by default.
     List<String> other = List.of("--source=replay", "--input=events-replay.ndjson");
     assertThat(Tidemark.Run.withSampleLabels(other), is(other));
