@@ -7,6 +7,7 @@ import static org.hamcrest.Matchers.is;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.tidemark.pipelines.TidemarkOptions;
+import dev.tidemark.pipelines.io.kafka.KafkaSinks;
 import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.pipelines.launch.Summary;
 import dev.tidemark.testkit.EmbeddedKafka;
@@ -96,26 +97,28 @@ public class PipelineReplayIT {
   }
 
   private static Summary runPipeline(String bootstrapServers, Path replay, Path output) {
-    TidemarkOptions options =
-        PipelineOptionsFactory.fromArgs(
-                "--runner=DirectRunner",
-                "--source=replay",
-                "--input=" + replay,
-                "--output=" + output,
-                "--sink=kafka",
-                "--kafkaBootstrapServers=" + bootstrapServers,
-                "--kafkaDecisionsTopic=" + TOPIC,
-                "--kafkaDeadLettersTopic=replay.dead-letters",
-                "--kafkaDuplicatesTopic=replay.duplicates",
-                "--kafkaTooLateTopic=replay.too-late",
-                "--windowSize=PT5M",
-                "--windowPeriod=PT5M",
-                "--earlyFiringDelay=none",
-                // The replay clock follows the event times: the late burst is not from the future.
-                "--maxFutureSkew=PT1H")
-            .withValidation()
-            .as(TidemarkOptions.class);
-    return Launch.run(options);
+    return Launch.run(options(bootstrapServers, replay, output));
+  }
+
+  private static TidemarkOptions options(String bootstrapServers, Path replay, Path output) {
+    return PipelineOptionsFactory.fromArgs(
+            "--runner=DirectRunner",
+            "--source=replay",
+            "--input=" + replay,
+            "--output=" + output,
+            "--sink=kafka",
+            "--kafkaBootstrapServers=" + bootstrapServers,
+            "--kafkaDecisionsTopic=" + TOPIC,
+            "--kafkaDeadLettersTopic=replay.dead-letters",
+            "--kafkaDuplicatesTopic=replay.duplicates",
+            "--kafkaTooLateTopic=replay.too-late",
+            "--windowSize=PT5M",
+            "--windowPeriod=PT5M",
+            "--earlyFiringDelay=none",
+            // The replay clock follows the event times: the late burst is not from the future.
+            "--maxFutureSkew=PT1H")
+        .withValidation()
+        .as(TidemarkOptions.class);
   }
 
   @Test
@@ -127,10 +130,11 @@ public class PipelineReplayIT {
     try (EmbeddedKafka broker = EmbeddedKafka.start();
         LocalPostgres postgres = LocalPostgres.start(database, System.out);
         Tables tables = new Tables(postgres.jdbcUrl())) {
+      TidemarkOptions options = options(broker.bootstrapServers(), replay, state);
       EmbeddedKafka.createTopics(
           broker.bootstrapServers(),
           2,
-          List.of(TOPIC, "replay.dead-letters", "replay.duplicates", "replay.too-late"),
+          List.copyOf(KafkaSinks.outputTopics(options).values()),
           Map.of());
       ActSettings settings =
           ActConsumerIT.settings(state, broker.bootstrapServers(), TOPIC, postgres.jdbcUrl());

@@ -22,6 +22,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewPartitions;
@@ -29,8 +30,10 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.errors.TopicExistsException;
 import org.checkerframework.checker.nullness.qual.Nullable;
 
 /**
@@ -123,22 +126,37 @@ final class DrillJobs {
   }
 
   /**
-   * Creates the input topic (kept forever) and the output topics, {@code partitions} each, with the
-   * cluster's replication factor (the brokers' default: 3 on a replicated cluster).
+   * Creates the input topic (kept forever) and every topic the run writes ({@link
+   * KafkaSinks#outputTopics}), {@code partitions} each, with the cluster's replication factor (the
+   * brokers' default: 3 on a replicated cluster). The four outputs' topics are the run's own; the
+   * drift topic is named by the spec, so the drill's runs share it and a later run finds it made.
+   * Returns the four outputs' topics by output name.
    */
   Map<String, String> createTopics(TidemarkOptions options, int partitions) throws Exception {
     Map<String, String> outputs = KafkaSinks.topics(options);
+    List<String> names = new ArrayList<>(KafkaSinks.outputTopics(options).values());
     List<NewTopic> topics = new ArrayList<>();
     topics.add(
         new NewTopic(options.getKafkaInputTopic(), Optional.of(partitions), Optional.empty())
             .configs(Map.of("retention.ms", "-1")));
-    for (String topic : outputs.values()) {
+    for (String topic : names) {
       topics.add(new NewTopic(topic, Optional.of(partitions), Optional.empty()));
     }
     try (Admin admin = Admin.create(clients.merged(new HashMap<>()))) {
-      admin.createTopics(topics).all().get();
+      for (Map.Entry<String, KafkaFuture<Void>> created :
+          admin.createTopics(topics).values().entrySet()) {
+        try {
+          created.getValue().get();
+        } catch (ExecutionException e) {
+          boolean shared =
+              !outputs.containsValue(created.getKey())
+                  && !created.getKey().equals(options.getKafkaInputTopic());
+          if (!(shared && e.getCause() instanceof TopicExistsException)) {
+            throw e;
+          }
+        }
+      }
     }
-    List<String> names = new ArrayList<>(outputs.values());
     names.add(options.getKafkaInputTopic());
     awaitTopics(names, partitions, Duration.ofMinutes(1));
     return outputs;

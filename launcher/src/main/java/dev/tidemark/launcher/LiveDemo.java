@@ -80,7 +80,7 @@ public final class LiveDemo {
         summary = Launch.run(options);
       }
       Path output = Paths.get(options.getOutput());
-      for (Map.Entry<String, String> topic : KafkaSinks.topics(options).entrySet()) {
+      for (Map.Entry<String, String> topic : KafkaSinks.outputTopics(options).entrySet()) {
         List<ConsumerRecord<byte[], byte[]>> records = KafkaFeed.readAll(clients, topic.getValue());
         writeValues(output.resolve(topic.getKey()), topic.getKey(), records);
         System.out.printf("read back %d records from %s%n", records.size(), topic.getValue());

@@ -1,6 +1,6 @@
 package dev.tidemark.launcher;
 
-import dev.tidemark.pipelines.KafkaOptions;
+import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.io.kafka.KafkaCloudEvents;
 import dev.tidemark.pipelines.io.kafka.KafkaSinks;
@@ -42,20 +42,23 @@ public final class LiveRun {
 
   /**
    * Creates the input topic of {@code options} (kept forever: replayed events carry event times in
-   * the past, which {@code retention.ms} would delete) and its four output topics, each with {@code
-   * partitions} partitions, on the broker at {@code --kafkaBootstrapServers}. Returns output name
-   * ({@code decisions}, {@code dead-letters}, {@code duplicates}, {@code too-late}) to topic.
+   * the past, which {@code retention.ms} would delete) and every topic the run writes ({@link
+   * KafkaSinks#outputTopics}), each with {@code partitions} partitions, on the broker at {@code
+   * --kafkaBootstrapServers}. Returns the four outputs' topics by output name ({@code decisions},
+   * {@code dead-letters}, {@code duplicates}, {@code too-late}).
    */
-  public static Map<String, String> createTopics(KafkaOptions options, int partitions) {
+  public static Map<String, String> createTopics(TidemarkOptions options, int partitions) {
     EmbeddedKafka.createTopics(
         options.getKafkaBootstrapServers(),
         partitions,
         List.of(options.getKafkaInputTopic()),
         Map.of("retention.ms", "-1"));
-    Map<String, String> topics = KafkaSinks.topics(options);
     EmbeddedKafka.createTopics(
-        options.getKafkaBootstrapServers(), partitions, new ArrayList<>(topics.values()), Map.of());
-    return topics;
+        options.getKafkaBootstrapServers(),
+        partitions,
+        new ArrayList<>(KafkaSinks.outputTopics(options).values()),
+        Map.of());
+    return KafkaSinks.topics(options);
   }
 
   /**

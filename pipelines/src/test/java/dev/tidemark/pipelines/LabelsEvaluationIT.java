@@ -27,7 +27,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -115,8 +114,7 @@ public class LabelsEvaluationIT {
               "--sink=kafka",
               "--kafkaSinkMode=transactional",
               "--kafkaBootstrapServers=" + broker.bootstrapServers());
-      Map<String, String> topics = new LinkedHashMap<>(KafkaSinks.topics(options));
-      topics.putAll(KafkaSinks.labelTopics(options));
+      Map<String, String> topics = KafkaSinks.outputTopics(options);
       assertThat(
           topics.get("evaluations") + " " + topics.get("drift"),
           is("tidemark.evaluations tidemark.drift"));

@@ -13,6 +13,7 @@ import dev.tidemark.pipelines.flink.FlinkJob;
 import dev.tidemark.pipelines.flink.FlinkRestClient;
 import dev.tidemark.pipelines.flink.FlinkRestException;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
+import dev.tidemark.pipelines.io.kafka.KafkaSinks;
 import dev.tidemark.pipelines.launch.FlinkClusterLaunch;
 import dev.tidemark.testkit.EmbeddedKafka;
 import java.io.IOException;
@@ -380,6 +381,12 @@ public final class ClusterPart implements BenchPart {
               .withValidation()
               .as(TidemarkOptions.class);
       createTopics(topics);
+      // The drift alarms' topic, named by the spec, beside the run's own four.
+      EmbeddedKafka.createTopics(
+          cluster.kafkaBootstrapServers(),
+          PARTITIONS,
+          new ArrayList<>(KafkaSinks.outputTopics(options).values()),
+          Map.of());
       int markers = workload.produce(clients, topics.get("input"), PARTITIONS);
       long started = startClock();
       String jobId = FlinkClusterLaunch.submitToFlinkCluster(options).jobId();

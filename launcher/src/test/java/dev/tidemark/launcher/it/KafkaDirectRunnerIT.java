@@ -12,6 +12,7 @@ import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.io.kafka.KafkaSinks;
 import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.pipelines.launch.Summary;
+import dev.tidemark.spec.SpecLoader;
 import dev.tidemark.testkit.EmbeddedKafka;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
@@ -73,8 +74,20 @@ public class KafkaDirectRunnerIT {
                 .build())
         .writeTo(events);
 
+    // A score test this sensitive alarms on 200 events, so the drift topic has records to compare.
+    String bundled = SpecLoader.bundledText("payments");
+    String sensitive = "drift: {scoreDelta: 0, scoreThreshold: 0.05,";
+    Path spec = TEMP.getRoot().toPath().resolve("sensitive-drift.yaml");
+    Files.writeString(
+        spec,
+        bundled.replace("drift: {scoreDelta: 0.02, scoreThreshold: 50,", sensitive),
+        StandardCharsets.UTF_8);
+    assertThat(Files.readString(spec).contains(sensitive), is(true));
+
     Path replayOut = TEMP.newFolder("replay").toPath();
-    Summary replay = Launch.run(replayOptions(events, replayOut, "--earlyFiringDelay=none"));
+    Summary replay =
+        Launch.run(
+            replayOptions(events, replayOut, "--earlyFiringDelay=none", "--specUri=" + spec));
 
     TidemarkOptions options =
         PipelineOptionsFactory.fromArgs(
@@ -90,15 +103,19 @@ public class KafkaDirectRunnerIT {
                 "--kafkaTooLateTopic=direct.too-late",
                 "--kafkaConsumerGroup=direct-test",
                 "--earlyFiringDelay=none",
+                "--specUri=" + spec,
                 "--output=" + TEMP.newFolder("kafka"))
             .withValidation()
             .as(TidemarkOptions.class);
     KafkaClients clients = KafkaClients.from(options);
     EmbeddedKafka.createTopics(
         broker.bootstrapServers(), 2, List.of("direct.events"), Map.of("retention.ms", "-1"));
-    Map<String, String> topics = KafkaSinks.topics(options);
     EmbeddedKafka.createTopics(
-        broker.bootstrapServers(), 2, new ArrayList<>(topics.values()), Map.of());
+        broker.bootstrapServers(),
+        2,
+        new ArrayList<>(KafkaSinks.outputTopics(options).values()),
+        Map.of());
+    Map<String, String> topics = KafkaSinks.topics(options);
     KafkaFeed.Fed fed = KafkaFeed.produce(clients, "direct.events", events, KafkaFeed.Mode.MIXED);
     assertThat(fed.binary, greaterThan(50));
     options.setKafkaMaxRecords((long) fed.records);
@@ -127,6 +144,35 @@ public class KafkaDirectRunnerIT {
     assertThat(reasons, is(reasonsOf(lines(replayOut.resolve("dead-letters")))));
     // The feed sends a line that is not UTF-8 as it is, for the pipeline to dead-letter.
     assertThat(reasons.get("invalid_utf8"), is(1L));
+
+    // A run without labels writes its drift alarms to their topic too: the replay's alarms.
+    List<String> alarms = new ArrayList<>();
+    for (ConsumerRecord<byte[], byte[]> record :
+        KafkaFeed.readAll(clients, KafkaSinks.outputTopics(options).get("drift"))) {
+      JsonNode alarm = Json.MAPPER.readTree(record.value());
+      assertThat(
+          new String(record.key(), StandardCharsets.UTF_8),
+          is(
+              alarm.at("/model/role").asText()
+                  + "/"
+                  + alarm.at("/model/name").asText()
+                  + ":"
+                  + alarm.at("/model/version").asText()
+                  + "/"
+                  + alarm.get("kind").asText()));
+      alarms.add(alarm.toString());
+    }
+    List<String> replayed = new ArrayList<>();
+    for (String line : lines(replayOut.resolve("drift"))) {
+      replayed.add(Json.MAPPER.readTree(line).toString());
+    }
+    assertThat(replayed.size(), greaterThan(0));
+    assertThat(
+        Json.MAPPER.readTree(kafka.toJson()).get("drift").get("alarms").asLong(),
+        is((long) replayed.size()));
+    alarms.sort(null);
+    replayed.sort(null);
+    assertThat(alarms, is(replayed));
   }
 
   /** Keeps, per decisionId, the highest version, without what differs legitimately. */

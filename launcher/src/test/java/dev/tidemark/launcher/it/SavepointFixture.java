@@ -145,13 +145,16 @@ public final class SavepointFixture {
     return options;
   }
 
-  /** Creates the input topic (kept forever) and the output topics, two partitions each. */
+  /**
+   * Creates the input topic (kept forever) and every topic the run writes, two partitions each;
+   * returns the four outputs' topics by output name.
+   */
   static Map<String, String> createTopics(String bootstrapServers, TidemarkOptions options) {
     EmbeddedKafka.createTopics(
         bootstrapServers, 2, List.of(options.getKafkaInputTopic()), Map.of("retention.ms", "-1"));
-    Map<String, String> topics = KafkaSinks.topics(options);
-    EmbeddedKafka.createTopics(bootstrapServers, 2, new ArrayList<>(topics.values()), Map.of());
-    return topics;
+    EmbeddedKafka.createTopics(
+        bootstrapServers, 2, new ArrayList<>(KafkaSinks.outputTopics(options).values()), Map.of());
+    return KafkaSinks.topics(options);
   }
 
   /** The end offset of each partition of {@code topic}, by partition number. */

@@ -80,9 +80,7 @@ public final class Sinks {
         KafkaClients clients = KafkaClients.from(options);
         KafkaChecks.checkSinkGroups(options, clients);
         KafkaSinks.write(outputs, options, clients);
-        // The model loop's topics are written by a run that reads labels; without, the alarms
-        // are counted and logged only, and a Kafka run needs no topics beyond its four.
-        if (drift != null && Sources.readsLabels(options)) {
+        if (drift != null) {
           KafkaSinks.writeDrift(drift, options, clients);
         }
         return;
@@ -127,7 +125,7 @@ public final class Sinks {
   /**
    * Where the run's sink puts each output, by the spec's output names ({@link
    * PipelineSpec#OUTPUTS}, in that order, then, when the run reads labels, the {@link
-   * PipelineSpec#LABEL_OUTPUTS}, or else, but on Kafka, the drift alarms): directories under {@code
+   * PipelineSpec#LABEL_OUTPUTS}, or else the drift alarms): directories under {@code
    * --output}, Kafka topics (the four outputs' options may override the spec's names) or BigQuery
    * tables.
    */
@@ -150,7 +148,7 @@ public final class Sinks {
     Map<String, String> labelNames = labelNames(options);
     if (Sources.readsLabels(options)) {
       destinations.putAll(labelNames);
-    } else if (options.getSink() != TidemarkOptions.SinkKind.kafka) {
+    } else {
       destinations.put("drift", labelNames.get("drift"));
     }
     return destinations;

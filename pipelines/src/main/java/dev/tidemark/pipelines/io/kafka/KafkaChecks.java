@@ -3,8 +3,6 @@ package dev.tidemark.pipelines.io.kafka;
 import dev.tidemark.pipelines.OutputOptions;
 import dev.tidemark.pipelines.Runners;
 import dev.tidemark.pipelines.TidemarkOptions;
-import dev.tidemark.pipelines.io.Sources;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -206,11 +204,7 @@ public final class KafkaChecks {
     Properties properties = new Properties();
     properties.putAll(clients.connectionConfig());
     try (Admin admin = Admin.create(properties)) {
-      Map<String, String> topics = new LinkedHashMap<>(KafkaSinks.topics(options));
-      if (Sources.readsLabels(options)) {
-        topics.putAll(KafkaSinks.labelTopics(options));
-      }
-      for (Map.Entry<String, String> output : topics.entrySet()) {
+      for (Map.Entry<String, String> output : KafkaSinks.outputTopics(options).entrySet()) {
         String group = KafkaSinks.sinkGroupId(options) + "." + output.getKey();
         Map<TopicPartition, OffsetAndMetadata> offsets =
             admin

@@ -5,6 +5,8 @@ import dev.tidemark.pipelines.KafkaOptions;
 import dev.tidemark.pipelines.Outputs;
 import dev.tidemark.pipelines.Runners;
 import dev.tidemark.pipelines.SpecDefaults;
+import dev.tidemark.pipelines.TidemarkOptions;
+import dev.tidemark.pipelines.io.Sources;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.transforms.values.DriftAlarm;
 import dev.tidemark.transforms.values.DuplicateRecord;
@@ -109,6 +111,22 @@ public final class KafkaSinks {
     Map<String, String> topics = new LinkedHashMap<>();
     for (int i = 0; i < suffixes.size(); i++) {
       topics.put(suffixes.get(i), names.get(PipelineSpec.LABEL_OUTPUTS.get(i)));
+    }
+    return topics;
+  }
+
+  /**
+   * Every topic the run writes, by its sink group suffix: the four outputs ({@link #topics}), the
+   * drift alarms, and with labels ({@link Sources#readsLabels}) the four label outputs. Whatever
+   * provisions a Kafka run's topics creates these.
+   */
+  public static Map<String, String> outputTopics(TidemarkOptions options) {
+    Map<String, String> topics = new LinkedHashMap<>(topics(options));
+    Map<String, String> loop = labelTopics(options);
+    if (Sources.readsLabels(options)) {
+      topics.putAll(loop);
+    } else {
+      topics.put(EvaluateDecisions.DRIFT, loop.get(EvaluateDecisions.DRIFT));
     }
     return topics;
   }
