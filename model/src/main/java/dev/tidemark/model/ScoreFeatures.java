@@ -5,8 +5,11 @@ import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.DeadLetterReason;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.DriftReference;
+import dev.tidemark.transforms.values.DriftReferences;
 import dev.tidemark.transforms.values.Features;
 import dev.tidemark.transforms.values.PaymentFeatures;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -584,7 +587,7 @@ public abstract class ScoreFeatures
    * The drift reference ({@link ModelMetadata#driftReference()}) of the model at {@code modelUri}
    * ({@code default}: the shipped model), by {@code name:version}, read where it is cheap: a local
    * or classpath model file. Empty for a watched directory or pattern and for a model on a remote
-   * filesystem: their versions get the error test on a baseline from their first evaluations.
+   * filesystem ({@link #driftReferencesOf} finds theirs on the workers).
    *
    * @throws ModelLoadException when the model file or its sidecar is missing or not valid
    */
@@ -599,6 +602,34 @@ public abstract class ScoreFeatures
     }
     ModelMetadata metadata = ModelMetadata.parse(sidecar, ModelLocation.sidecarUri(uri));
     return Map.of(metadata.name() + ":" + metadata.version(), metadata.driftReference());
+  }
+
+  /**
+   * The drift references of the models at {@code modelUris} (a run's model and shadow model): read
+   * now where cheap ({@link #driftReferences}), and for a watched directory or pattern or a model
+   * on a remote filesystem, found on the workers in the sidecars there, once per version. A version
+   * without a {@code scoreReference} in its sidecar gets no score test.
+   *
+   * @throws ModelLoadException when a local or classpath model or its sidecar is missing or not
+   *     valid
+   */
+  public static DriftReferences driftReferencesOf(List<String> modelUris) {
+    Map<String, DriftReference> known = new HashMap<>();
+    List<SidecarDriftLookup> lookups = new ArrayList<>();
+    for (String modelUri : modelUris) {
+      String uri = DEFAULT_MODEL.equals(modelUri) ? DefaultModel.XGBOOST_URI : checkUri(modelUri);
+      if (ModelDirectory.isWatched(uri)
+          || ModelLocation.kind(uri) == ModelLocation.Kind.BEAM_FILESYSTEM) {
+        lookups.add(new SidecarDriftLookup(uri));
+      } else {
+        known.putAll(driftReferences(modelUri));
+      }
+    }
+    DriftReferences references = DriftReferences.of(known);
+    for (SidecarDriftLookup lookup : lookups) {
+      references = references.withLookup(lookup);
+    }
+    return references;
   }
 
   /** Fails at construction, on the launcher, for a model whose sidecar is cheap to read. */

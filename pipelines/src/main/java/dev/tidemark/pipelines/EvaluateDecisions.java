@@ -10,7 +10,7 @@ import dev.tidemark.transforms.SummarizeEvaluations;
 import dev.tidemark.transforms.values.DeadLetter;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.DriftAlarm;
-import dev.tidemark.transforms.values.DriftReference;
+import dev.tidemark.transforms.values.DriftReferences;
 import dev.tidemark.transforms.values.DuplicateRecord;
 import dev.tidemark.transforms.values.Evaluation;
 import dev.tidemark.transforms.values.EvaluationSummary;
@@ -62,7 +62,7 @@ public final class EvaluateDecisions
   public static final String DRIFT = "drift";
 
   private final PCollection<Decision> decisions;
-  private final Map<String, DriftReference> driftReferences;
+  private final DriftReferences driftReferences;
   private final PipelineSpec.Labels labels;
   private final String flaggedDecision;
   private final Duration windowSize;
@@ -73,7 +73,7 @@ public final class EvaluateDecisions
 
   private EvaluateDecisions(
       PCollection<Decision> decisions,
-      Map<String, DriftReference> driftReferences,
+      DriftReferences driftReferences,
       PipelineSpec.Labels labels,
       String flaggedDecision,
       Duration windowSize,
@@ -96,7 +96,7 @@ public final class EvaluateDecisions
   public static EvaluateDecisions of(PCollection<Decision> decisions, PipelineSpec spec) {
     return new EvaluateDecisions(
         Objects.requireNonNull(decisions, "decisions"),
-        Map.of(),
+        DriftReferences.of(Map.of()),
         spec.labels(),
         spec.model().positiveLabel(),
         joda(spec.windows().size()),
@@ -122,12 +122,13 @@ public final class EvaluateDecisions
 
   /**
    * The drift tests' references by model version ({@code name:version}), from the sidecars; a model
-   * version without one gets the error test on a baseline from its first evaluations.
+   * version without one gets the error test on a baseline from its first evaluations (and no score
+   * test).
    */
-  public EvaluateDecisions withDriftReferences(Map<String, DriftReference> references) {
+  public EvaluateDecisions withDriftReferences(DriftReferences references) {
     return new EvaluateDecisions(
         decisions,
-        Map.copyOf(references),
+        Objects.requireNonNull(references, "references"),
         labels,
         flaggedDecision,
         windowSize,
@@ -141,12 +142,12 @@ public final class EvaluateDecisions
    * {@link DetectDrift} as {@code spec}'s {@code labels.drift} sets it, against {@code references}:
    * the score test alone when applied to decisions without evaluations.
    */
-  public static DetectDrift detectDrift(PipelineSpec spec, Map<String, DriftReference> references) {
+  public static DetectDrift detectDrift(PipelineSpec spec, DriftReferences references) {
     return detectDrift(spec.labels().drift(), references, spec.model().positiveLabel());
   }
 
   private static DetectDrift detectDrift(
-      PipelineSpec.Drift drift, Map<String, DriftReference> references, String flaggedDecision) {
+      PipelineSpec.Drift drift, DriftReferences references, String flaggedDecision) {
     return DetectDrift.of(references, flaggedDecision)
         .withScoreTest(drift.scoreDelta(), drift.scoreThreshold())
         .withErrorTest(drift.errorDelta(), drift.errorThreshold())

@@ -5,10 +5,10 @@ import dev.tidemark.pipelines.io.Sinks;
 import dev.tidemark.pipelines.io.Sources;
 import dev.tidemark.spec.PipelineSpec;
 import dev.tidemark.transforms.values.DriftAlarm;
-import dev.tidemark.transforms.values.DriftReference;
+import dev.tidemark.transforms.values.DriftReferences;
 import dev.tidemark.transforms.values.RawRecord;
-import java.util.HashMap;
-import java.util.Map;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.values.PCollection;
 import org.checkerframework.checker.nullness.qual.Nullable;
@@ -35,7 +35,7 @@ final class WatchDecisions {
       Outputs outputs,
       @Nullable PCollection<RawRecord> replayLabels,
       TidemarkOptions options) {
-    Map<String, DriftReference> references = driftReferences(options);
+    DriftReferences references = driftReferences(options);
     PCollection<DriftAlarm> drift;
     if (Sources.readsLabels(options)) {
       EvaluateDecisions.Result labels =
@@ -53,7 +53,7 @@ final class WatchDecisions {
 
   /** {@link EvaluateDecisions} of {@code outputs}' decisions, with the run's windows. */
   static EvaluateDecisions evaluation(
-      Outputs outputs, TidemarkOptions options, Map<String, DriftReference> references) {
+      Outputs outputs, TidemarkOptions options, DriftReferences references) {
     PipelineSpec spec = RunSpecs.of(options);
     return EvaluateDecisions.of(outputs.decisions, spec)
         .withWindows(
@@ -65,14 +65,17 @@ final class WatchDecisions {
         .withDriftReferences(references);
   }
 
-  /** The drift references of the run's model and shadow model, where cheap to read. */
-  static Map<String, DriftReference> driftReferences(TidemarkOptions options) {
-    Map<String, DriftReference> references =
-        new HashMap<>(ScoreFeatures.driftReferences(options.getModelUri()));
+  /**
+   * The drift references of the run's model and shadow model: read now where cheap, found on the
+   * workers for a watched directory's versions and a model on a remote filesystem.
+   */
+  static DriftReferences driftReferences(TidemarkOptions options) {
+    List<String> models = new ArrayList<>();
+    models.add(options.getModelUri());
     String shadow = options.getShadowModelUri();
     if (shadow != null && !shadow.isBlank()) {
-      references.putAll(ScoreFeatures.driftReferences(shadow.trim()));
+      models.add(shadow.trim());
     }
-    return references;
+    return ScoreFeatures.driftReferencesOf(models);
   }
 }

@@ -5,6 +5,7 @@ import dev.tidemark.transforms.values.Codec;
 import dev.tidemark.transforms.values.Decision;
 import dev.tidemark.transforms.values.DriftAlarm;
 import dev.tidemark.transforms.values.DriftReference;
+import dev.tidemark.transforms.values.DriftReferences;
 import dev.tidemark.transforms.values.Evaluation;
 import dev.tidemark.transforms.values.EvaluationSummary;
 import dev.tidemark.transforms.values.ScoreReference;
@@ -99,7 +100,7 @@ public final class DetectDrift extends PTransform<PCollection<Decision>, PCollec
 
   private static final Logger LOG = LoggerFactory.getLogger(DetectDrift.class);
 
-  private final Map<String, DriftReference> references;
+  private final DriftReferences references;
   private final String flaggedDecision;
   private final transient @Nullable PCollection<Evaluation> evaluations;
   private final Settings settings;
@@ -117,7 +118,7 @@ public final class DetectDrift extends PTransform<PCollection<Decision>, PCollec
   }
 
   private DetectDrift(
-      Map<String, DriftReference> references,
+      DriftReferences references,
       String flaggedDecision,
       @Nullable PCollection<Evaluation> evaluations,
       Settings settings) {
@@ -134,8 +135,16 @@ public final class DetectDrift extends PTransform<PCollection<Decision>, PCollec
    * baseline from its first evaluations only.
    */
   public static DetectDrift of(Map<String, DriftReference> references, String flaggedDecision) {
+    return of(DriftReferences.of(references), flaggedDecision);
+  }
+
+  /**
+   * {@link #of(Map, String)} with {@code references} that may also find, while the pipeline runs,
+   * the reference of a version that appears then (a watched model directory's).
+   */
+  public static DetectDrift of(DriftReferences references, String flaggedDecision) {
     return new DetectDrift(
-        Map.copyOf(Objects.requireNonNull(references, "references")),
+        Objects.requireNonNull(references, "references"),
         Objects.requireNonNull(flaggedDecision, "flaggedDecision"),
         null,
         new Settings(
@@ -321,9 +330,9 @@ public final class DetectDrift extends PTransform<PCollection<Decision>, PCollec
    * model version without a score reference is skipped (and logged once).
    */
   static final class ScoreObservationsFn extends DoFn<Decision, KV<String, Observation>> {
-    private final Map<String, DriftReference> references;
+    private final DriftReferences references;
 
-    ScoreObservationsFn(Map<String, DriftReference> references) {
+    ScoreObservationsFn(DriftReferences references) {
       this.references = references;
     }
 
@@ -355,8 +364,8 @@ public final class DetectDrift extends PTransform<PCollection<Decision>, PCollec
         String id,
         OutputReceiver<KV<String, Observation>> out) {
       String version = model.name() + ":" + model.version();
-      DriftReference reference = references.get(version);
-      if (reference == null || reference.score() == null) {
+      DriftReference reference = references.of(version);
+      if (reference.score() == null) {
         if (WITHOUT_REFERENCE.add(version)) {
           LOG.info(
               "drift: model {} has no scoreReference in its sidecar: no score drift test, only"
@@ -473,7 +482,7 @@ public final class DetectDrift extends PTransform<PCollection<Decision>, PCollec
     static final String FLUSH = "flush";
     static final String EXPIRE = "expire";
 
-    private final Map<String, DriftReference> references;
+    private final DriftReferences references;
     private final Settings settings;
     private transient Map<String, Counter> counters;
     private final Distribution alarmTimes =
@@ -496,7 +505,7 @@ public final class DetectDrift extends PTransform<PCollection<Decision>, PCollec
     @TimerId(EXPIRE)
     private final TimerSpec expireSpec = TimerSpecs.timer(TimeDomain.EVENT_TIME);
 
-    CusumFn(Map<String, DriftReference> references, Settings settings) {
+    CusumFn(DriftReferences references, Settings settings) {
       this.references = references;
       this.settings = settings;
     }
@@ -557,8 +566,7 @@ public final class DetectDrift extends PTransform<PCollection<Decision>, PCollec
       ready.sort(Observation.ORDER);
       String[] parts = key.split(String.valueOf(SummarizeEvaluations.SEPARATOR), 3);
       Model model = new Model(parts[0], parts[1], parts[2]);
-      DriftReference reference =
-          references.getOrDefault(model.name() + ":" + model.version(), DriftReference.none());
+      DriftReference reference = references.of(model.name() + ":" + model.version());
       Sums sums = sumsState.read();
       if (sums == null) {
         sums = Sums.EMPTY;

@@ -125,9 +125,8 @@ public final class Sinks {
   /**
    * Where the run's sink puts each output, by the spec's output names ({@link
    * PipelineSpec#OUTPUTS}, in that order, then, when the run reads labels, the {@link
-   * PipelineSpec#LABEL_OUTPUTS}, or else the drift alarms): directories under {@code
-   * --output}, Kafka topics (the four outputs' options may override the spec's names) or BigQuery
-   * tables.
+   * PipelineSpec#LABEL_OUTPUTS}, or else the drift alarms): directories under {@code --output},
+   * Kafka topics (the four outputs' options may override the spec's names) or BigQuery tables.
    */
   public static Map<String, String> destinations(TidemarkOptions options) {
     List<String> names;
