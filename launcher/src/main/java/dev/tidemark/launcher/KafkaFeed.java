@@ -212,7 +212,7 @@ public final class KafkaFeed {
   }
 
   /** A valid structured event line as a binary-mode record; null when the SDK cannot read it. */
-  static @Nullable ProducerRecord<String, byte[]> binaryRecord(
+  public static @Nullable ProducerRecord<String, byte[]> binaryRecord(
       String topic, @Nullable Long timestamp, @Nullable String key, String line) {
     try {
       CloudEvent event = JSON.deserialize(line.getBytes(StandardCharsets.UTF_8));

@@ -88,16 +88,17 @@ public class PubsubLabelsTest {
             .toList();
     Path labels = Files.write(root.resolve("labels.ndjson"), firstLabels, StandardCharsets.UTF_8);
 
-    // Each label a structured-mode message, its time in ce-time, published when it was learnt.
+    // Each label published when it was learnt, its time in ce-time; alternately a structured-mode
+    // and a binary-mode message.
     List<IncomingMessage> messages = new ArrayList<>();
     for (String line : firstLabels) {
       Label label = Label.parse(line);
+      String id = "l" + messages.size();
       messages.add(
-          PubsubFixtures.incoming(
-              "l" + messages.size(),
-              PubsubFixtures.structuredAttributes(label.time()),
-              line,
-              label.time()));
+          messages.size() % 2 == 1
+              ? PubsubFixtures.incomingBinary(id, line, label.time())
+              : PubsubFixtures.incoming(
+                  id, PubsubFixtures.structuredAttributes(label.time()), line, label.time()));
     }
 
     TidemarkOptions options =

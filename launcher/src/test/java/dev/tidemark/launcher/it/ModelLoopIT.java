@@ -52,6 +52,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
 import org.junit.ClassRule;
@@ -321,9 +322,12 @@ public class ModelLoopIT {
     Job job = start(pipeline, options);
     String newVersion;
     Instant whole;
+    int labelMarkers;
+    int labelsSent;
     try {
       KafkaFeed.produce(clients, topic, stream.first(), KafkaFeed.Mode.STRUCTURED);
-      sendLabels(clients, labelsTopic, stream.firstLabels());
+      LabelFeed labelFeed = new LabelFeed();
+      labelFeed.send(clients, labelsTopic, stream.firstLabels());
       awaitDecided("the shifted period", job, output, stream.trained().toEpochMilli());
 
       // What was learnt by the end of the shifted period: its labels that had arrived by then.
@@ -362,7 +366,7 @@ public class ModelLoopIT {
         lastEvent = Math.max(lastEvent, fed.maxEventTimeMillis);
         awaitDecided(slice.getFileName().toString(), job, output, fed.maxEventTimeMillis);
       }
-      long lastLabel = sendLabels(clients, labelsTopic, stream.laterLabels());
+      long lastLabel = labelFeed.send(clients, labelsTopic, stream.laterLabels());
       await(
           "decisions of " + version,
           job,
@@ -389,7 +393,10 @@ public class ModelLoopIT {
       whole = end;
       long marker = past + MAX_OUT_OF_ORDERNESS.toMillis();
       LiveRun.sendEndMarkers(clients, topic, marker, org.joda.time.Duration.millis(1));
-      LiveRun.sendEndMarkers(clients, labelsTopic, marker, org.joda.time.Duration.millis(1));
+      labelMarkers =
+          LiveRun.sendEndMarkers(clients, labelsTopic, marker, org.joda.time.Duration.millis(1));
+      labelsSent = labelFeed.records;
+      assertThat(labelFeed.binary, greaterThan(0));
       await(
           "the evaluation window that holds every judgement, ending " + end,
           job,
@@ -427,6 +434,10 @@ public class ModelLoopIT {
           is(false));
     }
     assertThat(json.at("/drift/alarms").asLong(), is((long) alarms.size()));
+
+    // Every label read, binary-mode ones too: only the end markers are not labels.
+    assertThat(json.at("/labels/read").asLong(), is((long) labelsSent + labelMarkers));
+    assertThat(json.at("/labels/deadLetters").asLong(), is((long) labelMarkers));
 
     // The swap: one job decided with both versions.
     String oldVersion = OLD_MODEL + ":1";
@@ -521,27 +532,45 @@ public class ModelLoopIT {
    * Sends each label as it would arrive: structured mode, its Kafka timestamp its own {@code time}
    * (the source judges a record's time against it). Returns the latest label time.
    */
-  private static long sendLabels(KafkaClients clients, String topic, Path labels) throws Exception {
-    Map<String, Object> config = clients.merged(new java.util.HashMap<>());
-    config.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
-    config.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
-    long last = 0;
-    try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config)) {
-      for (String line : Files.readAllLines(labels, StandardCharsets.UTF_8)) {
-        long time = Instant.parse(Json.MAPPER.readTree(line).get("time").asText()).toEpochMilli();
-        last = Math.max(last, time);
-        ProducerRecord<byte[], byte[]> record =
-            new ProducerRecord<>(topic, null, time, null, line.getBytes(StandardCharsets.UTF_8));
-        record
-            .headers()
-            .add(
-                "content-type",
-                KafkaCloudEvents.STRUCTURED_CONTENT_TYPE.getBytes(StandardCharsets.UTF_8));
-        producer.send(record);
+  /**
+   * Sends labels to their topic, each stamped with its own time, alternately in structured and
+   * binary mode (as the events' feed does), and counts them.
+   */
+  private static final class LabelFeed {
+    int records;
+    int binary;
+
+    /** Sends the labels of {@code labels}; returns the latest label time among them. */
+    long send(KafkaClients clients, String topic, Path labels) throws Exception {
+      Map<String, Object> config = clients.merged(new java.util.HashMap<>());
+      config.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
+      config.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+      long last = 0;
+      try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config)) {
+        for (String line : Files.readAllLines(labels, StandardCharsets.UTF_8)) {
+          long time = Instant.parse(Json.MAPPER.readTree(line).get("time").asText()).toEpochMilli();
+          last = Math.max(last, time);
+          ProducerRecord<String, byte[]> record =
+              records % 2 == 1 ? KafkaFeed.binaryRecord(topic, time, null, line) : null;
+          if (record == null) {
+            record =
+                new ProducerRecord<>(
+                    topic, null, time, null, line.getBytes(StandardCharsets.UTF_8));
+            record
+                .headers()
+                .add(
+                    "content-type",
+                    KafkaCloudEvents.STRUCTURED_CONTENT_TYPE.getBytes(StandardCharsets.UTF_8));
+          } else {
+            binary++;
+          }
+          producer.send(record);
+          records++;
+        }
+        producer.flush();
       }
-      producer.flush();
+      return last;
     }
-    return last;
   }
 
   /** Payments of one account, a minute apart, after {@code fromMillis} up to {@code toMillis}. */

@@ -66,6 +66,26 @@ public final class PubsubFixtures {
     return attributes;
   }
 
+  /**
+   * A structured-mode CloudEvent line sent in binary mode, as the test client hands it out: each
+   * context attribute in a {@code ce-} attribute, the data as the body.
+   */
+  public static IncomingMessage incomingBinary(
+      String messageId, String structuredLine, Instant publishTime) throws IOException {
+    JsonNode event = Json.MAPPER.readTree(structuredLine);
+    Map<String, String> attributes = new LinkedHashMap<>();
+    event
+        .fields()
+        .forEachRemaining(
+            field -> {
+              if (!field.getKey().equals("data") && !field.getKey().equals("datacontenttype")) {
+                attributes.put("ce-" + field.getKey(), field.getValue().asText());
+              }
+            });
+    attributes.put("content-type", event.path("datacontenttype").asText("application/json"));
+    return incoming(messageId, attributes, event.get("data").toString(), publishTime);
+  }
+
   /** A pulled message as the test client hands it out: timestamp = publish time. */
   public static IncomingMessage incoming(
       String messageId, Map<String, String> attributes, String body, Instant publishTime) {
