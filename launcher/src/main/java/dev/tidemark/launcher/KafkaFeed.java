@@ -148,12 +148,7 @@ public final class KafkaFeed {
           record = binaryRecord(topic, clock, key, line);
         }
         if (record == null) {
-          record = new ProducerRecord<>(topic, null, clock, key, bytes);
-          record
-              .headers()
-              .add(
-                  "content-type",
-                  KafkaCloudEvents.STRUCTURED_CONTENT_TYPE.getBytes(StandardCharsets.UTF_8));
+          record = structuredRecord(topic, clock, key, bytes);
         } else {
           binary++;
         }
@@ -209,6 +204,19 @@ public final class KafkaFeed {
         throw new IllegalStateException("interrupted while waiting for topic " + topic, e);
       }
     }
+  }
+
+  /** A record as it is, in structured mode ({@code content-type} says so). */
+  public static ProducerRecord<String, byte[]> structuredRecord(
+      String topic, @Nullable Long timestamp, @Nullable String key, byte[] value) {
+    ProducerRecord<String, byte[]> record =
+        new ProducerRecord<>(topic, null, timestamp, key, value);
+    record
+        .headers()
+        .add(
+            "content-type",
+            KafkaCloudEvents.STRUCTURED_CONTENT_TYPE.getBytes(StandardCharsets.UTF_8));
+    return record;
   }
 
   /** A valid structured event line as a binary-mode record; null when the SDK cannot read it. */

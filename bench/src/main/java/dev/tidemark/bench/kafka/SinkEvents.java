@@ -1,15 +1,14 @@
 package dev.tidemark.bench.kafka;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.tidemark.launcher.KafkaFeed;
 import dev.tidemark.pipelines.io.ReplayFile;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
-import dev.tidemark.pipelines.io.kafka.KafkaCloudEvents;
 import dev.tidemark.testkit.generate.EventGenerator;
 import dev.tidemark.testkit.generate.GeneratorConfig;
 import dev.tidemark.transforms.util.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -120,13 +119,6 @@ public final class SinkEvents {
 
   /** {@code line} as a structured CloudEvent record with the given Kafka timestamp. */
   static ProducerRecord<String, byte[]> record(String topic, Line line, long timestamp) {
-    ProducerRecord<String, byte[]> record =
-        new ProducerRecord<>(topic, null, timestamp, line.key, line.value);
-    record
-        .headers()
-        .add(
-            "content-type",
-            KafkaCloudEvents.STRUCTURED_CONTENT_TYPE.getBytes(StandardCharsets.UTF_8));
-    return record;
+    return KafkaFeed.structuredRecord(topic, timestamp, line.key, line.value);
   }
 }

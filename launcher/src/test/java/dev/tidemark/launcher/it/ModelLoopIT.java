@@ -11,7 +11,6 @@ import dev.tidemark.launcher.LiveRun;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.io.Sinks;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
-import dev.tidemark.pipelines.io.kafka.KafkaCloudEvents;
 import dev.tidemark.pipelines.launch.Launch;
 import dev.tidemark.pipelines.launch.OutputDirectory;
 import dev.tidemark.pipelines.launch.Summary;
@@ -554,13 +553,8 @@ public class ModelLoopIT {
               records % 2 == 1 ? KafkaFeed.binaryRecord(topic, time, null, line) : null;
           if (record == null) {
             record =
-                new ProducerRecord<>(
-                    topic, null, time, null, line.getBytes(StandardCharsets.UTF_8));
-            record
-                .headers()
-                .add(
-                    "content-type",
-                    KafkaCloudEvents.STRUCTURED_CONTENT_TYPE.getBytes(StandardCharsets.UTF_8));
+                KafkaFeed.structuredRecord(
+                    topic, time, null, line.getBytes(StandardCharsets.UTF_8));
           } else {
             binary++;
           }
