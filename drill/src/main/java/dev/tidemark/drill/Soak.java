@@ -337,11 +337,11 @@ final class Soak {
                 }
                 if (collect) {
                   progress.printf(
-                      "drill: soak %.0f s: heap %.0f MiB after a full GC, state %.1f MiB,"
+                      "drill: soak %.0f s: heap %s after a full GC, state %s,"
                           + " checkpoint %d took %.1f s, %d records behind%n",
                       last.atSeconds(),
-                      last.heapAfterGcBytes() / MIB,
-                      last.stateBytes() / MIB,
+                      mib(last.heapAfterGcBytes(), "%.0f"),
+                      mib(last.stateBytes(), "%.1f"),
                       last.checkpointId(),
                       last.checkpointMillis() / 1000,
                       last.lagRecords());
@@ -521,6 +521,13 @@ final class Soak {
     }
     long lag = jobs.inputPosition(options).pending();
     return new Sample(atSeconds, heap, heapAfterGc, state, checkpointBytes, duration, id, lag);
+  }
+
+  /** {@code bytes} in MiB, or {@code unknown} for a figure not read (-1). */
+  static String mib(double bytes, String format) {
+    return bytes < 0
+        ? "unknown"
+        : String.format(java.util.Locale.ROOT, format, bytes / MIB) + " MiB";
   }
 
   /**

@@ -53,6 +53,12 @@ public class SoakTest {
   }
 
   @Test
+  public void theProgressLineSaysUnknownForAFigureNotRead() {
+    assertThat(Soak.mib(-1, "%.0f"), is("unknown"));
+    assertThat(Soak.mib(3 * 1024 * 1024, "%.1f"), is("3.0 MiB"));
+  }
+
+  @Test
   public void subSecondCheckpointsAreJudgedAsTakingASecond() {
     List<Soak.Sample> samples = new ArrayList<>();
     for (int s = 0; s <= 600; s += 10) {
