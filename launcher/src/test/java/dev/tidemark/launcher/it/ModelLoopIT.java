@@ -217,6 +217,12 @@ public class ModelLoopIT {
   private interface Job {
     void check();
 
+    /**
+     * Waits until the job's counters account for the drift alarms in {@code output}, where ending
+     * the job does not drain it: the DirectRunner's cancel drops a bundle's uncommitted counters.
+     */
+    void settle(Path output) throws InterruptedException;
+
     PipelineResult end() throws Exception;
   }
 
@@ -227,6 +233,11 @@ public class ModelLoopIT {
         @Override
         public void check() {
           job.checkRunning();
+        }
+
+        @Override
+        public void settle(Path output) {
+          // Stop-with-savepoint finishes every bundle and commits its counters.
         }
 
         @Override
@@ -243,6 +254,25 @@ public class ModelLoopIT {
         if (state.isTerminal()) {
           throw new IllegalStateException("the job ended: " + state);
         }
+      }
+
+      @Override
+      public void settle(Path output) throws InterruptedException {
+        awaitQuiet("the drift alarms", this, output, "drift");
+        await(
+            "the drift alarms' counter to match the drift output",
+            this,
+            () -> {
+              JsonNode counted;
+              try {
+                counted =
+                    Json.MAPPER.readTree(
+                        Summary.from(result, org.joda.time.Duration.ZERO).toJson());
+              } catch (IOException e) {
+                throw new IllegalStateException(e);
+              }
+              return counted.at("/drift/alarms").asLong() == records(output, "drift").size();
+            });
       }
 
       @Override
@@ -406,6 +436,7 @@ public class ModelLoopIT {
                           Instant.parse(e.get("windowEnd").asText()).equals(end)
                               && e.at("/pane/timing").asText().equals("ON_TIME")
                               && modelOf(e.get("model")).equals(version)));
+      job.settle(output);
     } catch (Exception | AssertionError e) {
       job.end();
       throw e;
