@@ -7,13 +7,13 @@ import dev.tidemark.bench.suite.BenchResults;
 import dev.tidemark.bench.suite.Stats;
 import dev.tidemark.cluster.ClusterSettings;
 import dev.tidemark.cluster.LocalCluster;
+import dev.tidemark.launcher.LiveRun;
 import dev.tidemark.pipelines.RunnerProfiles;
 import dev.tidemark.pipelines.TidemarkOptions;
 import dev.tidemark.pipelines.flink.FlinkJob;
 import dev.tidemark.pipelines.flink.FlinkRestClient;
 import dev.tidemark.pipelines.flink.FlinkRestException;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
-import dev.tidemark.pipelines.io.kafka.KafkaSinks;
 import dev.tidemark.pipelines.launch.FlinkClusterLaunch;
 import dev.tidemark.testkit.EmbeddedKafka;
 import java.io.IOException;
@@ -380,13 +380,7 @@ public final class ClusterPart implements BenchPart {
           PipelineOptionsFactory.fromArgs(arguments.toArray(new String[0]))
               .withValidation()
               .as(TidemarkOptions.class);
-      createTopics(topics);
-      // The drift alarms' topic, named by the spec, beside the run's own four.
-      EmbeddedKafka.createTopics(
-          cluster.kafkaBootstrapServers(),
-          PARTITIONS,
-          new ArrayList<>(KafkaSinks.outputTopics(options).values()),
-          Map.of());
+      LiveRun.createTopics(options, PARTITIONS);
       int markers = workload.produce(clients, topics.get("input"), PARTITIONS);
       long started = startClock();
       String jobId = FlinkClusterLaunch.submitToFlinkCluster(options).jobId();
