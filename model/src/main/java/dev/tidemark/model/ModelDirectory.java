@@ -98,19 +98,12 @@ final class ModelDirectory {
 
   /** The newest valid model now; null when there is none. */
   @Nullable Found newest() {
-    List<MatchResult.Metadata> files;
+    Map<String, MatchResult.Metadata> byUri;
     try {
-      MatchResult match = FileSystems.match(spec, EmptyMatchTreatment.ALLOW);
-      files = match.status() == MatchResult.Status.OK ? match.metadata() : List.of();
+      byUri = files(spec);
     } catch (IOException e) {
       LOG.warn("cannot list the models in {}: {}; the current model keeps scoring", spec, e);
       return null;
-    }
-    Map<String, MatchResult.Metadata> byUri = new HashMap<>();
-    for (MatchResult.Metadata file : files) {
-      if (!file.resourceId().isDirectory()) {
-        byUri.put(file.resourceId().toString(), file);
-      }
     }
     List<MatchResult.Metadata> models = new ArrayList<>();
     for (Map.Entry<String, MatchResult.Metadata> e : byUri.entrySet()) {
@@ -145,6 +138,20 @@ final class ModelDirectory {
       }
     }
     return null;
+  }
+
+  /** The files (not directories) {@code spec} matches now, by URI; none when nothing matches. */
+  static Map<String, MatchResult.Metadata> files(String spec) throws IOException {
+    MatchResult match = FileSystems.match(spec, EmptyMatchTreatment.ALLOW);
+    Map<String, MatchResult.Metadata> byUri = new HashMap<>();
+    if (match.status() == MatchResult.Status.OK) {
+      for (MatchResult.Metadata file : match.metadata()) {
+        if (!file.resourceId().isDirectory()) {
+          byUri.put(file.resourceId().toString(), file);
+        }
+      }
+    }
+    return byUri;
   }
 
   private @Nullable Found check(

@@ -6,12 +6,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.channels.Channels;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import org.apache.beam.sdk.io.FileSystems;
-import org.apache.beam.sdk.io.fs.EmptyMatchTreatment;
-import org.apache.beam.sdk.io.fs.MatchResult;
 import org.checkerframework.checker.nullness.qual.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -62,17 +59,7 @@ final class SidecarDriftLookup implements DriftReferences.Lookup {
     if (!ModelDirectory.isWatched(modelUri)) {
       return List.of(ModelLocation.sidecarUri(modelUri));
     }
-    MatchResult match =
-        FileSystems.match(ModelDirectory.matchSpec(modelUri), EmptyMatchTreatment.ALLOW);
-    if (match.status() != MatchResult.Status.OK) {
-      return List.of();
-    }
-    Set<String> files = new HashSet<>();
-    for (MatchResult.Metadata file : match.metadata()) {
-      if (!file.resourceId().isDirectory()) {
-        files.add(file.resourceId().toString());
-      }
-    }
+    Set<String> files = ModelDirectory.files(ModelDirectory.matchSpec(modelUri)).keySet();
     List<String> sidecars = new ArrayList<>();
     for (String file : files) {
       if (files.contains(ModelLocation.sidecarUri(file))) {
