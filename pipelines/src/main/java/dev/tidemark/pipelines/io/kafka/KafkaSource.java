@@ -2,9 +2,7 @@ package dev.tidemark.pipelines.io.kafka;
 
 import dev.tidemark.pipelines.io.CloudEventTime;
 import dev.tidemark.transforms.values.RawRecord;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import org.apache.beam.sdk.io.kafka.KafkaIO;
 import org.apache.beam.sdk.io.kafka.KafkaRecord;
@@ -14,7 +12,6 @@ import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.values.PBegin;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Duration;
@@ -50,7 +47,6 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
   private final Duration maxFutureSkew;
   private final CloudEventTime eventTime;
   private final @Nullable Long maxRecords;
-  private final @Nullable Integer partitions;
 
   private KafkaSource(
       KafkaClients clients,
@@ -61,8 +57,7 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
       Duration idleTimeout,
       Duration maxFutureSkew,
       CloudEventTime eventTime,
-      @Nullable Long maxRecords,
-      @Nullable Integer partitions) {
+      @Nullable Long maxRecords) {
     this.clients = clients;
     this.topic = topic;
     this.consumerGroup = consumerGroup;
@@ -72,7 +67,6 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
     this.maxFutureSkew = maxFutureSkew;
     this.eventTime = eventTime;
     this.maxRecords = maxRecords;
-    this.partitions = partitions;
   }
 
   /** Reads {@code topic} as consumer group {@code consumerGroup}, from the earliest offset. */
@@ -86,7 +80,6 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
         Duration.standardSeconds(10),
         DEFAULT_MAX_FUTURE_SKEW,
         CloudEventTime.ATTRIBUTE,
-        null,
         null);
   }
 
@@ -105,8 +98,7 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
         idleTimeout,
         maxFutureSkew,
         eventTime,
-        maxRecords,
-        partitions);
+        maxRecords);
   }
 
   /** The watermark policy: out-of-orderness bound and idle-partition timeout. */
@@ -120,8 +112,7 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
         idle,
         maxFutureSkew,
         eventTime,
-        maxRecords,
-        partitions);
+        maxRecords);
   }
 
   /**
@@ -142,8 +133,7 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
         idleTimeout,
         skew,
         eventTime,
-        maxRecords,
-        partitions);
+        maxRecords);
   }
 
   /**
@@ -160,8 +150,7 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
         idleTimeout,
         maxFutureSkew,
         time,
-        maxRecords,
-        partitions);
+        maxRecords);
   }
 
   /** Stops after {@code records} records: a bounded read that ends by itself. */
@@ -178,32 +167,7 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
         idleTimeout,
         maxFutureSkew,
         eventTime,
-        records,
-        partitions);
-  }
-
-  /**
-   * Reads partitions 0 to {@code count - 1} of the topic, as the caller listed them, instead of the
-   * partitions KafkaIO lists when the job is translated. A caller that names the read by its
-   * partition count reads exactly the partitions it counted: moments after a topic grew, one
-   * broker's metadata may still show the old count while another's shows the new one.
-   */
-  public KafkaSource withPartitions(int count) {
-    if (count < 1) {
-      throw new IllegalArgumentException(
-          "a Kafka read needs at least one partition of " + topic + ", got " + count);
-    }
-    return new KafkaSource(
-        clients,
-        topic,
-        consumerGroup,
-        startOffset,
-        maxOutOfOrderness,
-        idleTimeout,
-        maxFutureSkew,
-        eventTime,
-        maxRecords,
-        count);
+        records);
   }
 
   @Override
@@ -216,6 +180,7 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
     KafkaIO.Read<byte[], byte[]> read =
         KafkaIO.<byte[], byte[]>read()
             .withBootstrapServers(clients.bootstrapServers())
+            .withTopic(topic)
             .withKeyDeserializer(ByteArrayDeserializer.class)
             .withValueDeserializer(ByteArrayDeserializer.class)
             .withConsumerConfigUpdates(consumer)
@@ -223,15 +188,6 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
             .withTimestampPolicyFactory(
                 EventTimePolicy.factory(maxOutOfOrderness, idleTimeout, maxFutureSkew, eventTime))
             .commitOffsetsInFinalize();
-    if (partitions == null) {
-      read = read.withTopic(topic);
-    } else {
-      List<TopicPartition> listed = new ArrayList<>();
-      for (int partition = 0; partition < partitions; partition++) {
-        listed.add(new TopicPartition(topic, partition));
-      }
-      read = read.withTopicPartitions(listed);
-    }
     if (maxRecords != null) {
       read = read.withMaxNumRecords(maxRecords);
     }
