@@ -83,7 +83,14 @@ public class ModelLoopIT {
   private static final int SHIFTED = 500;
   private static final int LATER = 300;
 
-  /** The later events are fed in this many slices, each once the previous one is decided. */
+  /**
+   * The events up to the training and the later ones are fed in this many slices each, each once
+   * the previous one is decided. The new model's training and evaluation examples are split by
+   * decision time: decided slice by slice, that order follows event time on every worker, where a
+   * backlog decided in one burst would order the examples by which worker ran first.
+   */
+  private static final int FIRST_SLICES = 4;
+
   private static final int LATER_SLICES = 3;
 
   /** Card-testing bursts per thousand events after the shift: enough for a model to learn. */
@@ -354,10 +361,15 @@ public class ModelLoopIT {
     int labelMarkers;
     int labelsSent;
     try {
-      KafkaFeed.produce(clients, topic, stream.first(), KafkaFeed.Mode.STRUCTURED);
+      Long clock = null;
+      for (Path slice : slices(stream.first(), dir, FIRST_SLICES)) {
+        KafkaFeed.Fed fed =
+            KafkaFeed.produce(clients, topic, slice, KafkaFeed.Mode.STRUCTURED, 0, clock);
+        clock = fed.clockMillis;
+        awaitDecided(slice.getFileName().toString(), job, output, fed.maxEventTimeMillis);
+      }
       LabelFeed labelFeed = new LabelFeed();
       labelFeed.send(clients, labelsTopic, stream.firstLabels());
-      awaitDecided("the shifted period", job, output, stream.trained().toEpochMilli());
 
       // What was learnt by the end of the shifted period: its labels that had arrived by then.
       Path known = dir.resolve("known-labels.ndjson");
@@ -387,7 +399,6 @@ public class ModelLoopIT {
       // The later events in slices, each waited for: the watch moves the job to the new model
       // within a listing or two, and the first slices' decisions show when it did.
       long lastEvent = 0;
-      Long clock = null;
       for (Path slice : slices(stream.later(), dir, LATER_SLICES)) {
         KafkaFeed.Fed fed =
             KafkaFeed.produce(clients, topic, slice, KafkaFeed.Mode.STRUCTURED, 0, clock);
@@ -623,12 +634,13 @@ public class ModelLoopIT {
   /** {@code file}'s lines in {@code count} files of about equal length, in order. */
   private static List<Path> slices(Path file, Path dir, int count) throws IOException {
     List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+    String stem = file.getFileName().toString().replaceFirst("\\.ndjson$", "");
     List<Path> slices = new ArrayList<>();
     int size = (lines.size() + count - 1) / count;
     for (int i = 0; i * size < lines.size(); i++) {
       slices.add(
           Files.write(
-              dir.resolve("later-" + i + ".ndjson"),
+              dir.resolve(stem + "-" + i + ".ndjson"),
               lines.subList(i * size, Math.min(lines.size(), (i + 1) * size)),
               StandardCharsets.UTF_8));
     }
