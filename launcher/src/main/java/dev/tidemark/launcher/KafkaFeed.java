@@ -209,8 +209,18 @@ public final class KafkaFeed {
   /** A record as it is, in structured mode ({@code content-type} says so). */
   public static ProducerRecord<String, byte[]> structuredRecord(
       String topic, @Nullable Long timestamp, @Nullable String key, byte[] value) {
+    return structuredRecord(topic, null, timestamp, key, value);
+  }
+
+  /** As {@link #structuredRecord(String, Long, String, byte[])}, to {@code partition}. */
+  public static ProducerRecord<String, byte[]> structuredRecord(
+      String topic,
+      @Nullable Integer partition,
+      @Nullable Long timestamp,
+      @Nullable String key,
+      byte[] value) {
     ProducerRecord<String, byte[]> record =
-        new ProducerRecord<>(topic, null, timestamp, key, value);
+        new ProducerRecord<>(topic, partition, timestamp, key, value);
     record
         .headers()
         .add(

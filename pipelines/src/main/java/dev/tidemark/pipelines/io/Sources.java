@@ -29,12 +29,6 @@ public final class Sources {
 
   /** Reads the configured source into {@code pipeline}. */
   public static PCollection<RawRecord> read(Pipeline pipeline, TidemarkOptions options) {
-    return read(pipeline, options, "ReadKafka");
-  }
-
-  /** As {@link #read(Pipeline, TidemarkOptions)}, naming a Kafka read {@code kafkaName}. */
-  public static PCollection<RawRecord> read(
-      Pipeline pipeline, TidemarkOptions options, String kafkaName) {
     switch (options.getSource()) {
       case replay:
         if (options.getInput() == null) {
@@ -62,7 +56,7 @@ public final class Sources {
             "ReadBackfill",
             BackfillSource.from(options.getInput()).withMaxEventBytes(options.getMaxEventBytes()));
       case kafka:
-        return pipeline.apply(kafkaName, kafkaSource(options));
+        return pipeline.apply("ReadKafka", kafkaSource(options));
       case pubsub:
         return pipeline.apply("ReadPubsub", pubsubSource(options));
       default:

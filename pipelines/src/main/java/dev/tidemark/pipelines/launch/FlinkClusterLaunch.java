@@ -65,7 +65,10 @@ public final class FlinkClusterLaunch {
     // Also proves the master answers before the job is translated and its jar uploaded.
     Set<String> before = cluster.jobIds();
     Pipeline pipeline = Pipeline.create(options);
-    PCollection<RawRecord> raw = Sources.read(pipeline, options, kafkaReadName(options));
+    PCollection<RawRecord> raw =
+        options.getSource() == TidemarkOptions.SourceKind.kafka
+            ? readKafka(pipeline, options)
+            : Sources.read(pipeline, options);
     TidemarkPipeline.buildFrom(raw, options);
     PipelineResult result = pipeline.run();
     if (!(result instanceof FlinkDetachedRunnerResult)) {
@@ -80,18 +83,17 @@ public final class FlinkClusterLaunch {
   }
 
   /**
-   * The name of a cluster job's Kafka read, which is its Flink operator's uid: {@code ReadKafka (N
-   * partitions)}. Beam's Kafka source keeps the partitions it found when its job first started, and
-   * a job restored from a savepoint keeps them too. So the read is named by the partition count:
-   * after the topic gained partitions, a resumed job has a new read, which starts from the consumer
-   * group's committed offsets (the savepoint's positions, as the stop committed them) and from the
-   * start of the new partitions; the old read's state is the one part of the savepoint not restored
-   * ({@code --allowNonRestoredState}, set only then). Every other operator restores as before.
+   * A cluster job's Kafka read, named by the partitions it reads, which is its Flink operator's
+   * uid: {@code ReadKafka (N partitions)}. Beam's Kafka source keeps the partitions it found when
+   * its job first started, and a job restored from a savepoint keeps them too. So the read is named
+   * by the partition count: after the topic gained partitions, a resumed job has a new read, which
+   * starts from the consumer group's committed offsets (the savepoint's positions, as the stop
+   * committed them) and from the start of the new partitions; the old read's state is the one part
+   * of the savepoint not restored ({@code --allowNonRestoredState}, set only then). Every other
+   * operator restores as before. The read takes exactly the partitions counted for its name, not a
+   * second listing of KafkaIO's, which a broker that has not yet seen the topic grow could answer.
    */
-  static String kafkaReadName(TidemarkOptions options) {
-    if (options.getSource() != TidemarkOptions.SourceKind.kafka) {
-      return "ReadKafka";
-    }
+  static PCollection<RawRecord> readKafka(Pipeline pipeline, TidemarkOptions options) {
     KafkaChecks.SourcePartitions partitions =
         KafkaChecks.sourcePartitions(options, KafkaClients.from(options));
     FlinkPipelineOptions flink = options.as(FlinkPipelineOptions.class);
@@ -109,7 +111,9 @@ public final class FlinkClusterLaunch {
           options.getKafkaConsumerGroup(),
           options.getKafkaStartOffset());
     }
-    return "ReadKafka (" + partitions.partitions() + " partitions)";
+    return pipeline.apply(
+        "ReadKafka (" + partitions.partitions() + " partitions)",
+        Sources.kafkaSource(options).withPartitions(partitions.partitions()));
   }
 
   /**

@@ -53,7 +53,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.apache.beam.sdk.Pipeline;
-import org.apache.beam.sdk.PipelineResult;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.beam.sdk.testing.PAssert;
 import org.apache.beam.sdk.transforms.MapElements;
@@ -303,13 +302,7 @@ public class KafkaSecurityIT {
             KafkaCloudEvents.origin(SOURCE_TOPIC, 0, 0),
             KafkaCloudEvents.origin(SOURCE_TOPIC, 0, 1),
             KafkaCloudEvents.origin(SOURCE_TOPIC, 0, 2));
-    // A bounded read ends after its three records; one that never sees them fails here.
-    PipelineResult result = pipeline.run();
-    PipelineResult.State state = result.waitUntilFinish(org.joda.time.Duration.standardMinutes(2));
-    if (state != PipelineResult.State.DONE) {
-      result.cancel();
-      throw new AssertionError("the bounded read did not end within 2 minutes: " + state);
-    }
+    BoundedReads.runToEnd(pipeline);
   }
 
   @Test

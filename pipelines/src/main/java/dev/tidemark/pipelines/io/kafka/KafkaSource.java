@@ -2,7 +2,9 @@ package dev.tidemark.pipelines.io.kafka;
 
 import dev.tidemark.pipelines.io.CloudEventTime;
 import dev.tidemark.transforms.values.RawRecord;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.beam.sdk.io.kafka.KafkaIO;
 import org.apache.beam.sdk.io.kafka.KafkaRecord;
@@ -12,6 +14,7 @@ import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.values.PBegin;
 import org.apache.beam.sdk.values.PCollection;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.checkerframework.checker.nullness.qual.Nullable;
 import org.joda.time.Duration;
@@ -47,6 +50,7 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
   private final Duration maxFutureSkew;
   private final CloudEventTime eventTime;
   private final @Nullable Long maxRecords;
+  private final @Nullable Integer partitions;
 
   private KafkaSource(
       KafkaClients clients,
@@ -57,7 +61,8 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
       Duration idleTimeout,
       Duration maxFutureSkew,
       CloudEventTime eventTime,
-      @Nullable Long maxRecords) {
+      @Nullable Long maxRecords,
+      @Nullable Integer partitions) {
     this.clients = clients;
     this.topic = topic;
     this.consumerGroup = consumerGroup;
@@ -67,6 +72,7 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
     this.maxFutureSkew = maxFutureSkew;
     this.eventTime = eventTime;
     this.maxRecords = maxRecords;
+    this.partitions = partitions;
   }
 
   /** Reads {@code topic} as consumer group {@code consumerGroup}, from the earliest offset. */
@@ -80,6 +86,7 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
         Duration.standardSeconds(10),
         DEFAULT_MAX_FUTURE_SKEW,
         CloudEventTime.ATTRIBUTE,
+        null,
         null);
   }
 
@@ -98,7 +105,8 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
         idleTimeout,
         maxFutureSkew,
         eventTime,
-        maxRecords);
+        maxRecords,
+        partitions);
   }
 
   /** The watermark policy: out-of-orderness bound and idle-partition timeout. */
@@ -112,7 +120,8 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
         idle,
         maxFutureSkew,
         eventTime,
-        maxRecords);
+        maxRecords,
+        partitions);
   }
 
   /**
@@ -133,7 +142,8 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
         idleTimeout,
         skew,
         eventTime,
-        maxRecords);
+        maxRecords,
+        partitions);
   }
 
   /**
@@ -150,7 +160,8 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
         idleTimeout,
         maxFutureSkew,
         time,
-        maxRecords);
+        maxRecords,
+        partitions);
   }
 
   /** Stops after {@code records} records: a bounded read that ends by itself. */
@@ -167,7 +178,32 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
         idleTimeout,
         maxFutureSkew,
         eventTime,
-        records);
+        records,
+        partitions);
+  }
+
+  /**
+   * Reads partitions 0 to {@code count - 1} of the topic, as the caller listed them, instead of the
+   * partitions KafkaIO lists when the job is translated. A caller that names the read by its
+   * partition count reads exactly the partitions it counted: moments after a topic grew, one
+   * broker's metadata may still show the old count while another's shows the new one.
+   */
+  public KafkaSource withPartitions(int count) {
+    if (count < 1) {
+      throw new IllegalArgumentException(
+          "a Kafka read needs at least one partition of " + topic + ", got " + count);
+    }
+    return new KafkaSource(
+        clients,
+        topic,
+        consumerGroup,
+        startOffset,
+        maxOutOfOrderness,
+        idleTimeout,
+        maxFutureSkew,
+        eventTime,
+        maxRecords,
+        count);
   }
 
   @Override
@@ -180,7 +216,6 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
     KafkaIO.Read<byte[], byte[]> read =
         KafkaIO.<byte[], byte[]>read()
             .withBootstrapServers(clients.bootstrapServers())
-            .withTopic(topic)
             .withKeyDeserializer(ByteArrayDeserializer.class)
             .withValueDeserializer(ByteArrayDeserializer.class)
             .withConsumerConfigUpdates(consumer)
@@ -188,6 +223,15 @@ public final class KafkaSource extends PTransform<PBegin, PCollection<RawRecord>
             .withTimestampPolicyFactory(
                 EventTimePolicy.factory(maxOutOfOrderness, idleTimeout, maxFutureSkew, eventTime))
             .commitOffsetsInFinalize();
+    if (partitions == null) {
+      read = read.withTopic(topic);
+    } else {
+      List<TopicPartition> listed = new ArrayList<>();
+      for (int partition = 0; partition < partitions; partition++) {
+        listed.add(new TopicPartition(topic, partition));
+      }
+      read = read.withTopicPartitions(listed);
+    }
     if (maxRecords != null) {
       read = read.withMaxNumRecords(maxRecords);
     }
