@@ -9,11 +9,14 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -140,10 +143,19 @@ final class EditionStream {
     properties.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
     properties.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
     try (KafkaProducer<String, String> producer = new KafkaProducer<>(properties)) {
+      List<Future<RecordMetadata>> sent = new ArrayList<>();
       for (Line line : lines) {
-        producer.send(new ProducerRecord<>(topic, line.key(), line.value()));
+        sent.add(producer.send(new ProducerRecord<>(topic, line.key(), line.value())));
       }
-      producer.flush();
+      // A record the broker never took fails the test here, not as a missing count later.
+      for (Future<RecordMetadata> send : sent) {
+        send.get();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while producing to " + topic, e);
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("a record was not produced to " + topic, e.getCause());
     }
   }
 
