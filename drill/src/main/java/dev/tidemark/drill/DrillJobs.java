@@ -15,30 +15,23 @@ import dev.tidemark.pipelines.flink.FlinkRestException;
 import dev.tidemark.pipelines.io.kafka.KafkaClients;
 import dev.tidemark.pipelines.io.kafka.KafkaSinks;
 import dev.tidemark.pipelines.launch.FlinkClusterLaunch;
+import dev.tidemark.testkit.HostedTopics;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.LogDirDescription;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.KafkaFuture;
-import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.errors.TopicExistsException;
@@ -171,73 +164,14 @@ final class DrillJobs {
   }
 
   /**
-   * Waits until every one of {@code topics} has {@code partitions} partitions, each with a leader,
-   * and every running broker hosts its replicas of them. On a replicated cluster a topic the
-   * controller created or grew a moment ago is not yet known to every broker: a client bootstrapped
-   * from one that does not know it fails ("does not host this topic-partition"), and a job's Kafka
-   * read listed there would miss the new partitions. A broker creates a partition's log when it
-   * applies the metadata that names it, after it updated the metadata it answers clients with, so
-   * its log directories ({@code describeLogDirs}, asked of each broker itself) say it knows.
+   * Waits until every one of {@code topics} has {@code partitions} partitions and every running
+   * broker hosts its replicas of them ({@link HostedTopics}): a job's Kafka read listed on a broker
+   * that has not applied a grown topic's metadata would miss the new partitions.
    */
   private void awaitTopics(List<String> topics, int partitions, Duration timeout) throws Exception {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    String state = "not described yet";
     try (Admin admin = Admin.create(clients.merged(new HashMap<>()))) {
-      while (true) {
-        try {
-          state = topicsState(admin, topics, partitions);
-          if (state.isEmpty()) {
-            return;
-          }
-        } catch (ExecutionException e) {
-          // A topic not known to the broker asked yet, or a broker restarting.
-          state = e.getCause().toString();
-        }
-        if (System.nanoTime() > deadline) {
-          throw new IllegalStateException(
-              "topics " + topics + " not ready on every broker after " + timeout + ": " + state);
-        }
-        Thread.sleep(200);
-      }
+      HostedTopics.await(admin, topics, partitions, timeout);
     }
-  }
-
-  /** What {@link #awaitTopics} still waits for, or "" when nothing. */
-  private static String topicsState(Admin admin, List<String> topics, int partitions)
-      throws Exception {
-    Map<Integer, Set<TopicPartition>> replicas = new TreeMap<>();
-    for (TopicDescription topic : admin.describeTopics(topics).allTopicNames().get().values()) {
-      if (topic.partitions().size() != partitions) {
-        return topic.name() + " has " + topic.partitions().size() + " partitions";
-      }
-      for (TopicPartitionInfo partition : topic.partitions()) {
-        TopicPartition id = new TopicPartition(topic.name(), partition.partition());
-        if (partition.leader() == null) {
-          return id + " has no leader";
-        }
-        for (Node replica : partition.replicas()) {
-          replicas.computeIfAbsent(replica.id(), k -> new HashSet<>()).add(id);
-        }
-      }
-    }
-    Set<Integer> running = new HashSet<>();
-    admin.describeCluster().nodes().get().forEach(node -> running.add(node.id()));
-    replicas.keySet().retainAll(running);
-    Map<Integer, Map<String, LogDirDescription>> dirs =
-        admin.describeLogDirs(replicas.keySet()).allDescriptions().get();
-    for (Map.Entry<Integer, Set<TopicPartition>> broker : replicas.entrySet()) {
-      Set<TopicPartition> hosted = new HashSet<>();
-      dirs.getOrDefault(broker.getKey(), Map.of())
-          .values()
-          .forEach(dir -> hosted.addAll(dir.replicaInfos().keySet()));
-      if (!hosted.containsAll(broker.getValue())) {
-        Set<TopicPartition> missing = new TreeSet<>(Comparator.comparing(TopicPartition::toString));
-        missing.addAll(broker.getValue());
-        missing.removeAll(hosted);
-        return "broker " + broker.getKey() + " does not host " + missing + " yet";
-      }
-    }
-    return "";
   }
 
   /**

@@ -1,12 +1,9 @@
 package dev.tidemark.testkit;
 
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -14,15 +11,11 @@ import kafka.testkit.KafkaClusterTestKit;
 import kafka.testkit.TestKitNodes;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.LogDirDescription;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
@@ -164,55 +157,11 @@ public final class EmbeddedKafka implements AutoCloseable {
           }
         }
       }
-      awaitHosted(admin, topics);
+      HostedTopics.await(admin, topics, HostedTopics.ANY_COUNT, java.time.Duration.ofSeconds(30));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while creating topics", e);
     }
-  }
-
-  /**
-   * Waits until every broker hosts the logs of the topics' partitions it is a replica of. A broker
-   * answers metadata requests with a new partition before it has created the partition's log and
-   * leads it; a producer sending then gets {@code NOT_LEADER_OR_FOLLOWER}, and its idempotent
-   * retries can fail for good with an out-of-order sequence number.
-   */
-  private static void awaitHosted(Admin admin, List<String> topics) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    String waiting = "not described yet";
-    while (System.nanoTime() < deadline) {
-      try {
-        Map<Integer, Set<TopicPartition>> replicas = new HashMap<>();
-        for (TopicDescription topic : admin.describeTopics(topics).allTopicNames().get().values()) {
-          for (TopicPartitionInfo partition : topic.partitions()) {
-            for (Node replica : partition.replicas()) {
-              replicas
-                  .computeIfAbsent(replica.id(), k -> new HashSet<>())
-                  .add(new TopicPartition(topic.name(), partition.partition()));
-            }
-          }
-        }
-        Map<Integer, Map<String, LogDirDescription>> dirs =
-            admin.describeLogDirs(replicas.keySet()).allDescriptions().get();
-        waiting = "";
-        for (Map.Entry<Integer, Set<TopicPartition>> broker : replicas.entrySet()) {
-          Set<TopicPartition> hosted = new HashSet<>();
-          dirs.getOrDefault(broker.getKey(), Map.of())
-              .values()
-              .forEach(dir -> hosted.addAll(dir.replicaInfos().keySet()));
-          if (!hosted.containsAll(broker.getValue())) {
-            waiting = "broker " + broker.getKey() + " does not host all of " + broker.getValue();
-          }
-        }
-        if (waiting.isEmpty()) {
-          return;
-        }
-      } catch (ExecutionException e) {
-        waiting = e.getCause().toString();
-      }
-      Thread.sleep(100);
-    }
-    throw new IllegalStateException("topics " + topics + " not ready after 30 s: " + waiting);
   }
 
   @Override
