@@ -91,15 +91,7 @@ resource "google_dataflow_flex_template_job" "tidemark" {
   # the provider relaunches it with update = true under the same name, and Dataflow keeps its
   # state if the new graph is compatible (step names are fixed literals for that reason).
   depends_on = [
-    google_bigquery_table.decisions,
-    google_bigquery_table.dead_letters,
-    google_bigquery_table.duplicates,
-    google_bigquery_table.too_late,
-    google_bigquery_table.evaluations,
-    google_bigquery_table.unmatched_labels,
-    google_bigquery_table.label_duplicates,
-    google_bigquery_table.label_dead_letters,
-    google_bigquery_table.drift_alarms,
+    google_bigquery_table.tidemark,
     google_storage_bucket_object.model,
     google_storage_bucket_object.model_sidecar,
     google_compute_firewall.dataflow_internal,

@@ -23,20 +23,10 @@ resource "google_project_iam_member" "worker_dataflow_worker" {
 # Write access on the tables the job writes, not on the dataset: the dataset-level role would
 # also let the worker delete tables and create new ones.
 resource "google_bigquery_table_iam_member" "worker_data_editor" {
-  for_each = {
-    decisions          = google_bigquery_table.decisions.table_id
-    dead_letters       = google_bigquery_table.dead_letters.table_id
-    duplicates         = google_bigquery_table.duplicates.table_id
-    too_late           = google_bigquery_table.too_late.table_id
-    evaluations        = google_bigquery_table.evaluations.table_id
-    unmatched_labels   = google_bigquery_table.unmatched_labels.table_id
-    label_duplicates   = google_bigquery_table.label_duplicates.table_id
-    label_dead_letters = google_bigquery_table.label_dead_letters.table_id
-    drift_alarms       = google_bigquery_table.drift_alarms.table_id
-  }
+  for_each   = local.tables
   project    = var.project_id
   dataset_id = google_bigquery_dataset.tidemark.dataset_id
-  table_id   = each.value
+  table_id   = google_bigquery_table.tidemark[each.key].table_id
   role       = "roles/bigquery.dataEditor"
   member     = local.worker_member
 }

@@ -166,10 +166,39 @@ export async function check(dir) {
     }
   }
 
-  // 6. file("${path.module}/...") must exist.
+  // 6. file("${path.module}/...") must exist. A path with ${each.key} in a resource whose
+  // for_each is a local map must exist for every key of that map.
+  const localMaps = new Map();
+  for (const { body } of parsed) {
+    for (const l of body.locals ?? []) {
+      for (const [name, value] of Object.entries(l)) {
+        if (value && typeof value === "object" && !Array.isArray(value)) localMaps.set(name, Object.keys(value));
+      }
+    }
+  }
+  const filePath = /file\("\$\{path\.module\}\/([^"]+)"\)/g;
+  const missing = (file, path) => {
+    if (!existsSync(join(dir, path))) errors.push(`${file}: file("\${path.module}/${path}") does not exist`);
+  };
+  for (const { file, body } of parsed) {
+    for (const [type, byName] of Object.entries(body.resource ?? {})) {
+      for (const [name, [r]] of Object.entries(byName)) {
+        const text = JSON.stringify(r).replaceAll('\\"', '"');
+        const paths = [...text.matchAll(filePath)].map((m) => m[1]).filter((p) => p.includes("${each.key}"));
+        if (paths.length === 0) continue;
+        const local = /^\$\{local\.(\w+)\}$/.exec(typeof r.for_each === "string" ? r.for_each : "");
+        const keys = local ? localMaps.get(local[1]) : undefined;
+        if (!keys) {
+          errors.push(`${file}: resource "${type}" "${name}": file() with \${each.key} needs for_each = a local map`);
+          continue;
+        }
+        for (const p of paths) for (const key of keys) missing(file, p.replaceAll("${each.key}", key));
+      }
+    }
+  }
   for (const { file, text } of parsed) {
-    for (const m of text.matchAll(/file\("\$\{path\.module\}\/([^"]+)"\)/g)) {
-      if (!existsSync(join(dir, m[1]))) errors.push(`${file}: file("\${path.module}/${m[1]}") does not exist`);
+    for (const m of text.matchAll(filePath)) {
+      if (!m[1].includes("${each.key}")) missing(file, m[1]);
     }
   }
 

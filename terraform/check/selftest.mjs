@@ -20,12 +20,12 @@ const CASES = [
   {
     name: "wrong argument name",
     edit: ["bigquery.tf", "max_staleness       = var.max_staleness", "max_stalenes        = var.max_staleness"],
-    expect: 'resource "google_bigquery_table" "decisions": unknown argument or block "max_stalenes" (did you mean "max_staleness"?)',
+    expect: 'resource "google_bigquery_table" "tidemark": unknown argument or block "max_stalenes" (did you mean "max_staleness"?)',
   },
   {
     name: "wrong argument name in a nested block",
-    edit: ["bigquery.tf", 'columns = ["decision_id"]', 'column = ["decision_id"]'],
-    expect: 'resource "google_bigquery_table" "decisions" > table_constraints > primary_key: unknown argument or block "column"',
+    edit: ["bigquery.tf", "columns = [each.value.primary_key]", "column = [each.value.primary_key]"],
+    expect: 'resource "google_bigquery_table" "tidemark" > table_constraints > primary_key: unknown argument or block "column"',
   },
   {
     name: "missing required argument",
@@ -78,8 +78,13 @@ const CASES = [
     expect: "broken.tf: HCL does not parse",
   },
   {
+    name: "file() per instance without a local map to check it against",
+    edit: ["bigquery.tf", "  for_each = local.tables\n", "  for_each = toset([\"decisions\"])\n"],
+    expect: 'bigquery.tf: resource "google_bigquery_table" "tidemark": file() with ${each.key} needs for_each = a local map',
+  },
+  {
     name: "missing schema file",
-    edit: ["bigquery.tf", "schemas/too_late.json", "schemas/toolate.json"],
+    edit: ["bigquery.tf", "    too_late = {", "    toolate = {"],
     expect: 'bigquery.tf: file("${path.module}/schemas/toolate.json") does not exist',
   },
 ];

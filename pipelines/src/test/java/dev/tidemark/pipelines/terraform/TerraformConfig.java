@@ -133,8 +133,6 @@ public final class TerraformConfig {
 
   private static final Pattern CUSTOM_ROLE_REFERENCE =
       Pattern.compile("^google_project_iam_custom_role\\.(\\w+)(?:\\[0\\])?\\.(?:id|name)$");
-  private static final Pattern FILE_CALL =
-      Pattern.compile("^file\\(\"\\$\\{path\\.module\\}/([^\"]+)\"\\)$");
   private static final Pattern STRING_LITERAL = Pattern.compile("\"((?:[^\"\\\\$]|\\\\.)*)\"");
 
   private final Path directory;
@@ -230,43 +228,6 @@ public final class TerraformConfig {
         .filter(java.util.Objects::nonNull)
         .findFirst()
         .orElseThrow(() -> new IllegalArgumentException("No local \"" + name + "\""));
-  }
-
-  /**
-   * The schema file of {@code google_bigquery_table.<tableResource>}: the path inside {@code
-   * file("${path.module}/...")} of its {@code schema} argument, resolved against the terraform
-   * folder.
-   */
-  public Path tableSchemaFile(String tableResource) {
-    Block table = resource("google_bigquery_table", tableResource);
-    String schema =
-        table
-            .attribute("schema")
-            .orElseThrow(() -> new IllegalStateException(table + " has no schema argument"));
-    Matcher m = FILE_CALL.matcher(schema.trim());
-    if (!m.matches()) {
-      throw new IllegalStateException(
-          table + ": schema is not file(\"${path.module}/...\"): " + schema);
-    }
-    return directory.resolve(m.group(1)).normalize();
-  }
-
-  /**
-   * The primary key columns of {@code google_bigquery_table.<tableResource>}, from {@code
-   * table_constraints { primary_key { columns = [...] } }}; empty if it declares none.
-   */
-  public List<String> primaryKey(String tableResource) {
-    Block table = resource("google_bigquery_table", tableResource);
-    for (Block constraints : table.blocks("table_constraints")) {
-      for (Block pk : constraints.blocks("primary_key")) {
-        String columns =
-            pk.attribute("columns")
-                .orElseThrow(
-                    () -> new IllegalStateException(table + ": primary_key has no columns"));
-        return stringList(columns);
-      }
-    }
-    return List.of();
   }
 
   /**

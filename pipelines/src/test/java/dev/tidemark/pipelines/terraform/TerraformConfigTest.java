@@ -70,14 +70,6 @@ public class TerraformConfigTest {
           "");
 
   @Test
-  public void readsSchemaFileAndPrimaryKey() throws IOException {
-    TerraformConfig tf = write(TABLE);
-    assertThat(
-        tf.tableSchemaFile("decisions"), is(tf.directory().resolve("schemas/decisions.json")));
-    assertThat(tf.primaryKey("decisions"), contains("decision_id", "version"));
-  }
-
-  @Test
   public void keepsNestedAndDynamicBlocks() throws IOException {
     TerraformConfig.Block table = write(TABLE).resource("google_bigquery_table", "decisions");
     assertThat(
@@ -113,12 +105,5 @@ public class TerraformConfigTest {
     IllegalStateException e =
         assertThrows(IllegalStateException.class, () -> write("resource \"a\" \"b\" {\n  x = 1\n"));
     assertThat(e.getMessage(), containsString("main.tf:3"));
-  }
-
-  @Test
-  public void tableWithoutPrimaryKeyHasNone() throws IOException {
-    TerraformConfig tf =
-        write("resource \"google_bigquery_table\" \"t\" {\n  table_id = \"t\"\n}\n");
-    assertThat(tf.primaryKey("t"), is(List.of()));
   }
 }

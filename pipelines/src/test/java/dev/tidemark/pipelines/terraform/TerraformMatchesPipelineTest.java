@@ -8,11 +8,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.tidemark.pipelines.io.bigquery.BigQueryTables;
 import dev.tidemark.transforms.util.Json;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
@@ -32,6 +30,11 @@ public class TerraformMatchesPipelineTest {
   private static final TerraformConfig CONFIG =
       TerraformConfig.load(TerraformConfig.projectDirectory());
 
+  /** The plan of the README's walk: each table is one instance of a resource with for_each. */
+  private static final TerraformPlan PLAN = new TerraformPlan(CONFIG, TerraformPlanTest.defaults());
+
+  private static final String TABLES = "google_bigquery_table.tidemark";
+
   @Test
   public void everyTableHasThePipelinesSchemaAndPrimaryKey() throws IOException {
     JsonNode names =
@@ -42,16 +45,17 @@ public class TerraformMatchesPipelineTest {
                 .resolve(BigQueryTables.TABLE_NAMES_FILE)
                 .toFile());
     for (BigQueryTables.Table<?> table : BigQueryTables.ALL) {
-      TerraformConfig.Block resource = CONFIG.resource("google_bigquery_table", table.name());
-      assertThat(
-          resource.attribute("table_id").orElseThrow(), is("local.table_names." + table.role()));
       assertThat(names.path(table.role()).asText(), is(table.name()));
-      Path schemaFile = CONFIG.tableSchemaFile(table.name());
+      Map<String, Object> instance = PLAN.instance(TABLES + "[\"" + table.role() + "\"]");
+      assertThat(instance.get("table_id"), is(table.name()));
+      assertThat(table.name(), instance.get("schema"), is(table.schemaJson()));
       assertThat(
-          schemaFile.toString(),
-          Files.readString(schemaFile, StandardCharsets.UTF_8),
-          is(table.schemaJson()));
-      assertThat(table.name(), CONFIG.primaryKey(table.name()), is(List.of(table.primaryKey())));
+          table.name(),
+          instance.get("table_constraints"),
+          is(
+              List.of(
+                  Map.of("primary_key", List.of(Map.of("columns", List.of(table.primaryKey())))))));
+      assertThat(table.name(), instance.get("clustering"), is(List.of(table.primaryKey())));
     }
   }
 
@@ -63,9 +67,16 @@ public class TerraformMatchesPipelineTest {
         tables.add(block.labels().get(1));
       }
     }
+    assertThat(tables, is(Set.of("tidemark")));
+    Set<String> instances = new TreeSet<>();
+    for (String address : PLAN.addresses()) {
+      if (address.startsWith(TABLES + "[")) {
+        instances.add(address);
+      }
+    }
     Set<String> expected = new TreeSet<>();
-    BigQueryTables.ALL.forEach(t -> expected.add(t.name()));
-    assertThat(tables, is(expected));
+    BigQueryTables.ALL.forEach(t -> expected.add(TABLES + "[\"" + t.role() + "\"]"));
+    assertThat(instances, is(expected));
   }
 
   private static final Pattern MAP_KEY = Pattern.compile("(?m)^\\s*([A-Za-z][A-Za-z0-9]*)\\s*=");

@@ -10,6 +10,7 @@ import java.util.Objects;
 import java.util.function.BiFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.checkerframework.checker.nullness.qual.Nullable;
 
 /**
  * What a {@code terraform plan} would compute for the expressions of a {@link TerraformConfig},
@@ -111,6 +112,16 @@ public final class TerraformValues {
 
   /** {@code TYPE.NAME.ATTRIBUTE} of a resource ({@code data.TYPE...} for a data source). */
   private Object attribute(String kind, String type, String name, String attribute) {
+    return attribute(kind, type, name, attribute, null);
+  }
+
+  /**
+   * As {@link #attribute(String, String, String, String)}, of the instance {@code instance} (a
+   * {@code for_each} key or a {@code count} index; null for the block): an argument is evaluated
+   * with {@code each} or {@code count} bound to it.
+   */
+  private Object attribute(
+      String kind, String type, String name, String attribute, @Nullable Object instance) {
     TerraformConfig.Block block =
         config.blocks().stream()
             .filter(b -> b.type().equals(kind) && b.labels().equals(List.of(type, name)))
@@ -120,6 +131,21 @@ public final class TerraformValues {
                     new IllegalStateException(
                         "reference to undeclared " + kind + " " + type + "." + name));
     if (block.attribute(attribute).isPresent()) {
+      if (instance != null && block.attribute("for_each").isPresent()) {
+        Map<?, ?> each = (Map<?, ?>) argument(block, "for_each");
+        if (!each.containsKey(instance)) {
+          throw new IllegalStateException(
+              type + "." + name + " has no instance " + instance + " (keys " + each.keySet() + ")");
+        }
+        Map<String, Object> eachValue = new LinkedHashMap<>();
+        eachValue.put("key", instance);
+        eachValue.put("value", each.get(instance));
+        return evaluate(block.attribute(attribute).get(), Map.of("each", eachValue));
+      }
+      if (instance != null && block.attribute("count").isPresent()) {
+        return evaluate(
+            block.attribute(attribute).get(), Map.of("count", Map.of("index", instance)));
+      }
       return argument(block, attribute);
     }
     String key = (kind.equals("data") ? "data." : "") + type + "." + name + "." + attribute;
@@ -424,7 +450,7 @@ public final class TerraformValues {
           steps.add(identifier());
         } else if (s.charAt(i) == '[') {
           i++;
-          steps.add(expression(true));
+          steps.add(new Index(expression(true)));
           expect("]");
         } else {
           break;
@@ -458,11 +484,16 @@ public final class TerraformValues {
           }
           throw error("unknown path." + steps);
         default:
-          // TYPE.NAME[index].ATTRIBUTE: the index of a counted resource is dropped: attributes
-          // are computed per block, as for its first (and only) instance.
+          // TYPE.NAME[index].ATTRIBUTE: an argument is evaluated for that instance (each or
+          // count bound); a computed attribute per block, as for its first (or only) instance.
           int skip = indexSteps(steps, 1);
           return rest(
-              attribute("resource", root, (String) steps.get(0), (String) steps.get(1 + skip)),
+              attribute(
+                  "resource",
+                  root,
+                  (String) steps.get(0),
+                  (String) steps.get(1 + skip),
+                  skip == 0 ? null : ((Index) steps.get(1)).key()),
               steps,
               2 + skip,
               where);
@@ -472,7 +503,7 @@ public final class TerraformValues {
     /** How many index steps (numbers) stand at {@code from}. */
     int indexSteps(List<Object> steps, int from) {
       int n = 0;
-      while (from + n < steps.size() && steps.get(from + n) instanceof BigDecimal) {
+      while (from + n < steps.size() && steps.get(from + n) instanceof Index) {
         n++;
       }
       return n;
@@ -480,7 +511,8 @@ public final class TerraformValues {
 
     Object rest(Object value, List<Object> steps, int from, String where) {
       for (int k = from; k < steps.size(); k++) {
-        value = index(value, steps.get(k));
+        Object step = steps.get(k);
+        value = index(value, step instanceof Index ? ((Index) step).key() : step);
       }
       return value;
     }
@@ -597,4 +629,7 @@ public final class TerraformValues {
       }
     }
   }
+
+  /** A {@code [...]} step of a traversal, as opposed to a {@code .name} step. */
+  private record Index(Object key) {}
 }
