@@ -38,7 +38,10 @@ import org.joda.time.Duration;
  * for the shadow model too, with the shadow's score and verdict.
  *
  * <p>Panes: one when the watermark passes the window's end, then one per late evaluation within the
- * allowed lateness, accumulating (each pane holds the whole window so far).
+ * allowed lateness, accumulating (each pane holds the whole window so far). The on-time pane fires
+ * only with evaluations in it ({@code OnTimeBehavior.FIRE_IF_NON_EMPTY}): a pane without labels
+ * says nothing, and with Beam's default the FlinkRunner at parallelism 2 emitted one per key beside
+ * the on-time pane that held the window's labels.
  */
 public final class SummarizeEvaluations
     extends PTransform<PCollection<Evaluation>, PCollection<EvaluationSummary>> {
@@ -103,6 +106,7 @@ public final class SummarizeEvaluations
                     AfterWatermark.pastEndOfWindow()
                         .withLateFirings(AfterPane.elementCountAtLeast(1)))
                 .withAllowedLateness(allowedLateness)
+                .withOnTimeBehavior(Window.OnTimeBehavior.FIRE_IF_NON_EMPTY)
                 .accumulatingFiredPanes())
         .apply("ByModelVersion", ParDo.of(new ByModelFn(flaggedDecision)))
         .setCoder(KvCoder.of(StringUtf8Coder.of(), EvaluationCounts.CountsCoder.of()))

@@ -490,8 +490,7 @@ public class ModelLoopIT {
     assertThat(byModel.toString(), decidingNew.path("labels").asLong(), greaterThan(0L));
 
     // The window that holds every judgement says what the run's counters say: one on-time pane
-    // with labels per model version and role. (On the FlinkRunner at parallelism 2 each also has an
-    // on-time pane with no labels; counted and printed, not yet explained.)
+    // with labels per model version and role, and none without labels.
     Map<String, Integer> panes = new java.util.TreeMap<>();
     int empty = 0;
     for (JsonNode window : records(output, "evaluations")) {
@@ -522,7 +521,7 @@ public class ModelLoopIT {
                 "deciding " + oldVersion, 1,
                 "deciding " + newVersion, 1,
                 "shadow " + oldVersion, 1)));
-    System.out.println(name + ": on-time panes of the whole window without labels: " + empty);
+    assertThat("on-time panes of the whole window without labels", empty, is(0));
 
     // The old model on the labels of what the new one decided: as the shadow it judged every
     // decision, as the decider those before the swap, so the difference is the rest.
