@@ -28,7 +28,6 @@ import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.transforms.windowing.DefaultTrigger;
 import org.apache.beam.sdk.transforms.windowing.GlobalWindow;
-import org.apache.beam.sdk.transforms.windowing.IncompatibleWindowException;
 import org.apache.beam.sdk.transforms.windowing.IntervalWindow;
 import org.apache.beam.sdk.transforms.windowing.NonMergingWindowFn;
 import org.apache.beam.sdk.transforms.windowing.PaneInfo;
@@ -151,13 +150,6 @@ public final class AnnotateCorrections
     @Override
     public boolean isCompatible(WindowFn<?, ?> other) {
       return other instanceof AllTime;
-    }
-
-    @Override
-    public void verifyCompatibility(WindowFn<?, ?> other) throws IncompatibleWindowException {
-      if (!isCompatible(other)) {
-        throw new IncompatibleWindowException(other, "only AllTime is compatible with AllTime");
-      }
     }
 
     @Override
