@@ -288,7 +288,11 @@ public class FormatVersionsTest {
         new Case<>(
             EvaluationCounts.CountsCoder.of(),
             EvaluationCounts.of(0.75, true, true, 7_200_000L),
-            evaluationCountsFields(FormatBytes.version(1))),
+            evaluationCountsFields(FormatBytes.version(2))
+                .raw(new byte[] {0, (byte) (1 << 7)}) // the bin mask: bin 7 alone
+                .i64(1)
+                .f64(0.75)
+                .i64(1)),
         new Case<>(
             Decision.DecisionCoder.of(),
             decision,
@@ -307,13 +311,44 @@ public class FormatVersionsTest {
                 .str("OnnxRuntime")));
   }
 
-  /** One flagged positive scored 0.75, labelled two hours after its event: bin 7 of ten. */
+  /**
+   * One flagged positive scored 0.75, labelled two hours after its event (bin 7 of ten): the six
+   * counts.
+   */
   private static FormatBytes evaluationCountsFields(FormatBytes bytes) {
-    bytes.i64(1).i64(1).i64(1).i64(1).i64(7_200_000L).i64(7_200_000L);
+    return bytes.i64(1).i64(1).i64(1).i64(1).i64(7_200_000L).i64(7_200_000L);
+  }
+
+  @Test
+  public void evaluationCountsOfVersionOneReadWithEveryBin() throws Exception {
+    FormatBytes version1 = evaluationCountsFields(FormatBytes.version(1));
     for (int bin = 0; bin < EvaluationCounts.BINS; bin++) {
-      bytes.i64(bin == 7 ? 1 : 0).f64(bin == 7 ? 0.75 : 0).i64(bin == 7 ? 1 : 0);
+      version1.i64(bin == 7 ? 1 : 0).f64(bin == 7 ? 0.75 : 0).i64(bin == 7 ? 1 : 0);
     }
-    return bytes;
+    EvaluationCounts.CountsCoder coder = EvaluationCounts.CountsCoder.of();
+    assertThat(
+        decode(coder, version1.toBytes()),
+        equalTo(EvaluationCounts.of(0.75, true, true, 7_200_000L)));
+  }
+
+  @Test
+  public void evaluationCountsOfManyBinsKeepEveryBinAndABinMaskBeyondTheBinsIsRefused()
+      throws Exception {
+    EvaluationCounts counts = new EvaluationCounts();
+    for (double score : new double[] {0, 0.05, 0.31, 0.5, 0.99, 1.0}) {
+      counts.add(score, score >= 0.5, score > 0.3, 1000);
+    }
+    CoderProperties.coderDecodeEncodeEqual(EvaluationCounts.CountsCoder.of(), counts);
+    CoderProperties.coderDecodeEncodeEqual(
+        EvaluationCounts.CountsCoder.of(), new EvaluationCounts());
+    byte[] badMask =
+        evaluationCountsFields(FormatBytes.version(2))
+            .raw(new byte[] {(byte) 0x04, 0}) // bit 10: there are ten bins, 0 to 9
+            .toBytes();
+    CoderException refused =
+        assertThrows(
+            CoderException.class, () -> decode(EvaluationCounts.CountsCoder.of(), badMask));
+    assertThat(refused.getMessage(), containsString("bin mask 1024"));
   }
 
   @Test
