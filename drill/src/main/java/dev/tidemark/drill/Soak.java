@@ -249,10 +249,18 @@ final class Soak {
             output.resolve("job"),
             List.of(DrillJobs.sinkMode(sink), "--dedupHorizon=" + DEDUP_HORIZON));
     jobs.createTopics(options, 2);
+    Feed feed = new Feed(topics.input(), GeneratorConfig.DEFAULT_START);
+    Path soakInput = output.resolve("soak.ndjson");
+    if (rate != null) {
+      // Written before the job starts: a partition that has had no record for the job's idle
+      // timeout since its reader started follows the wall clock (EventTimePolicy), and the
+      // input's event time lies far behind it, so a feed that began only after a long input was
+      // written would be judged too late as a whole and no state would ever expire.
+      feed.generate(seed + 1, rate, duration, soakInput);
+    }
     String jobId = jobs.submit(options, null);
     note(log, "submitted job " + jobId + " (" + sink + " sink): " + jobs.rest().webUi(jobId));
     try {
-      Feed feed = new Feed(topics.input(), GeneratorConfig.DEFAULT_START);
       List<ProbeStep> probe = new ArrayList<>();
       double sustained = 0;
       if (rate == null) {
@@ -302,8 +310,11 @@ final class Soak {
         note(log, String.format("probe: sustained %.0f records/s", sustained));
       }
       double soakRate = rate != null ? rate : SHARE_OF_SUSTAINED * sustained;
-      Path soakInput = output.resolve("soak.ndjson");
-      feed.generate(seed + 1, soakRate, duration, soakInput);
+      if (rate == null) {
+        // The partitions have records by now: idle while this is written, their watermark moves
+        // on from their last event time by the wall-clock time it takes, as the feed's would.
+        feed.generate(seed + 1, soakRate, duration, soakInput);
+      }
       note(
           log,
           String.format(
