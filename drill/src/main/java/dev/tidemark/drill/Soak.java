@@ -312,7 +312,8 @@ final class Soak {
       double soakRate = rate != null ? rate : SHARE_OF_SUSTAINED * sustained;
       if (rate == null) {
         // The partitions have records by now: idle while this is written, their watermark moves
-        // on from their last event time by the wall-clock time it takes, as the feed's would.
+        // on from their last event time only by the wall-clock time writing takes: a second of
+        // event time per second, where the feed's event time moves 24.
         feed.generate(seed + 1, soakRate, duration, soakInput);
       }
       note(
