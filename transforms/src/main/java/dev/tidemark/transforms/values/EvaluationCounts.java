@@ -315,17 +315,17 @@ public final class EvaluationCounts {
       int mask;
       ByteBuffer fields;
       if (version == 1) {
-        fields = ByteBuffer.wrap(readBytes(in, VERSION_1_BYTES));
+        fields = ByteBuffer.wrap(readExactly(in, VERSION_1_BYTES));
         readCounts(counts, fields);
         mask = (1 << BINS) - 1;
       } else {
-        fields = ByteBuffer.wrap(readBytes(in, COUNTS_BYTES + 2));
+        fields = ByteBuffer.wrap(readExactly(in, COUNTS_BYTES + 2));
         readCounts(counts, fields);
         mask = fields.getShort() & 0xffff;
         if (mask >>> BINS != 0) {
           throw new CoderException("EvaluationCounts: bin mask " + mask + " names no bin");
         }
-        fields = ByteBuffer.wrap(readBytes(in, BIN_BYTES * Integer.bitCount(mask)));
+        fields = ByteBuffer.wrap(readExactly(in, BIN_BYTES * Integer.bitCount(mask)));
       }
       for (int i = 0; i < BINS; i++) {
         if ((mask & (1 << i)) != 0) {
@@ -337,7 +337,8 @@ public final class EvaluationCounts {
       return counts;
     }
 
-    private static byte[] readBytes(DataInputStream in, int length) throws IOException {
+    /** Exactly {@code length} bytes, not length-prefixed as {@link Codec#readBytes} reads them. */
+    private static byte[] readExactly(DataInputStream in, int length) throws IOException {
       byte[] bytes = new byte[length];
       in.readFully(bytes);
       return bytes;
